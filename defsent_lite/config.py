@@ -1,0 +1,86 @@
+"""Scale presets, data root, cache dir, device and seeding: the one place for settings.
+
+Every setting has an environment override, so a notebook's parameters cell can be
+changed by hand (Colab) or from the shell (CI):
+
+    DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default ./data)
+    DEFSENT_CACHE     cache of trained runs and embeddings                (default ./.cache)
+    DEFSENT_SCALE     smoke | paper                                       (default smoke)
+    DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
+                      the pytest config sets 0 so that nbval compares clean outputs)
+"""
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import torch
+
+OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+# What each scale means. `None` = use everything.
+SCALES = {
+    "smoke": dict(
+        model=OFFLINE_MODEL,
+        seeds=[0],
+        sts_max_pairs=None,          # full STS: it takes about a minute with the offline model
+        transfer_max_examples=1000,  # per task and split: a small real subset
+        transfer_kfold=5,
+        transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
+        batch_size=64,
+    ),
+    "paper": dict(
+        model="bert-base-uncased",
+        seeds=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        sts_max_pairs=None,
+        transfer_max_examples=None,
+        transfer_kfold=10,
+        transfer_inner_search=True,
+        batch_size=128,
+    ),
+}
+
+
+def scale_name(name=None):
+    """The scale asked for (argument, else DEFSENT_SCALE, else smoke), checked."""
+    name = name or os.environ.get("DEFSENT_SCALE", "smoke")
+    if name not in SCALES:
+        raise ValueError(f"unknown scale {name!r} (DEFSENT_SCALE); choose one of {sorted(SCALES)}")
+    return name
+
+
+def scale(name=None):
+    """The settings dict of a scale (a copy, safe to edit)."""
+    return dict(SCALES[scale_name(name)], name=scale_name(name))
+
+
+def data_root(path=None):
+    """The data root: argument, else DEFSENT_DATA, else ./data."""
+    return Path(path or os.environ.get("DEFSENT_DATA", "data")).expanduser()
+
+
+def cache_dir(path=None):
+    """Where cached runs live (created on first use)."""
+    d = Path(path or os.environ.get("DEFSENT_CACHE", ".cache")).expanduser()
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def show_progress():
+    """Whether long loops draw tqdm bars (DEFSENT_PROGRESS, default on)."""
+    return os.environ.get("DEFSENT_PROGRESS", "1") not in ("0", "false", "False", "")
+
+
+def device(name=None):
+    """cuda when present, else cpu (argument or DEFSENT_DEVICE overrides)."""
+    name = name or os.environ.get("DEFSENT_DEVICE")
+    if name:
+        return torch.device(name)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def set_seed(seed):
+    """Seed python, numpy and torch (all devices) in one call."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)

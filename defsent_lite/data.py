@@ -1,0 +1,515 @@
+"""Readers for the papers' data (STS, SentEval transfer, NLI, dictionaries) and a downloader.
+
+Every reader takes a data root in the layout of `../shared/data` (see config.data_root):
+
+    sts/raw/  sts/senteval/  senteval/  nli/  dictionary/
+
+A missing file raises DataMissing naming the path and how to get the data; a malformed
+line raises ValueError naming `file:line`. Nothing is skipped silently, except the STS
+rule that a pair with an empty gold score is dropped (SentEval does the same).
+"""
+import csv
+import hashlib
+import sys
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from . import config
+
+HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
+              "`python -m defsent_lite.data download --root <folder>` on a connected machine")
+
+
+class DataMissing(FileNotFoundError):
+    """A data file or root is not there."""
+
+
+def require(path):
+    """Return `path` if it exists, else raise DataMissing that says how to get it."""
+    path = Path(path)
+    if not path.exists():
+        raise DataMissing(f"{path} not found: {HOW_TO_GET}")
+    return path
+
+
+def read_lines(path, encoding="utf-8"):
+    """Lines of a text file without their terminators (LF or CRLF)."""
+    text = require(path).read_text(encoding=encoding)
+    return [line.rstrip("\r") for line in text.split("\n")[: -1 if text.endswith("\n") else None]]
+
+
+def _fields(path, lineno, line, n, sep="\t"):
+    """Split a line and check it has at least n fields."""
+    parts = line.split(sep)
+    if len(parts) < n:
+        raise ValueError(f"{path}:{lineno}: expected at least {n} tab-separated fields, got {len(parts)}")
+    return parts
+
+
+def _nonempty(path, lineno, *sentences):
+    for s in sentences:
+        if not s.strip():
+            raise ValueError(f"{path}:{lineno}: empty sentence")
+
+
+# ---------------------------------------------------------------- STS
+
+STS_SUBSETS = {
+    "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
+    "STS13": ["FNWN", "headlines", "OnWN"],  # SMT is not redistributable: never used
+    "STS14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
+    "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
+    "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
+}
+STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
+
+
+def read_sts_subset(input_path, gold_path):
+    """One STS subset: (sent1, sent2, gold) lists; pairs with an empty gold line are dropped."""
+    inputs, golds = read_lines(input_path), read_lines(gold_path)
+    if len(inputs) != len(golds):
+        raise ValueError(f"{input_path}: {len(inputs)} lines but {gold_path} has {len(golds)}")
+    s1, s2, gold = [], [], []
+    for i, (line, g) in enumerate(zip(inputs, golds), 1):
+        if not g.strip():
+            continue
+        a, b = _fields(input_path, i, line, 2)[:2]  # raw STS16 has 4 fields: the first 2 are text
+        _nonempty(input_path, i, a, b)
+        try:
+            gold.append(float(g))
+        except ValueError:
+            raise ValueError(f"{gold_path}:{i}: gold score {g!r} is not a number") from None
+        s1.append(a)
+        s2.append(b)
+    return s1, s2, gold
+
+
+def _sts_year(task, root, variant):
+    folder = root / "sts" / variant / task
+    prefix = "STS2016." if (task == "STS16" and variant == "raw") else "STS."
+    s1, s2, gold = [], [], []
+    for name in STS_SUBSETS[task]:
+        a, b, g = read_sts_subset(folder / f"{prefix}input.{name}.txt", folder / f"{prefix}gs.{name}.txt")
+        s1 += a
+        s2 += b
+        gold += g
+    return s1, s2, gold
+
+
+def read_stsb(path):
+    """STS Benchmark csv, split on tabs (never CSV-parse: unbalanced quotes)."""
+    s1, s2, gold = [], [], []
+    for i, line in enumerate(read_lines(path), 1):
+        f = _fields(path, i, line, 7)
+        _nonempty(path, i, f[5], f[6])
+        try:
+            gold.append(float(f[4]))
+        except ValueError:
+            raise ValueError(f"{path}:{i}: score {f[4]!r} is not a number") from None
+        s1.append(f[5])
+        s2.append(f[6])
+    return s1, s2, gold
+
+
+def read_sick(path):
+    """SemEval-2014 SICK file (CRLF, header): dicts with sentences, relatedness and NLI label."""
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            if not line.startswith("pair_ID"):
+                raise ValueError(f"{path}:1: expected a header starting with pair_ID")
+            continue
+        f = _fields(path, i, line, 5)
+        _nonempty(path, i, f[1], f[2])
+        try:
+            score = float(f[3])
+        except ValueError:
+            raise ValueError(f"{path}:{i}: relatedness {f[3]!r} is not a number") from None
+        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], relatedness=score, label=f[4].lower()))
+    return rows
+
+
+def load_sts(task, data_dir=None, variant="raw", split="test"):
+    """(sent1, sent2, gold) of one STS task: STS12-16 "all" setting, STSB or SICKR (test by default)."""
+    if variant not in ("raw", "senteval"):
+        raise ValueError(f"unknown STS variant {variant!r}: use 'raw' or 'senteval'")
+    root = require(config.data_root(data_dir))
+    if task in STS_SUBSETS:
+        return _sts_year(task, root, variant)
+    if task == "STSB":
+        return read_stsb(root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv")
+    if task == "SICKR":
+        name = {"test": "test_annotated"}.get(split, split)
+        rows = read_sick(root / "sts" / variant / "SICK" / f"SICK_{name}.txt")
+        return [r["sentence_a"] for r in rows], [r["sentence_b"] for r in rows], [r["relatedness"] for r in rows]
+    raise ValueError(f"unknown STS task {task!r}; choose from {STS_TASKS}")
+
+
+# ---------------------------------------------------------------- SentEval transfer tasks
+
+BINARY_FILES = {  # task: (positive file, negative file); SentEval reads them as latin-1
+    "MR": ("MR/rt-polarity.pos", "MR/rt-polarity.neg"),
+    "CR": ("CR/custrev.pos", "CR/custrev.neg"),
+    "SUBJ": ("SUBJ/subj.objective", "SUBJ/subj.subjective"),
+    "MPQA": ("MPQA/mpqa.pos", "MPQA/mpqa.neg"),
+}
+
+
+def load_binary_task(task, data_dir=None):
+    """MR/CR/SUBJ/MPQA: (sentences, labels), positives first; empty lines kept as SentEval does."""
+    root = require(config.data_root(data_dir)) / "senteval"
+    sentences, labels = [], []
+    for label, rel in zip((1, 0), BINARY_FILES[task]):
+        for line in read_lines(root / rel, encoding="latin-1"):
+            sentences.append(" ".join(line.split()))
+            labels.append(label)
+    return sentences, labels
+
+
+def load_sst2(data_dir=None):
+    """SST-2 {train, dev, test}: (sentences, labels)."""
+    root = require(config.data_root(data_dir)) / "senteval" / "SST" / "binary"
+    out = {}
+    for split in ("train", "dev", "test"):
+        path = root / f"sentiment-{split}"
+        sents, labels = [], []
+        for i, line in enumerate(read_lines(path), 1):
+            f = _fields(path, i, line, 2)
+            if f[1] not in ("0", "1"):
+                raise ValueError(f"{path}:{i}: label {f[1]!r} is not 0 or 1")
+            sents.append(" ".join(f[0].split()))
+            labels.append(int(f[1]))
+        out[split] = (sents, labels)
+    return out
+
+
+TREC_CLASSES = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+
+
+def load_trec(data_dir=None):
+    """TREC {train, test}: (questions, coarse-label ids)."""
+    root = require(config.data_root(data_dir)) / "senteval" / "TREC"
+    out = {}
+    for split, name in (("train", "train_5500.label"), ("test", "TREC_10.label")):
+        path = root / name
+        sents, labels = [], []
+        for i, line in enumerate(read_lines(path, encoding="latin-1"), 1):
+            target, _, rest = line.strip().partition(":")
+            coarse_fine, _, question = rest.partition(" ")
+            if target not in TREC_CLASSES or not question.strip():
+                raise ValueError(f"{path}:{i}: expected '<CLASS>:<fine> <question>'")
+            sents.append(" ".join(question.split()))
+            labels.append(TREC_CLASSES.index(target))
+        out[split] = (sents, labels)
+    return out
+
+
+def load_mrpc(data_dir=None):
+    """MRPC {train, test}: (sentences A, sentences B, labels)."""
+    root = require(config.data_root(data_dir)) / "senteval" / "MRPC"
+    out = {}
+    for split in ("train", "test"):
+        path = root / f"msr_paraphrase_{split}.txt"
+        a, b, y = [], [], []
+        for i, line in enumerate(read_lines(path, encoding="utf-8-sig"), 1):
+            if i == 1:
+                continue  # header
+            f = _fields(path, i, line, 5)
+            if f[0] not in ("0", "1"):
+                raise ValueError(f"{path}:{i}: label {f[0]!r} is not 0 or 1")
+            _nonempty(path, i, f[3], f[4])
+            a.append(f[3])
+            b.append(f[4])
+            y.append(int(f[0]))
+        out[split] = (a, b, y)
+    return out
+
+
+# ---------------------------------------------------------------- NLI
+
+NLI_FILES = {
+    "snli_dev": "nli/snli/snli_1.0_dev.csv",
+    "snli_test": "nli/snli/snli_1.0_test.csv",
+    "mnli_dev_matched": "nli/mnli/multinli_1.0_dev_matched.csv",
+    "mnli_dev_mismatched": "nli/mnli/multinli_1.0_dev_mismatched.csv",
+}
+NLI_LABELS = ("entailment", "neutral", "contradiction", "-")
+
+
+def read_nli_csv(path):
+    """SNLI/MNLI csv (pairID,sentence1,sentence2,label): dicts premise, hypothesis, label."""
+    path = require(path)
+    rows = []
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        for i, rec in enumerate(reader, 1):
+            if i == 1:
+                if rec[:4] != ["pairID", "sentence1", "sentence2", "label"]:
+                    raise ValueError(f"{path}:1: expected header pairID,sentence1,sentence2,label")
+                continue
+            if len(rec) != 4 or rec[3] not in NLI_LABELS:
+                raise ValueError(f"{path}:{reader.line_num}: expected 4 fields with a label in {NLI_LABELS}")
+            rows.append(dict(pair_id=rec[0], premise=rec[1], hypothesis=rec[2], label=rec[3]))
+    return rows
+
+
+def load_nli(name, data_dir=None):
+    """One NLI evaluation set by name: snli_dev, snli_test, mnli_dev_(mis)matched, sick_test."""
+    root = require(config.data_root(data_dir))
+    if name == "sick_test":
+        return [dict(pair_id=r["pair_id"], premise=r["sentence_a"], hypothesis=r["sentence_b"], label=r["label"])
+                for r in read_sick(root / "sts" / "raw" / "SICK" / "SICK_test_annotated.txt")]
+    if name not in NLI_FILES:
+        raise ValueError(f"unknown NLI set {name!r}; choose from {sorted(NLI_FILES) + ['sick_test']}")
+    return read_nli_csv(root / NLI_FILES[name])
+
+
+def read_sick_full(path):
+    """Full SICK.txt with the directional labels entailment_AB / entailment_BA."""
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            continue
+        f = _fields(path, i, line, 12)
+        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], label=f[3].lower(),
+                         ab=f[5], ba=f[6], split=f[11]))
+    return rows
+
+
+def read_triplets(path):
+    """NLI training triplets (premise, entailment, contradiction, source); no quoting."""
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            continue
+        f = _fields(path, i, line, 3)
+        _nonempty(path, i, *f[:3])
+        rows.append(dict(premise=f[0], entailment=f[1], contradiction=f[2], source=f[3] if len(f) > 3 else ""))
+    return rows
+
+
+# ---------------------------------------------------------------- dictionaries
+
+def read_oxford_tsv(path):
+    """Oxford TSV of ../shared/data (header word, definition, example): (word, definition) pairs."""
+    pairs = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            if not line.startswith("word\tdefinition"):
+                raise ValueError(f"{path}:1: expected header 'word<TAB>definition<TAB>example'")
+            continue
+        f = _fields(path, i, line, 2)
+        pairs.append((f[0], f[1]))
+    return pairs
+
+
+def read_ishiwatari(path):
+    """Ishiwatari et al. (2019) `<split>.txt`: field 1 `word%oxford.N`, field 4 the definition."""
+    pairs = []
+    for i, line in enumerate(read_lines(path), 1):
+        f = _fields(path, i, line, 4)
+        pairs.append((f[0].rsplit("%", 1)[0], f[3]))
+    return pairs
+
+
+def load_oxford(data_dir=None):
+    """Oxford definitions by split: the original archive layout if present, else the valid/test TSVs.
+
+    Returns {split: [(word, definition), ...]}; a split that is not at hand is absent
+    (offline: no 'train').
+    """
+    root = require(config.data_root(data_dir)) / "dictionary" / "oxford"
+    out = {}
+    for split in ("train", "valid", "test"):
+        original, tsv = root / "ishiwatari" / f"{split}.txt", root / f"{split}.tsv"
+        if original.exists():
+            out[split] = read_ishiwatari(original)
+        elif tsv.exists():
+            out[split] = read_oxford_tsv(tsv)
+    if not out:
+        raise DataMissing(f"no Oxford split under {root}: {HOW_TO_GET}")
+    return out
+
+
+def wordnet_definitions(data_dir=None):
+    """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased."""
+    import os
+    nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
+    if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):
+        import nltk
+        if str(nltk_dir) not in nltk.data.path:
+            nltk.data.path.insert(0, str(nltk_dir))
+    from nltk.corpus import wordnet as wn
+    try:
+        synsets = list(wn.all_synsets())
+    except LookupError:
+        raise DataMissing(f"WordNet not found (looked in {nltk_dir} and NLTK_DATA): {HOW_TO_GET}") from None
+    return [(lemma.replace("_", " ").lower(), s.definition()) for s in synsets for lemma in s.lemma_names()]
+
+
+# ---------------------------------------------------------------- checksums and download
+
+CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
+
+
+def known_checksums():
+    """{relative path: sha256} of the data files, recorded from verified copies."""
+    out = {}
+    for line in CHECKSUMS_FILE.read_text().splitlines():
+        digest, rel = line.split(maxsplit=1)
+        out[rel] = digest
+    return out
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify(data_dir=None, checksums=None):
+    """Check every known file under a data root: {path: 'ok' | 'missing' | 'MISMATCH'}."""
+    root = config.data_root(data_dir)
+    report = {}
+    for rel, digest in (checksums or known_checksums()).items():
+        p = root / rel
+        report[rel] = "missing" if not p.exists() else ("ok" if sha256_of(p) == digest else "MISMATCH")
+    return report
+
+
+def _sts_members(task, subdir, prefix="STS."):
+    names = STS_SUBSETS[task] + (["SMT"] if task == "STS13" else [])
+    out = {}
+    for name in names:
+        for kind in ("input", "gs"):
+            if task == "STS13" and name == "SMT" and kind == "input":
+                continue
+            fname = f"{prefix}{kind}.{name}.txt"
+            out[f"{subdir}/{fname}"] = f"sts/raw/{task}/{fname}"
+    return out
+
+
+STSWIKI = "http://ixa2.si.ehu.es/stswiki/images"
+SENTEVAL_DATA = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
+SICK_URL = "http://alt.qcri.org/semeval2014/task1/data/uploads"
+
+# name, url, archive sha256 (None = unknown: the extracted files are checked against
+# checksums.sha256 instead), members {member or "" for a plain file: destination}.
+SOURCES = [
+    dict(name="STS12", url=f"{STSWIKI}/4/40/STS2012-en-test.zip", sha256=None, members=_sts_members("STS12", "test-gold")),
+    dict(name="STS13", url=f"{STSWIKI}/2/2f/STS2013-en-test.zip", sha256=None, members=_sts_members("STS13", "test-gs")),
+    dict(name="STS14", url=f"{STSWIKI}/8/8c/STS2014-en-test.zip", sha256=None,
+         members=_sts_members("STS14", "sts-en-test-gs-2014")),
+    dict(name="STS15", url=f"{STSWIKI}/d/da/STS2015-en-test.zip", sha256=None,
+         members=_sts_members("STS15", "test_evaluation_task2a")),
+    dict(name="STS16", url=f"{STSWIKI}/9/98/STS2016-en-test.zip", sha256=None,
+         members=_sts_members("STS16", "sts2016-english-with-gs-v1.0", prefix="STS2016.")),
+    dict(name="STSB", url=f"{STSWIKI}/4/48/Stsbenchmark.tar.gz", sha256=None,
+         members={f"stsbenchmark/sts-{s}.csv": f"sts/raw/STSBenchmark/sts-{s}.csv" for s in ("train", "dev", "test")}),
+] + [
+    dict(name=f"SICK-{s}", url=f"{SICK_URL}/sick_{s}.zip", sha256=None,
+         members={f"SICK_{s}.txt": f"sts/raw/SICK/SICK_{s}.txt"}) for s in ("train", "trial", "test_annotated")
+] + [
+    dict(name=f"SST2-{s}", url=f"https://raw.githubusercontent.com/PrincetonML/SIF/master/data/sentiment-{s}",
+         sha256=None, members={"": f"senteval/SST/binary/sentiment-{s}"}) for s in ("train", "dev", "test")
+] + [
+    dict(name=f"MRPC-{s}", url=f"{SENTEVAL_DATA}/msr_paraphrase_{s}.txt", sha256=None,
+         members={"": f"senteval/MRPC/msr_paraphrase_{s}.txt"}) for s in ("train", "test")
+] + [
+    dict(name="oxford", url="http://www.tkl.iis.u-tokyo.ac.jp/~ishiwatari/naacl_data.zip",
+         sha256="d8775ea04757c9281f13e9a45ef5234eec5f9eea91b5411ea0781a93e3a134b2",
+         members={f"data/oxford/{s}.txt": f"dictionary/oxford/ishiwatari/{s}.txt" for s in ("train", "valid", "test")}),
+]
+# Not covered (say so rather than guess): MR/CR/SUBJ/MPQA/TREC need SentEval's own
+# tokenizer.sed post-processing (run SentEval's data/downstream/get_transfer_data.bash and
+# copy its folders to senteval/); SNLI/MNLI are distributed as jsonl (nli/ holds csv
+# subsets); WordNet comes from `nltk.download("wordnet", download_dir=<root>/dictionary/wordnet/nltk_data)`.
+
+
+def _fetch(url, dest):
+    """Stream a URL to `dest`, returning its sha256."""
+    h = hashlib.sha256()
+    with urllib.request.urlopen(url, timeout=60) as r, open(dest, "wb") as f:
+        for block in iter(lambda: r.read(1 << 20), b""):
+            h.update(block)
+            f.write(block)
+    return h.hexdigest()
+
+
+def _read_member(archive, member):
+    """Bytes of one member of a zip or tar archive ('' = the file itself)."""
+    if member == "":
+        return Path(archive).read_bytes()
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z:
+            return z.read(member)
+    with tarfile.open(archive) as t:
+        f = t.extractfile(member)
+        if f is None:
+            raise ValueError(f"{archive}: {member} is not a file")
+        return f.read()
+
+
+def download(root, only=None, sources=None, checksums=None, log=print):
+    """Fetch the original archives into `root` in the canonical layout, verifying SHA-256.
+
+    A file is written only after its checksum (archive or file) matched; a mismatch
+    raises ValueError and leaves existing files untouched. Returns the written paths.
+    """
+    root = Path(root)
+    checksums = known_checksums() if checksums is None else checksums
+    written = []
+    for src in sources or SOURCES:
+        if only and src["name"] not in only:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = Path(tmp) / "download"
+            log(f"{src['name']}: fetching {src['url']}")
+            digest = _fetch(src["url"], archive)
+            if src.get("sha256") and digest != src["sha256"]:
+                raise ValueError(f"{src['url']}: sha256 {digest} does not match the expected {src['sha256']}")
+            for member, rel in src["members"].items():
+                blob = _read_member(archive, member)
+                expected = checksums.get(rel)
+                got = hashlib.sha256(blob).hexdigest()
+                if expected and got != expected:
+                    raise ValueError(f"{src['url']}: {member or 'file'} sha256 {got} does not match {rel} ({expected})")
+                if not expected and not src.get("sha256"):
+                    log(f"  warning: no checksum known for {rel}; recorded sha256 {got}")
+                dest = root / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(blob)
+                written.append(dest)
+    return written
+
+
+def main(argv=None):
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m defsent_lite.data")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("download", help="fetch the original archives (needs internet)")
+    d.add_argument("--root", default=str(config.data_root()))
+    d.add_argument("--only", nargs="*", help="source names: " + " ".join(s["name"] for s in SOURCES))
+    v = sub.add_parser("verify", help="check the files under a data root against known SHA-256")
+    v.add_argument("--root", default=str(config.data_root()))
+    args = p.parse_args(argv)
+    if args.cmd == "download":
+        for path in download(args.root, only=args.only):
+            print("wrote", path)
+        return 0
+    report = verify(args.root)
+    for rel, status in report.items():
+        if status != "ok":
+            print(f"{status:8s} {rel}")
+    bad = sum(s != "ok" for s in report.values())
+    print(f"{len(report) - bad} of {len(report)} files ok under {args.root}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The papers' reference numbers, side-by-side "paper / ours / diff" tables, and CSV export.
+
+Numbers are transcribed from ../shared/papers (table and row named in each key).
+"""
+import platform
+from pathlib import Path
+
+import pandas as pd
+
+STS_COLS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR", "avg"]
+TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]
+
+# DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
+# Reimers & Gurevych (2019)'s, computed with bert-base.
+DEFSENT_TABLE3 = {
+    "Avg. GloVe embeddings": [55.14, 70.66, 59.73, 68.25, 63.66, 58.02, 53.76, 61.32],
+    "Avg. BERT embeddings": [38.78, 57.98, 57.98, 63.15, 61.06, 46.35, 58.40, 54.81],
+    "BERT CLS-vector": [20.16, 30.01, 20.09, 36.88, 38.08, 16.50, 42.63, 29.19],
+    "InferSent - GloVe": [52.86, 66.75, 62.15, 72.77, 66.87, 68.03, 65.65, 65.01],
+    "Universal Sentence Encoder": [64.49, 67.80, 64.61, 76.83, 73.18, 74.92, 76.69, 71.22],
+    "Sentence-BERT-base (Mean)": [70.97, 76.53, 73.19, 79.09, 74.30, 77.03, 72.91, 74.89],
+    "Sentence-BERT-large (Mean)": [72.27, 78.46, 74.90, 80.99, 76.25, 79.23, 73.75, 76.55],
+    "Sentence-RoBERTa-base (Mean)": [71.54, 72.49, 70.80, 78.74, 73.69, 77.77, 74.46, 74.21],
+    "Sentence-RoBERTa-large (Mean)": [74.53, 77.00, 73.18, 81.85, 76.82, 79.10, 74.29, 76.68],
+    "DefSent-BERT-base (CLS)": [67.56, 79.86, 69.52, 76.83, 76.61, 75.57, 73.05, 74.14],
+    "DefSent-BERT-large (CLS)": [66.22, 82.07, 71.48, 79.34, 75.38, 73.46, 74.30, 74.61],
+    "DefSent-RoBERTa-base (CLS)": [65.55, 80.84, 71.87, 78.77, 79.29, 78.13, 74.92, 75.62],
+    "DefSent-RoBERTa-large (Mean)": [58.36, 76.24, 69.55, 73.15, 76.90, 78.53, 73.81, 72.36],
+}
+
+# DefSent, Table 4: SentEval accuracy (%).
+DEFSENT_TABLE4 = {
+    "Avg. GloVe embeddings": [77.25, 78.30, 91.17, 87.85, 80.18, 83.00, 72.87, 81.52],
+    "Avg. BERT embeddings": [78.66, 86.25, 94.37, 88.66, 84.40, 92.80, 69.45, 84.94],
+    "BERT CLS-vector": [78.68, 84.85, 94.21, 88.23, 84.13, 91.40, 71.13, 84.66],
+    "InferSent - GloVe": [81.57, 86.54, 92.50, 90.38, 84.18, 88.20, 75.77, 85.59],
+    "Universal Sentence Encoder": [80.09, 85.19, 93.98, 86.70, 86.38, 93.20, 70.14, 85.10],
+    "Sentence-BERT-base (Mean)": [83.64, 89.43, 94.39, 89.86, 88.96, 89.60, 76.00, 87.41],
+    "Sentence-BERT-large (Mean)": [84.88, 90.07, 94.52, 90.33, 90.66, 87.40, 75.94, 87.69],
+    "DefSent-BERT-base (CLS)": [80.94, 87.57, 94.59, 89.98, 85.78, 89.73, 73.82, 86.06],
+    "DefSent-BERT-large (CLS)": [85.79, 90.54, 95.58, 90.15, 91.17, 90.47, 73.74, 88.20],
+    "DefSent-RoBERTa-base (CLS)": [83.94, 90.44, 94.05, 90.70, 89.16, 90.80, 75.52, 87.80],
+    "DefSent-RoBERTa-large (Mean)": [86.47, 91.53, 95.02, 91.15, 90.77, 92.33, 73.91, 88.74],
+}
+
+# DefSent, Table 1: words / definitions / average length per split (Oxford, 8:1:1 by word).
+DEFSENT_TABLE1 = {
+    ("All", "Train"): [29413, 97759, 9.921], ("All", "Dev"): [3677, 12127, 9.874],
+    ("All", "Test"): [3677, 12433, 9.846],
+    ("In BERT vocab.", "Train"): [7732, 54142, 9.531], ("In BERT vocab.", "Dev"): [936, 6544, 9.512],
+    ("In BERT vocab.", "Test"): [979, 6930, 9.551],
+    ("In RoBERTa vocab.", "Train"): [7269, 53935, 9.376], ("In RoBERTa vocab.", "Dev"): [901, 6625, 9.372],
+    ("In RoBERTa vocab.", "Test"): [925, 6945, 9.410],
+}
+DEFSENT_TABLE1_COLS = ["words", "definitions", "avg_length"]
+
+# DefSent, Table 2: word prediction (MRR, top-1, top-3, top-10), mean of 10 seeds.
+DEFSENT_TABLE2 = {
+    ("BERT-base (no fine-tuning)", "CLS"): [.0009, .0000, .0000, .0000],
+    ("BERT-base (no fine-tuning)", "Mean"): [.0132, .0001, .0043, .0242],
+    ("BERT-base (no fine-tuning)", "Max"): [.0327, .0157, .0320, .0626],
+    ("BERT-base", "CLS"): [.3200, .2079, .3670, .5418], ("BERT-base", "Mean"): [.3091, .1972, .3524, .5356],
+    ("BERT-base", "Max"): [.2939, .1840, .3350, .5207],
+    ("BERT-large", "CLS"): [.3587, .2388, .4139, .6011], ("BERT-large", "Mean"): [.3286, .2091, .3792, .5723],
+    ("BERT-large", "Max"): [.2925, .1814, .3356, .5194],
+    ("RoBERTa-base", "CLS"): [.3436, .2241, .3983, .5836], ("RoBERTa-base", "Mean"): [.3365, .2170, .3906, .5783],
+    ("RoBERTa-base", "Max"): [.3072, .1941, .3523, .5386],
+    ("RoBERTa-large", "CLS"): [.3863, .2611, .4460, .6364], ("RoBERTa-large", "Mean"): [.3995, .2699, .4634, .6599],
+    ("RoBERTa-large", "Max"): [.3175, .2015, .3646, .5543],
+}
+DEFSENT_TABLE2_COLS = ["mrr", "top1", "top3", "top10"]
+
+# DefSent+ (Liu et al., 2024), Table 1: dictionary datasets.
+DEFSENTPLUS_TABLE1 = {
+    "a (Oxford + WordNet)": [331472, 150518, 138, 12, 141, 12],
+    "b (Oxford)": [122209, 36767, 108, 12, 113, 12],
+    "c (Oxford single words in BERT vocab.)": [67553, 9647, 85, 12, 93, 12],
+}
+DEFSENTPLUS_TABLE1_COLS = ["definitions", "entries", "max_len_bert", "median_len_bert",
+                           "max_len_roberta", "median_len_roberta"]
+
+
+def paper_table(table, columns):
+    """A reference dict as a DataFrame (tuple keys become a MultiIndex)."""
+    df = pd.DataFrame.from_dict(table, orient="index", columns=columns)
+    if isinstance(next(iter(table)), tuple):
+        df.index = pd.MultiIndex.from_tuples(df.index)
+    return df
+
+
+def side_by_side(paper, ours, pairs, digits=2):
+    """Rows 'paper', 'ours', 'diff' (ours - paper) for each (paper row, our row) pair.
+
+    `paper` and `ours` are DataFrames with the same columns; `pairs` maps a label to
+    (paper row key, our row key).
+    """
+    rows = {}
+    for label, (p_key, o_key) in pairs.items():
+        p, o = paper.loc[p_key], ours.loc[o_key]
+        rows[(label, "paper")] = p
+        rows[(label, "ours")] = o
+        rows[(label, "diff")] = o - p
+    out = pd.DataFrame(rows).T
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["row", "source"])
+    return out[list(paper.columns)].astype(float).round(digits)
+
+
+def versions():
+    """Package versions that decide the numbers."""
+    import numpy
+    import scipy
+    import sklearn
+    import torch
+    import transformers
+
+    from . import __version__
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "scikit-learn": sklearn.__version__,
+            "numpy": numpy.__version__, "scipy": scipy.__version__, "defsent_lite": __version__}
+
+
+def save_csv(df, path, **meta):
+    """Write a table with `# key: value` header lines (model, scale, seeds, subset, versions).
+
+    Read it back with `pd.read_csv(path, comment="#")`.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta, **versions())
+    with open(path, "w") as f:
+        for k, v in meta.items():
+            f.write(f"# {k}: {v}\n")
+        df.to_csv(f)
+    return path

@@ -1,0 +1,127 @@
+"""SentEval-style transfer tasks scored with scikit-learn logistic regression.
+
+Protocols follow SentEval's defaults (tools/validation.py):
+- MR, CR, SUBJ, MPQA: k-fold cross-validation, the C of each outer fold chosen by an
+  inner k-fold over C in {2^-2 .. 2^3};
+- TREC, MRPC: k-fold over C in {2^-1 .. 2^5} on train, refit, score the test set
+  (MRPC features [|u - v|, u * v]);
+- SST-2: C in {2^-2 .. 2^3} chosen on dev, score test.
+Accuracy in %. SentEval's papers (and DefSent) used its torch classifier instead
+(Adam, batch 64, early stopping, L2 weight decay in {1e-5 .. 1e-2}); scikit-learn's
+L-BFGS fit to convergence is the deterministic stand-in here.
+"""
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+
+from . import data
+from .sts import as_numpy
+
+TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
+C_INNER = [2.0 ** t for t in range(-2, 4)]   # InnerKFold and Split classifiers
+C_KFOLD = [2.0 ** t for t in range(-1, 6)]   # KFold classifier (TREC, MRPC)
+
+
+def fit_score(X_train, y_train, X_test, y_test, C, seed):
+    """Accuracy (0-1) of a logistic regression with inverse L2 strength C."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = LogisticRegression(C=C, max_iter=1000, random_state=seed).fit(X_train, y_train)
+    return clf.score(X_test, y_test)
+
+
+def best_c_by_cv(X, y, grid, kfold, seed):
+    """The C of `grid` with the highest mean k-fold accuracy."""
+    folds = list(StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y))
+    means = [np.mean([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds]) for C in grid]
+    return grid[int(np.argmax(means))]
+
+
+def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True):
+    """MR/CR/SUBJ/MPQA: outer k-fold; each fold's C from an inner k-fold (or C=1 when off)."""
+    scores = []
+    for tr, te in StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y):
+        C = best_c_by_cv(X[tr], y[tr], C_INNER, kfold, seed) if inner_search else 1.0
+        scores.append(fit_score(X[tr], y[tr], X[te], y[te], C, seed))
+    return 100.0 * float(np.mean(scores))
+
+
+def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True):
+    """TREC/MRPC: choose C by k-fold on train, refit on all train, score test."""
+    C = best_c_by_cv(X_train, y_train, C_KFOLD, kfold, seed) if search else 1.0
+    return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
+
+
+def dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True):
+    """SST-2: choose C on dev, score test."""
+    C = 1.0
+    if search:
+        C = C_INNER[int(np.argmax([fit_score(X_train, y_train, X_dev, y_dev, c, seed) for c in C_INNER]))]
+    return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
+
+
+def subset(n, max_examples, seed):
+    """Indices of a seeded random subset (all when max_examples is None)."""
+    if not max_examples or n <= max_examples:
+        return np.arange(n)
+    return np.sort(np.random.RandomState(seed).permutation(n)[:max_examples])
+
+
+def pick(items, idx):
+    return [items[i] for i in idx]
+
+
+def embed_many(embed, sentences):
+    """Embed distinct sentences once; rows in the order given."""
+    unique = list(dict.fromkeys(sentences))
+    vectors = as_numpy(embed(unique))
+    row = {s: i for i, s in enumerate(unique)}
+    return vectors[[row[s] for s in sentences]]
+
+
+def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111):
+    """Accuracy (%) on one task; max_examples caps the training data (smoke runs)."""
+    if task in data.BINARY_FILES:
+        sents, labels = data.load_binary_task(task, data_dir)
+        idx = subset(len(sents), max_examples, seed)
+        X, y = embed_many(embed, pick(sents, idx)), np.array(pick(labels, idx))
+        return nested_cv_accuracy(X, y, kfold, seed, inner_search)
+    if task == "SST2":
+        d = data.load_sst2(data_dir)
+        idx = subset(len(d["train"][0]), max_examples, seed)
+        Xtr, ytr = embed_many(embed, pick(d["train"][0], idx)), np.array(pick(d["train"][1], idx))
+        Xdv, ydv = embed_many(embed, d["dev"][0]), np.array(d["dev"][1])
+        Xte, yte = embed_many(embed, d["test"][0]), np.array(d["test"][1])
+        return dev_then_test_accuracy(Xtr, ytr, Xdv, ydv, Xte, yte, seed, inner_search)
+    if task == "TREC":
+        d = data.load_trec(data_dir)
+        idx = subset(len(d["train"][0]), max_examples, seed)
+        Xtr, ytr = embed_many(embed, pick(d["train"][0], idx)), np.array(pick(d["train"][1], idx))
+        Xte, yte = embed_many(embed, d["test"][0]), np.array(d["test"][1])
+        return cv_then_test_accuracy(Xtr, ytr, Xte, yte, kfold, seed, inner_search)
+    if task == "MRPC":
+        d = data.load_mrpc(data_dir)
+        idx = subset(len(d["train"][2]), max_examples, seed)
+        a, b, y = pick(d["train"][0], idx), pick(d["train"][1], idx), pick(d["train"][2], idx)
+        Xtr, ytr = pair_features(embed, a, b), np.array(y)
+        Xte, yte = pair_features(embed, d["test"][0], d["test"][1]), np.array(d["test"][2])
+        return cv_then_test_accuracy(Xtr, ytr, Xte, yte, kfold, seed, inner_search)
+    raise ValueError(f"unknown transfer task {task!r}; choose from {TASKS}")
+
+
+def pair_features(embed, a, b):
+    """[|u - v|, u * v] of the two sentences of each pair (SentEval's MRPC features)."""
+    both = embed_many(embed, list(a) + list(b))
+    u, v = both[: len(a)], both[len(a):]
+    return np.hstack([np.abs(u - v), u * v])
+
+
+def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111):
+    """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]` must accept empty strings
+    (CR and MPQA hold 7 empty lines, which SentEval keeps)."""
+    scores = {t: evaluate_task(t, embed, data_dir, kfold, inner_search, max_examples, seed) for t in tasks or TASKS}
+    scores["avg"] = float(np.mean(list(scores.values())))
+    return scores

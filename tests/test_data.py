@@ -1,0 +1,144 @@
+import hashlib
+import http.server
+import io
+import tarfile
+import threading
+import zipfile
+from functools import partial
+
+import pytest
+
+from defsent_lite import data
+
+STS_COUNTS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSB": 1379, "SICKR": 4927}
+
+
+@pytest.mark.parametrize("variant", ["raw", "senteval"])
+def test_sts_pair_counts_match_sources(variant):
+    for task, n in STS_COUNTS.items():
+        s1, s2, gold = data.load_sts(task, variant=variant)
+        assert len(s1) == len(s2) == len(gold) == n, task
+
+
+def test_raw_sts16_keeps_two_sentence_fields_and_sick_strips_crlf():
+    s1, s2, _ = data.load_sts("STS16")
+    assert not any("\t" in s for s in s1 + s2)
+    rows = data.read_sick(data.config.data_root() / "sts/raw/SICK/SICK_test_annotated.txt")
+    assert {r["label"] for r in rows} == {"neutral", "entailment", "contradiction"}
+
+
+def make_sts_root(tmp_path, input_lines, gold_lines):
+    d = tmp_path / "sts" / "raw" / "STS13"
+    d.mkdir(parents=True)
+    for name in data.STS_SUBSETS["STS13"]:
+        (d / f"STS.input.{name}.txt").write_text("a\tb\n")
+        (d / f"STS.gs.{name}.txt").write_text("1.0\n")
+    (d / "STS.input.FNWN.txt").write_text("".join(input_lines))
+    (d / "STS.gs.FNWN.txt").write_text("".join(gold_lines))
+    return tmp_path
+
+
+def test_malformed_sts_line_names_file_and_line(tmp_path):
+    lines = ["x\ty\n"] * 41 + ["no tab here\n"]
+    root = make_sts_root(tmp_path, lines, ["2.0\n"] * 42)
+    with pytest.raises(ValueError, match=r"STS\.input\.FNWN\.txt:42"):
+        data.load_sts("STS13", data_dir=root)
+
+
+def test_bad_gold_and_empty_gold(tmp_path):
+    root = make_sts_root(tmp_path, ["x\ty\n", "p\tq\n"], ["\n", "1.5\n"])
+    s1, s2, gold = data.load_sts("STS13", data_dir=root)
+    assert s1[0] == "p" and gold[0] == 1.5 and len(gold) == 3  # empty gold dropped
+    (root / "sts/raw/STS13/STS.gs.FNWN.txt").write_text("1\nabc\n")
+    with pytest.raises(ValueError, match=r"STS\.gs\.FNWN\.txt:2"):
+        data.load_sts("STS13", data_dir=root)
+
+
+def test_missing_root_says_how_to_get_data(tmp_path):
+    with pytest.raises(data.DataMissing, match="DEFSENT_DATA.*download"):
+        data.load_sts("STS12", data_dir=tmp_path / "nowhere")
+
+
+def test_transfer_counts():
+    assert [len(data.load_binary_task(t)[0]) for t in data.BINARY_FILES] == [10662, 3775, 10000, 10606]
+    sst = data.load_sst2()
+    assert [len(sst[s][0]) for s in ("train", "dev", "test")] == [67349, 872, 1821]
+    trec = data.load_trec()
+    assert len(trec["train"][0]) == 5452 and len(trec["test"][0]) == 500
+    assert [trec["test"][1].count(i) for i in range(6)] == [9, 138, 94, 65, 81, 113]
+    mrpc = data.load_mrpc()
+    assert len(mrpc["train"][2]) == 4076 and sum(mrpc["test"][2]) == 1147
+
+
+def test_nli_sets_and_malformed_csv(tmp_path):
+    rows = data.load_nli("snli_test")
+    assert len(rows) == 10000 and sum(r["label"] == "entailment" for r in rows) == 3368
+    assert sum(r["label"] == "entailment" for r in data.load_nli("sick_test")) == 1414
+    bad = tmp_path / "bad.csv"
+    bad.write_text("pairID,sentence1,sentence2,label\n1,a,b,entailment\n2,a,b,maybe\n")
+    with pytest.raises(ValueError, match=r"bad\.csv:3"):
+        data.read_nli_csv(bad)
+
+
+def test_dictionaries(tmp_path):
+    ox = data.load_oxford()
+    assert set(ox) == {"valid", "test"} and len(ox["valid"]) == len(ox["test"]) == 12232
+    f = tmp_path / "train.txt"
+    f.write_text("revitalize%oxford.3\tpos\toxford\tgive new life to\t[]\t[]\nbroken line\n")
+    with pytest.raises(ValueError, match=r"train\.txt:2"):
+        data.read_ishiwatari(f)
+    f.write_text("revitalize%oxford.3\tpos\toxford\tgive new life to\t[]\t[]\n")
+    assert data.read_ishiwatari(f) == [("revitalize", "give new life to")]
+
+
+def test_verify_shared_copy_is_intact():
+    report = data.verify()
+    assert report and all(v == "ok" for v in report.values())
+
+
+def serve(directory):
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_download_verifies_and_writes_layout(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    with zipfile.ZipFile(site / "sts.zip", "w") as z:
+        z.writestr("test-gs/STS.input.FNWN.txt", "a\tb\n")
+    buf = io.BytesIO(b"x\ty\n")
+    with tarfile.open(site / "b.tar.gz", "w:gz") as t:
+        info = tarfile.TarInfo("stsbenchmark/sts-test.csv")
+        info.size = len(buf.getvalue())
+        t.addfile(info, buf)
+    (site / "plain").write_bytes(b"plain file\n")
+    server = serve(site)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    sha = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+    sources = [
+        dict(name="z", url=f"{base}/sts.zip", sha256=None,
+             members={"test-gs/STS.input.FNWN.txt": "sts/raw/STS13/STS.input.FNWN.txt"}),
+        dict(name="t", url=f"{base}/b.tar.gz", sha256=sha((site / "b.tar.gz").read_bytes()),
+             members={"stsbenchmark/sts-test.csv": "sts/raw/STSBenchmark/sts-test.csv"}),
+        dict(name="p", url=f"{base}/plain", sha256=None, members={"": "senteval/plain"}),
+    ]
+    sums = {"sts/raw/STS13/STS.input.FNWN.txt": sha(b"a\tb\n"), "senteval/plain": sha(b"plain file\n")}
+    root = tmp_path / "root"
+    try:
+        written = data.download(root, sources=sources, checksums=sums, log=lambda *a: None)
+        assert len(written) == 3
+        assert (root / "sts/raw/STSBenchmark/sts-test.csv").read_bytes() == b"x\ty\n"
+        assert data.verify(root, sums) == {k: "ok" for k in sums}
+        # a wrong file checksum raises and writes nothing
+        bad_root = tmp_path / "bad"
+        with pytest.raises(ValueError, match="does not match"):
+            data.download(bad_root, sources=sources[:1], checksums={k: "0" * 64 for k in sums}, log=lambda *a: None)
+        assert not bad_root.exists()
+        # a wrong archive checksum raises too
+        with pytest.raises(ValueError, match="does not match"):
+            data.download(bad_root, sources=[dict(sources[1], sha256="1" * 64)], checksums={}, log=lambda *a: None)
+    finally:
+        server.shutdown()

@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+import torch
+
+from defsent_lite import encode, models, pooling
+
+SENTENCES = ["A man is playing a guitar.", "Short.", "The quick brown fox jumps over the lazy dog near the river bank."]
+
+
+@pytest.fixture(scope="module")
+def offline():
+    return models.load("offline", device="cpu")
+
+
+def test_mean_and_max_ignore_padding_by_hand():
+    hidden = torch.tensor([[[1.0, 2.0], [3.0, -4.0], [100.0, 100.0]]])
+    mask = torch.tensor([[1, 1, 0]])
+    assert torch.allclose(pooling.mean(hidden, mask), torch.tensor([[2.0, -1.0]]))
+    assert torch.allclose(pooling.max(hidden, mask), torch.tensor([[3.0, 2.0]]))
+    assert torch.equal(pooling.cls(hidden, mask), torch.tensor([[1.0, 2.0]]))
+
+
+def test_prompt_pooling_needs_exactly_one_mask():
+    hidden = torch.arange(6.0).view(1, 3, 2)
+    ids = torch.tensor([[5, 9, 7]])
+    assert torch.equal(pooling.prompt(hidden, None, ids, 9), torch.tensor([[2.0, 3.0]]))
+    with pytest.raises(ValueError, match="mask tokens"):
+        pooling.prompt(hidden, None, ids, 4)
+
+
+@pytest.mark.parametrize("name", pooling.POOLINGS)
+def test_alone_equals_inside_padded_batch(offline, name):
+    model, tok = offline
+    batch = encode.encode(model, tok, SENTENCES, pooling=name, batch_size=3)
+    for i, s in enumerate(SENTENCES):
+        alone = encode.encode(model, tok, [s], pooling=name)
+        assert torch.allclose(alone[0], batch[i], atol=1e-5), (name, s)
+
+
+def test_order_dtype_device_and_mode(offline):
+    model, tok = offline
+    model.train()
+    fwd = encode.encode(model, tok, SENTENCES, pooling="mean", batch_size=2)
+    rev = encode.encode(model, tok, SENTENCES[::-1], pooling="mean", batch_size=2)
+    assert model.training  # mode restored
+    model.eval()
+    assert fwd.dtype == torch.float32 and fwd.device.type == "cpu" and fwd.shape == (3, 384)
+    assert torch.allclose(fwd, rev.flip(0), atol=1e-5)
+
+
+def test_bad_input(offline):
+    model, tok = offline
+    with pytest.raises(ValueError, match="sentence 1 is empty"):
+        encode.encode(model, tok, ["fine", "  "])
+    with pytest.raises(ValueError, match="unknown pooling"):
+        encode.encode(model, tok, ["fine"], pooling="avg")
+    assert encode.encode(model, tok, ["", "x"], allow_empty=True).shape == (2, 384)
+
+
+def test_same_vectors_as_sentence_transformers(offline):
+    from sentence_transformers import SentenceTransformer
+    model, tok = offline
+    st = SentenceTransformer(str(models.offline_model_path()), device="cpu")
+    ref = st.encode(SENTENCES, normalize_embeddings=False, convert_to_numpy=True)
+    ours = encode.encode(model, tok, SENTENCES, pooling="mean").numpy()
+    cos = (ref * ours).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(ours, axis=1)
+    assert cos.min() > 0.9999
+
+
+def test_unknown_model_lists_offline_options():
+    with pytest.raises(OSError, match="Offline, these work: offline"):
+        models.load("no-such-org/no-such-model-xyz", local_files_only=True)

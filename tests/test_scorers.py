@@ -1,0 +1,80 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics.pairwise import cosine_similarity
+
+from defsent_lite import results, sts, transfer
+
+
+def test_cosine_rows_matches_sklearn():
+    rng = np.random.RandomState(0)
+    a, b = rng.randn(20, 7), rng.randn(20, 7)
+    assert np.allclose(sts.cosine_rows(a, b), np.diag(cosine_similarity(a, b)))
+
+
+def test_sts_evaluate_by_hand(tmp_path):
+    d = tmp_path / "sts" / "raw" / "STSBenchmark"
+    d.mkdir(parents=True)
+    pairs = [("a", "b", 1.0), ("a", "c", 3.0), ("b", "c", 2.0), ("c", "d", 0.5)]
+    d.joinpath("sts-test.csv").write_text("".join(f"g\tf\ty\t{i}\t{s}\t{x}\t{y}\n" for i, (x, y, s) in enumerate(pairs)))
+    vec = {"a": [1, 0], "b": [1, 1], "c": [0, 1], "d": [-1, 0.2]}
+    calls = []
+
+    def embed(sentences):
+        calls.append(list(sentences))
+        return np.array([vec[s] for s in sentences], dtype=float)
+
+    out = sts.evaluate(embed, data_dir=tmp_path, tasks=["STSB"])
+    cos = [sts.cosine_rows(np.array([vec[x]]), np.array([vec[y]]))[0] for x, y, _ in pairs]
+    assert out["STSB"] == pytest.approx(100 * spearmanr(cos, [p[2] for p in pairs]).statistic)
+    assert out["avg"] == out["STSB"]
+    assert len(calls) == 1 and sorted(calls[0]) == ["a", "b", "c", "d"]  # each sentence once
+
+
+def test_sts_refuses_nan_embeddings(tmp_path):
+    d = tmp_path / "sts" / "raw" / "STSBenchmark"
+    d.mkdir(parents=True)
+    d.joinpath("sts-test.csv").write_text("g\tf\ty\t0\t1.0\ta\tb\n")
+    with pytest.raises(ValueError, match="NaN"):
+        sts.evaluate(lambda s: np.full((len(s), 2), np.nan), data_dir=tmp_path, tasks=["STSB"])
+
+
+def test_fit_score_is_sklearn_logreg():
+    rng = np.random.RandomState(1)
+    X, y = rng.randn(200, 5), (rng.rand(200) > 0.5).astype(int)
+    X[:, 0] += 2 * y
+    ref = LogisticRegression(C=0.5, max_iter=1000, random_state=3).fit(X[:150], y[:150]).score(X[150:], y[150:])
+    assert transfer.fit_score(X[:150], y[:150], X[150:], y[150:], 0.5, 3) == ref
+
+
+def test_protocols_learn_a_separable_task_and_fail_on_noise():
+    rng = np.random.RandomState(0)
+    y = np.repeat([0, 1], 100)
+    X_sep = rng.randn(200, 4) + 3 * y[:, None]
+    X_noise = rng.randn(200, 4)
+    assert transfer.nested_cv_accuracy(X_sep, y, kfold=5) > 95
+    assert transfer.nested_cv_accuracy(X_noise, y, kfold=5, inner_search=False) < 70
+    assert transfer.cv_then_test_accuracy(X_sep[::2], y[::2], X_sep[1::2], y[1::2], kfold=5) > 95
+    tr, dv, te = np.arange(0, 200, 3), np.arange(1, 200, 3), np.arange(2, 200, 3)
+    assert transfer.dev_then_test_accuracy(X_sep[tr], y[tr], X_sep[dv], y[dv], X_sep[te], y[te]) > 95
+    assert transfer.best_c_by_cv(X_sep, y, transfer.C_KFOLD, 5, 0) in transfer.C_KFOLD
+
+
+def test_pair_features():
+    vec = {"u": np.array([1.0, -2.0]), "v": np.array([3.0, 1.0])}
+    feats = transfer.pair_features(lambda s: np.stack([vec[x] for x in s]), ["u"], ["v"])
+    assert np.allclose(feats, [[2.0, 3.0, 3.0, -2.0]])
+
+
+def test_side_by_side_and_csv(tmp_path):
+    paper = pd.DataFrame({"x": [1.0], "avg": [2.0]}, index=["row"])
+    ours = pd.DataFrame({"x": [1.5], "avg": [1.0]}, index=["mine"])
+    t = results.side_by_side(paper, ours, {"R": ("row", "mine")})
+    assert t.loc[("R", "diff"), "x"] == 0.5 and t.loc[("R", "diff"), "avg"] == -1.0
+    path = results.save_csv(t, tmp_path / "t.csv", model="m", scale="smoke")
+    text = path.read_text()
+    assert "# model: m" in text and "# torch:" in text
+    back = pd.read_csv(path, comment="#", index_col=[0, 1])
+    assert back.loc[("R", "ours"), "x"] == 1.5
