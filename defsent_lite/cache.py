@@ -1,0 +1,32 @@
+"""Runs cached by a hash of their config, so notebooks stay independent yet share work."""
+import hashlib
+import json
+import os
+
+from . import config
+
+
+def config_key(cfg):
+    """Short stable hash of a JSON-serialisable config dict."""
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def run_dir(kind, cfg):
+    """Folder of one cached run: <cache>/<kind>/<hash>/ (not created)."""
+    return config.cache_dir() / kind / config_key(cfg)
+
+
+def cached_json(kind, cfg, compute):
+    """Return compute()'s JSON-serialisable result, reusing <run_dir>/result.json when present.
+
+    The file is written atomically, so an interrupted run never leaves a half result.
+    """
+    path = run_dir(kind, cfg) / "result.json"
+    if path.exists():
+        return json.loads(path.read_text())["result"]
+    result = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"config": cfg, "result": result}, indent=1, default=str))
+    os.replace(tmp, path)
+    return result

@@ -1,0 +1,99 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Baselines: the raw encoder's CLS vector and averaged token embeddings
+#
+# DefSent's Tables 3 (STS) and 4 (SentEval) start from two baselines that need no
+# training: the last-layer **CLS vector** and the **average of the last-layer token
+# embeddings** of BERT-base (rows taken from Sentence-BERT). This notebook computes both
+# rows for the model in the parameters cell, with the same scorers every later notebook
+# uses.
+#
+# * STS: Spearman x100 of cosine similarity, STS12-16 in the "all" setting, STS-B and
+#   SICK-R test sets (`sts/raw`).
+# * SentEval: logistic regression on frozen embeddings (SentEval's protocols, run with
+#   scikit-learn's L-BFGS instead of SentEval's Adam-trained torch classifier; see
+#   `defsent_lite/transfer.py`). The smoke scale uses 1,000 training examples per task,
+#   5 folds and C = 1 instead of the inner search over C.
+#
+# **What to expect.** At the `smoke` scale the model is all-MiniLM-L6-v2, an encoder
+# already fine-tuned for sentence similarity, so both rows sit far *above* raw BERT's
+# (especially the CLS vector, which raw BERT never trained for similarity). Set
+# `SCALE = "paper"` on a GPU to compute the paper's rows with bert-base-uncased.
+
+# %% tags=["parameters"]
+import os
+
+SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
+
+# %%
+import pandas as pd
+
+from defsent_lite import cache, config, encode, models, plots, results, sts, transfer
+
+S = config.scale(SCALE)
+MODEL = MODEL or S["model"]
+config.set_seed(S["seeds"][0])
+model, tokenizer = models.load(MODEL)
+print("scale:", S["name"], "| model:", MODEL)
+print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
+
+
+def baseline_scores(pooling):
+    """STS and SentEval scores of one pooling of the raw model (cached by config)."""
+    cfg = dict(model=MODEL, pooling=pooling, scale=S["name"], sts_max_pairs=S["sts_max_pairs"],
+               kfold=S["transfer_kfold"], inner=S["transfer_inner_search"], n=S["transfer_max_examples"])
+    embed = encode.embedder(model, tokenizer, pooling, batch_size=S["batch_size"], allow_empty=True)
+
+    def run():
+        return dict(sts=sts.evaluate(embed, DATA_ROOT, max_pairs=S["sts_max_pairs"]),
+                    transfer=transfer.evaluate(embed, data_dir=DATA_ROOT, kfold=S["transfer_kfold"],
+                                               inner_search=S["transfer_inner_search"],
+                                               max_examples=S["transfer_max_examples"]))
+    return cache.cached_json("baselines", cfg, run)
+
+
+scores = {pooling: baseline_scores(pooling) for pooling in ("cls", "mean")}
+
+# %% [markdown]
+# ## DefSent Table 3 rows (STS)
+
+# %%
+ours3 = pd.DataFrame({p: s["sts"] for p, s in scores.items()}).T[results.STS_COLS]
+paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
+table3 = results.side_by_side(paper3, ours3, {"CLS vector": ("BERT CLS-vector", "cls"),
+                                              "Avg. token embeddings": ("Avg. BERT embeddings", "mean")})
+table3
+
+# %% [markdown]
+# ## DefSent Table 4 rows (SentEval)
+
+# %%
+ours4 = pd.DataFrame({p: s["transfer"] for p, s in scores.items()}).T[results.TRANSFER_COLS]
+paper4 = results.paper_table(results.DEFSENT_TABLE4, results.TRANSFER_COLS)
+table4 = results.side_by_side(paper4, ours4, {"CLS vector": ("BERT CLS-vector", "cls"),
+                                              "Avg. token embeddings": ("Avg. BERT embeddings", "mean")})
+table4
+
+# %%
+fig = plots.paper_vs_ours_bars(table3, results.STS_COLS, "STS (Spearman x100): paper's BERT-base vs ours")
+
+# %%
+meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"][0],
+            data=f"STS raw, max {S['sts_max_pairs']} pairs/task; SentEval max {S['transfer_max_examples']} "
+                 f"train examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+print("saved", results.save_csv(table3, "../results/01_defsent_table3_baselines.csv", **meta))
+print("saved", results.save_csv(table4, "../results/01_defsent_table4_baselines.csv", **meta))
