@@ -28,6 +28,9 @@ SCALES = {
         transfer_kfold=5,
         transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
         batch_size=64,
+        defsent_train_max=3000,      # training definitions per run (seeded subset)
+        defsent_eval_max=500,        # dev/test definitions scored
+        defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
     ),
     "paper": dict(
         model="bert-base-uncased",
@@ -37,6 +40,9 @@ SCALES = {
         transfer_kfold=10,
         transfer_inner_search=True,
         batch_size=128,
+        defsent_train_max=None,
+        defsent_eval_max=None,
+        defsent_lr_xs=[i / 2 for i in range(15)],
     ),
 }
 

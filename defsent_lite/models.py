@@ -46,13 +46,14 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
     cls = AutoModelForMaskedLM if mlm_head else AutoModel
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
-        model = cls.from_pretrained(path, local_files_only=local_files_only)
+        model, info = cls.from_pretrained(path, local_files_only=local_files_only, output_loading_info=True)
     except (OSError, ValueError) as e:
         raise OSError(
             f"could not load model {name_or_path!r} ({type(e).__name__}: {str(e).splitlines()[0]}). "
             f"Offline, these work: {', '.join(OFFLINE_ALIASES)} or a local folder saved with "
             f"save_pretrained; hub names such as bert-base-uncased need internet access."
         ) from None
+    model.missing_keys = sorted(info["missing_keys"])  # lets callers see a head that was not in the checkpoint
     model.to(config.device(device))
     if eval_mode:
         model.eval()
@@ -66,3 +67,9 @@ def describe(model):
     dev = next(model.parameters()).device
     return (f"{type(model).__name__} ({c.model_type}, {c.num_hidden_layers} layers, "
             f"hidden {c.hidden_size}, {n / 1e6:.1f}M parameters) on {dev}")
+
+
+def head_was_loaded(model):
+    """True when the MLM head's weights came from the checkpoint (not freshly initialised)."""
+    prefixes = ("cls.", "lm_head.")
+    return not any(k.startswith(prefixes) for k in getattr(model, "missing_keys", []))

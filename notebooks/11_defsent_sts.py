@@ -1,0 +1,95 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11 · DefSent on STS (Tables 3 and 8)
+#
+# The encoders trained in notebook 10 (reused from the run cache; trained here if the
+# cache is empty) embed STS sentence pairs with the pooling they were trained with;
+# the score is Spearman x100 of cosine similarity ("all" setting, `sts/raw`, as the
+# DefSent code evaluates). Table 3 lists each model's best pooling by MRR, Table 8 every
+# pooling as mean ± std over seeds.
+#
+# **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 3,000 training
+# definitions, one seed, 1,000 evenly spaced pairs per STS task. MiniLM was already
+# trained for sentence similarity, so its untrained rows are far above raw BERT's; the
+# question here is whether DefSent training moves each pooling up or down.
+
+# %% tags=["parameters"]
+import os
+
+SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+MODEL = None
+POOLINGS = ["cls", "mean", "max"]
+
+# %%
+import pandas as pd
+
+from defsent_lite import config, defsent, encode, models, results, sts
+
+S = config.scale(SCALE)
+MODEL = MODEL or S["model"]
+model, tokenizer, head, head_kind = defsent.load_model(MODEL)
+print("scale:", S["name"], "| model:", MODEL, "| word-prediction head:", head_kind)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
+base = dict(model=MODEL, batch_size=16, train_max=S["defsent_train_max"], eval_max=S["defsent_eval_max"],
+            optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False)
+
+
+def sts_scores(name_or_path, pooling):
+    m, tok = models.load(name_or_path)
+    return sts.evaluate(encode.embedder(m, tok, pooling, batch_size=S["batch_size"]), DATA_ROOT,
+                        max_pairs=S["sts_max_pairs"])
+
+
+untrained = {p: sts_scores(MODEL, p) for p in POOLINGS}
+trained = {}
+for p in POOLINGS:
+    best_x, _ = defsent.lr_search(dict(base, pooling=p, seed=S["seeds"][0]), S["defsent_lr_xs"], dataset)
+    lr = defsent.lr_grid([best_x])[best_x]
+    runs = [defsent.run(dict(base, pooling=p, seed=s, lr=lr), dataset) for s in S["seeds"]]
+    trained[p] = dict(scores=[sts_scores(r["path"], p) for r in runs], dev_mrr=[r["dev"]["mrr"] for r in runs])
+
+# %% [markdown]
+# ## Table 8: every pooling, untrained vs DefSent (mean over seeds)
+
+# %%
+rows = {}
+for p in POOLINGS:
+    rows[("untrained", p)] = [untrained[p][c] for c in results.STS_COLS]
+    rows[("DefSent", p)] = [pd.Series([s[c] for s in trained[p]["scores"]]).mean() for c in results.STS_COLS]
+table8 = results.paper_table(rows, results.STS_COLS).round(2)
+table8
+
+# %% [markdown]
+# ## Table 3: the best pooling by dev MRR, beside the paper's DefSent-BERT-base (CLS)
+
+# %%
+best = max(POOLINGS, key=lambda p: pd.Series(trained[p]["dev_mrr"]).mean())
+print("best pooling by dev MRR:", best)
+paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
+baseline_row = {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}  # the paper has no raw Max row
+ours3 = results.paper_table({("DefSent", best): rows[("DefSent", best)],
+                             ("untrained", best): rows[("untrained", best)]}, results.STS_COLS)
+pairs3 = {f"DefSent ({best})": ("DefSent-BERT-base (CLS)", ("DefSent", best))}
+if best in baseline_row:
+    pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
+table3 = results.side_by_side(paper3, ours3, pairs3)
+table3
+
+# %%
+meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
+            data=f"{dataset[1]['source']}; train max {S['defsent_train_max']}; STS raw, max {S['sts_max_pairs']} pairs/task")
+print("saved", results.save_csv(table8, "../results/11_defsent_table8.csv", **meta))
+print("saved", results.save_csv(table3, "../results/11_defsent_table3.csv", **meta))

@@ -1,0 +1,94 @@
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from defsent_lite import defsent, train
+
+
+@pytest.fixture
+def tiny_mlm():
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=32)
+    return BertForMaskedLM(cfg).eval()
+
+
+def test_head_gives_exactly_the_mlm_logits_and_is_frozen(tiny_mlm):
+    ids = torch.tensor([[1, 5, 7, 2]])
+    head = defsent.word_prediction_head(tiny_mlm)
+    hidden = tiny_mlm.bert(ids).last_hidden_state
+    assert torch.allclose(head(hidden), tiny_mlm(ids).logits, atol=1e-6)
+    assert not any(p.requires_grad for p in head.parameters())
+
+
+def test_rank_metrics_by_hand():
+    logits = torch.tensor([[0.1, 0.9, 0.5, 0.3],    # gold 2: one higher -> rank 2
+                           [0.7, 0.7, 0.1, 0.0],    # gold 1: tie with 0 -> rank 1 (gold's favour)
+                           [0.0, 0.1, 0.2, 0.3]])   # gold 0: rank 4
+    m = defsent.rank_metrics(logits, torch.tensor([2, 1, 0]))
+    assert m["mrr"] == pytest.approx((1 / 2 + 1 + 1 / 4) / 3)
+    assert (m["top1"], m["top3"], m["top10"]) == pytest.approx((1 / 3, 2 / 3, 1.0))
+
+
+def test_training_moves_the_encoder_but_not_head_or_word_embeddings(tiny_mlm):
+    model = tiny_mlm
+    head = defsent.word_prediction_head(model)
+    defsent.freeze(model.get_input_embeddings())
+    head_before = {k: v.clone() for k, v in head.state_dict().items()}
+    emb_before = model.get_input_embeddings().weight.clone()
+    layer_before = model.bert.encoder.layer[0].attention.self.query.weight.clone()
+    batches = [dict(input_ids=torch.tensor([[1, 5, 7, 2], [1, 9, 2, 0]]),
+                    attention_mask=torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]]),
+                    targets=torch.tensor([3, 4]))] * 5
+    hist = train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, lr=1e-2,
+                       params=defsent.trainable_parameters(model), optimizer="adam", progress=False)
+    assert hist["loss"][-1] < hist["loss"][0]
+    assert all(torch.equal(head.state_dict()[k], v) for k, v in head_before.items())
+    assert torch.equal(model.get_input_embeddings().weight, emb_before)
+    assert not torch.equal(model.bert.encoder.layer[0].attention.self.query.weight, layer_before)
+
+
+def test_nan_loss_stops_with_step_number(tiny_mlm):
+    calls = iter([1.0, 0.5, float("nan")])
+
+    def loss_fn(m, b):
+        return (m.bert.embeddings.position_embeddings.weight.sum() * 0 + next(calls))
+
+    with pytest.raises(train.NonFiniteLoss, match="at step 3 of 4"):
+        train.train(tiny_mlm, loss_fn, [0, 1, 2, 3], lr=1e-3, progress=False)
+
+
+def test_warmup_then_constant():
+    f = [train.warmup_factor(s, 2, 10, decay=False) for s in range(5)]
+    assert f == [0.5, 1.0, 1.0, 1.0, 1.0]
+    assert train.warmup_factor(9, 2, 10, decay=True) == pytest.approx(1 / 8)
+
+
+def test_tied_fallback_head_is_u_times_embeddings():
+    emb = torch.nn.Embedding(6, 3)
+    head = defsent.TiedEmbeddingHead(emb)
+    u = torch.randn(2, 3)
+    assert torch.allclose(head(u), u @ emb.weight.T)
+
+
+def test_lr_search_picks_best_dev_mrr(monkeypatch):
+    fake = {2.0 ** x * 1e-6: m for x, m in [(1, 0.1), (2, 0.3), (3, 0.2)]}
+    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None: {"dev": {"mrr": fake[cfg["lr"]]}})
+    best, res = defsent.lr_search({"pooling": "cls"}, [1, 2, 3])
+    assert best == 2 and set(res) == {1, 2, 3}
+    assert defsent.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent.lr_grid()) == 15
+
+
+def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from defsent_lite import encode, models
+    model, tok, head, kind = defsent.load_model("offline", device="cpu")
+    assert kind == defsent.FALLBACK
+    folder = defsent.save(model, tok, kind, tmp_path / "m", dict(pooling="cls", method="DefSent"))
+    sents = ["a celestial body orbiting the earth", "be expensive for someone"]
+    ours = encode.encode(model, tok, sents, pooling="cls")
+    reloaded, tok2 = models.load(str(folder))
+    assert torch.allclose(encode.encode(reloaded, tok2, sents, pooling="cls"), ours, atol=1e-5)
+    st = SentenceTransformer(str(folder), device="cpu")
+    assert torch.allclose(torch.tensor(st.encode(sents)), ours, atol=1e-4)
