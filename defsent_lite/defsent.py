@@ -237,3 +237,18 @@ def lr_search(base_cfg, xs=None, dataset=None):
     results = {x: run(dict(base_cfg, lr=lr), dataset) for x, lr in lr_grid(xs).items()}
     best = max(results, key=lambda x: results[x]["dev"]["mrr"])
     return best, results
+
+
+def base_config(scale, model):
+    """The run config shared by every DefSent run of a scale (pooling, lr and seed added later)."""
+    return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
+                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False)
+
+
+def final_runs(base, pooling, xs, seeds, dataset=None):
+    """Choose the learning rate on dev MRR (first seed), then train every seed with it.
+
+    Returns (chosen x, {x: search result}, [result per seed]); all runs are cached."""
+    best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
+    lr = lr_grid([best_x])[best_x]
+    return best_x, search, [run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds]

@@ -74,15 +74,14 @@ pd.DataFrame(untrained).T.round(4)
 # Runs are cached by their config, so notebooks 11-13 reuse these encoders.
 
 # %%
-base = dict(model=MODEL, seed=S["seeds"][0], batch_size=16, train_max=S["defsent_train_max"],
-            eval_max=S["defsent_eval_max"], optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False)
-search = {p: defsent.lr_search(dict(base, pooling=p), S["defsent_lr_xs"], dataset) for p in POOLINGS}
+base = defsent.base_config(S, MODEL)
+final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
-                         for p, (best, runs) in search.items() for x, r in runs.items()}).T.round(4)
+                         for p, (best, search, _) in final.items() for x, r in search.items()}).T.round(4)
 lr_table
 
 # %%
-best_x = {p: best for p, (best, _) in search.items()}
+best_x = {p: best for p, (best, _, _) in final.items()}
 print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()})
 print("paper (BERT-base, Table 5): CLS 2^2.5, Mean 2^3.5, Max 2^3.5 x 1e-6")
 
@@ -91,8 +90,7 @@ print("paper (BERT-base, Table 5): CLS 2^2.5, Mean 2^3.5, Max 2^3.5 x 1e-6")
 # Mean over seeds (one seed at smoke scale; ± std when several).
 
 # %%
-runs = {p: [defsent.run(dict(base, pooling=p, seed=s, lr=defsent.lr_grid([best_x[p]])[best_x[p]]), dataset)
-            for s in S["seeds"]] for p in POOLINGS}
+runs = {p: seed_runs for p, (_, _, seed_runs) in final.items()}
 cols = results.DEFSENT_TABLE2_COLS
 ours = {}
 for p in POOLINGS:

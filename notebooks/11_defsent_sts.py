@@ -43,8 +43,7 @@ MODEL = MODEL or S["model"]
 model, tokenizer, head, head_kind = defsent.load_model(MODEL)
 print("scale:", S["name"], "| model:", MODEL, "| word-prediction head:", head_kind)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
-base = dict(model=MODEL, batch_size=16, train_max=S["defsent_train_max"], eval_max=S["defsent_eval_max"],
-            optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False)
+base = defsent.base_config(S, MODEL)
 
 
 def sts_scores(name_or_path, pooling):
@@ -56,9 +55,7 @@ def sts_scores(name_or_path, pooling):
 untrained = {p: sts_scores(MODEL, p) for p in POOLINGS}
 trained = {}
 for p in POOLINGS:
-    best_x, _ = defsent.lr_search(dict(base, pooling=p, seed=S["seeds"][0]), S["defsent_lr_xs"], dataset)
-    lr = defsent.lr_grid([best_x])[best_x]
-    runs = [defsent.run(dict(base, pooling=p, seed=s, lr=lr), dataset) for s in S["seeds"]]
+    _, _, runs = defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset)
     trained[p] = dict(scores=[sts_scores(r["path"], p) for r in runs], dev_mrr=[r["dev"]["mrr"] for r in runs])
 
 # %% [markdown]
