@@ -5,7 +5,7 @@ changed by hand (Colab) or from the shell (CI):
 
     DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default ./data)
     DEFSENT_CACHE     cache of trained runs and embeddings                (default ./.cache)
-    DEFSENT_SCALE     smoke | paper                                       (default smoke)
+    DEFSENT_SCALE     smoke | cpu | paper                                 (default smoke)
     DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
                       the pytest config sets 0 so that nbval compares clean outputs)
 """
@@ -31,6 +31,18 @@ SCALES = {
         defsent_train_max=3000,      # training definitions per run (seeded subset)
         defsent_eval_max=500,        # dev/test definitions scored
         defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
+    ),
+    "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
+        model=OFFLINE_MODEL,
+        seeds=[0],
+        sts_max_pairs=None,
+        transfer_max_examples=None,
+        transfer_kfold=10,
+        transfer_inner_search=True,
+        batch_size=64,
+        defsent_train_max=None,
+        defsent_eval_max=None,
+        defsent_lr_xs=[6.0],
     ),
     "paper": dict(
         model="bert-base-uncased",

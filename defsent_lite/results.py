@@ -132,3 +132,36 @@ def save_csv(df, path, **meta):
             f.write(f"# {k}: {v}\n")
         df.to_csv(f)
     return path
+
+# DefSent, Table 6: top-3 predicted words for definitions (BERT-large, CLS).
+DEFSENT_TABLE6 = [
+    ("cost", "be expensive for ( someone )", ["cost", "charge", "pay"]),
+    ("preserve", "prevent ( food ) from rotting", ["preserve", "keep", "spoil"]),
+    ("good", "that which is pleasing or valuable or useful", ["good", "pleasing", "pleasure"]),
+    ("linux", "an open-source operating system modelled on unix.", ["linux", "unix", "gnu"]),
+    ("pile", "place or lay as if in a pile", ["pile", "stack", "heap"]),
+    ("weird", "very strange; bizarre", ["weird", "strange", "bizarre"]),
+    ("sale", "the general activity of selling", ["selling", "sale", "retail"]),
+    ("satellite", "a celestial body orbiting the earth or another planet.", ["planet", "satellite", "orbit"]),
+    ("logic", "the quality of being justifiable by reason", ["reason", "justice", "certainty"]),
+    ("custom", "a thing that one does habitually", ["habit", "routine", "ritual"]),
+    ("chief", "a person who is in charge", ["leader", "boss", "master"]),
+    ("nirvana", "an ideal or idyllic state or place", ["paradise", "dream", "ideal"]),
+]
+
+# DefSent, Table 7: top-5 predicted words for other inputs (BERT-large, CLS).
+DEFSENT_TABLE7 = [
+    ("royal man", ["king", "royal", "prince", "noble", "knight"]),
+    ("royal woman", ["queen", "princess", "royal", "regal", "sovereign"]),
+    ("royal boy", ["boy", "prince", "royal", "king", "baby"]),
+    ("royal girl", ["princess", "queen", "lady", "royal", "belle"]),
+    ("good", ["fine", "good", "great", "right", "solid"]),
+    ("bad", ["bad", "dirty", "awful", "ugly", "nasty"]),
+    ("not good", ["bad", "poor", "wrong", "awful", "terrible"]),
+    ("not bad", ["okay", "fair", "good", "fine", "ok"]),
+    ("Star wars", ["jedi", "star", "trek", "galaxy", "saga"]),
+    ("Star wars in America", ["jedi", "western", "fan", "hollywood", "movie"]),
+    ("Star wars in Europe", ["trek", "space", "adventure", "cinema", "fantas"]),
+    ("Star wars in Japan", ["godzilla", "anime", "gundam", "jedi", "manga"]),
+    ("captain america", ["marvel", "hero", "thor", "superhero", "hulk"]),
+]

@@ -24,7 +24,7 @@ def run(py_path, timeout=3600):
 
     nb_path = py_path.with_suffix(".ipynb")
     nb = jupytext.read(py_path)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(py_path.parent)}})
     client.execute()
     nbformat.write(nb, nb_path)

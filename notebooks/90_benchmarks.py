@@ -65,3 +65,16 @@ print({k: round(v, 2) for k, v in full.items()})
 # NBVAL_IGNORE_OUTPUT
 print(f"full 7-task STS evaluation: {sts_seconds:.1f} s on {torch.get_num_threads()} threads "
       f"(target < 120 s): {'met' if sts_seconds < 120 else 'MISSED'}")
+
+# %% [markdown]
+# ## DefSent training throughput (issue: speed is a feature)
+# Forward, backward and Adam step at batch 16 with the offline model, CLS pooling, 40
+# steps, in a fresh process so that its peak memory is its own. The only tensor as wide as
+# the vocabulary is the batch's logits, [16, 30522] floats (about 1.9 MiB); nothing larger
+# is materialised.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16, steps=40)
+print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp['seconds']:.1f} s), "
+      f"peak RSS {tp['peak_rss_mib']:.0f} MiB, logits {tp['logits_mib']:.2f} MiB per batch; head: {tp['head']}")

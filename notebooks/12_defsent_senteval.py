@@ -1,0 +1,85 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 12 · DefSent on SentEval transfer tasks (Tables 4 and 9)
+#
+# Frozen DefSent embeddings are features for a logistic regression on seven
+# classification tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC), following SentEval's
+# protocols (see `defsent_lite/transfer.py`; scikit-learn's L-BFGS logistic regression
+# stands in for SentEval's Adam-trained torch classifier, which the paper used with
+# Sentence-BERT's settings). Accuracy in %.
+#
+# **Smoke scale**: the pooling with the best dev MRR in notebook 10 only (the paper's
+# Table 4 also shows one pooling per model; Table 9 all three, run with `SCALE = "paper"`),
+# 1,000 training examples per task, 5 folds, C = 1. Expect DefSent to change the
+# untrained MiniLM's accuracy by a few points either way; the paper's DefSent-BERT-base
+# gained about 1 point over the raw BERT baselines.
+
+# %% tags=["parameters"]
+import os
+
+SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+MODEL = None
+POOLINGS = None   # None: smoke = the best pooling by dev MRR, paper = all three
+
+# %%
+import pandas as pd
+
+from defsent_lite import config, defsent, encode, models, results, transfer
+
+S = config.scale(SCALE)
+MODEL = MODEL or S["model"]
+_, tokenizer, _, head_kind = defsent.load_model(MODEL)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
+base = defsent.base_config(S, MODEL)
+final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
+dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}
+POOLINGS = POOLINGS or ([max(dev_mrr, key=dev_mrr.get)] if S["name"] == "smoke" else list(final))
+print("scale:", S["name"], "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS)
+
+
+def transfer_scores(name_or_path, pooling):
+    m, tok = models.load(name_or_path)
+    embed = encode.embedder(m, tok, pooling, batch_size=S["batch_size"], allow_empty=True)
+    return transfer.evaluate(embed, data_dir=DATA_ROOT, kfold=S["transfer_kfold"],
+                             inner_search=S["transfer_inner_search"], max_examples=S["transfer_max_examples"])
+
+
+rows = {}
+for p in POOLINGS:
+    rows[("untrained", p)] = transfer_scores(MODEL, p)
+    scores = [transfer_scores(r["path"], p) for r in final[p][2]]
+    rows[("DefSent", p)] = {c: pd.Series([s[c] for s in scores]).mean() for c in results.TRANSFER_COLS}
+ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()}, results.TRANSFER_COLS)
+ours.round(2)
+
+# %% [markdown]
+# ## Table 4: beside the paper's DefSent-BERT-base (CLS) and the raw-BERT baselines
+
+# %%
+paper4 = results.paper_table(results.DEFSENT_TABLE4, results.TRANSFER_COLS)
+pairs = {}
+for p in POOLINGS:
+    pairs[f"DefSent ({p})"] = ("DefSent-BERT-base (CLS)", ("DefSent", p))
+    if p in ("cls", "mean"):
+        pairs[f"untrained ({p})"] = ({"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p], ("untrained", p))
+table4 = results.side_by_side(paper4, ours, pairs)
+table4
+
+# %%
+meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
+            data=f"{dataset[1]['source']}; SentEval max {S['transfer_max_examples']} train examples, "
+                 f"{S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+print("saved", results.save_csv(table4, "../results/12_defsent_table4.csv", **meta))

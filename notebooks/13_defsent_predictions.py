@@ -1,0 +1,81 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13 · DefSent: what words does a sentence vector predict? (Tables 6 and 7)
+#
+# Feed a sentence embedding to the frozen word-prediction head and read off the most
+# probable words. Table 6 uses definition sentences (does the vector land on the defined
+# word?), Table 7 other phrases ("royal woman", "not bad", "Star wars in Japan"): the
+# paper's point is that DefSent vectors behave like contextual word embeddings, so the
+# predictions read like a reverse dictionary. Inputs are the paper's, verbatim.
+#
+# The paper used BERT-large with CLS pooling. At the smoke scale we use the offline
+# MiniLM trained in notebook 10 (CLS pooling, reused from the run cache), whose head is the
+# tied-embedding fallback; expect sensible neighbours rather than the paper's exact lists.
+# "untrained" shows the same head on the encoder before DefSent training.
+
+# %% tags=["parameters"]
+import os
+
+SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+MODEL = None
+POOLING = "cls"
+
+# %%
+import pandas as pd
+
+from defsent_lite import config, defsent, results
+
+S = config.scale(SCALE)
+MODEL = MODEL or S["model"]
+untrained = defsent.load_model(MODEL)
+dataset = defsent.build_dataset(untrained[1], DATA_ROOT)
+_, _, runs = defsent.final_runs(defsent.base_config(S, MODEL), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
+trained = defsent.load_model(runs[0]["path"])
+print("scale:", S["name"], "| model:", MODEL, "| pooling:", POOLING, "| head:", trained[3])
+
+
+def predict(loaded, sentences, k):
+    model, tokenizer, head, _ = loaded
+    return [" ".join(w) for w in defsent.top_k_words(model, tokenizer, head, sentences, POOLING, k)]
+
+
+# %% [markdown]
+# ## Table 6: definitions
+
+# %%
+defs = [d for _, d, _ in results.DEFSENT_TABLE6]
+table6 = pd.DataFrame({"word": [w for w, _, _ in results.DEFSENT_TABLE6], "definition": defs,
+                       "paper (BERT-large)": [" ".join(p) for _, _, p in results.DEFSENT_TABLE6],
+                       "ours untrained": predict(untrained, defs, 3), "ours DefSent": predict(trained, defs, 3)})
+hits = {c: sum(w in p.split() for w, p in zip(table6["word"], table6[c]))
+        for c in ("paper (BERT-large)", "ours untrained", "ours DefSent")}
+print("defined word among the top 3:", hits)
+table6
+
+# %% [markdown]
+# ## Table 7: other sentences
+
+# %%
+inputs = [s for s, _ in results.DEFSENT_TABLE7]
+table7 = pd.DataFrame({"input": inputs, "paper (BERT-large)": [" ".join(p) for _, p in results.DEFSENT_TABLE7],
+                       "ours untrained": predict(untrained, inputs, 5), "ours DefSent": predict(trained, inputs, 5)})
+table7
+
+# %%
+meta = dict(model=MODEL, head=trained[3], scale=S["name"], seeds=S["seeds"][:1], pooling=POOLING,
+            data=dataset[1]["source"])
+print("saved", results.save_csv(table6, "../results/13_defsent_table6.csv", **meta))
+print("saved", results.save_csv(table7, "../results/13_defsent_table7.csv", **meta))
