@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+import torch
+
+from defsent_lite import encode, entries, models, pst
+
+
+@pytest.fixture(scope="module")
+def offline():
+    return models.load("offline", device="cpu")
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_entry_embeddings_are_per_entry_means(offline, pooling):
+    model, tok = offline
+    defs = ["give new life or vigor to", "imbue something with new life and vitality",
+            "a large African animal with a long neck", "a very long definition " * 5, "short"]
+    ids = [0, 0, 2, 1, 2]
+    got = entries.build_entry_embeddings(model, tok, ids, defs, pooling, batch_size=2)
+    vecs = encode.encode(model, tok, defs, pooling=pooling)
+    ref = torch.stack([vecs[[i for i, e in enumerate(ids) if e == k]].mean(0) for k in range(3)])
+    assert got.shape == (3, 384) and torch.allclose(got, ref, atol=1e-5)
+
+
+def test_entry_bad_input(offline):
+    model, tok = offline
+    with pytest.raises(ValueError, match="no definition"):
+        entries.build_entry_embeddings(model, tok, [0, 2], ["a", "b"], "cls")
+    assert entries.usable_definitions([0, 1, 1], ["a", " ", "c"]) == ([0, 1], ["a", "c"], 1)
+    with pytest.raises(ValueError, match="AMP"):
+        entries.build_entry_embeddings(model, tok, [0], ["a"], "max")
+
+
+def test_ica_recovers_independent_sources():
+    rng = np.random.RandomState(0)
+    S = np.c_[rng.uniform(-1, 1, 2000), rng.laplace(size=2000), np.sign(rng.randn(2000))]
+    X = S @ rng.randn(3, 3)
+    Y = pst.ica_transform(X)
+    corr = np.abs(np.corrcoef(Y.T, S.T)[:3, 3:])
+    assert (corr.max(1) > 0.99).all()
+    assert np.allclose(Y.std(0), 100.0, rtol=1e-6)  # unit variance x 100
+
+
+def test_ica_non_convergence_is_reported():
+    X = np.random.RandomState(1).randn(300, 4) @ np.random.RandomState(2).randn(4, 4)
+    with pytest.warns(UserWarning, match="stopped at 1 iterations"):
+        pst.ica_transform(X, max_iter=1)
