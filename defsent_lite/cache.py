@@ -30,3 +30,16 @@ def cached_json(kind, cfg, compute):
     tmp.write_text(json.dumps({"config": cfg, "result": result}, indent=1, default=str))
     os.replace(tmp, path)
     return result
+
+
+def cached_tensor(kind, cfg, compute):
+    """Like cached_json for a tensor: <run_dir>/tensor.pt, written atomically."""
+    import torch
+    path = run_dir(kind, cfg) / "tensor.pt"
+    if path.exists():
+        return torch.load(path)
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(value, path.with_suffix(".tmp"))
+    os.replace(path.with_suffix(".tmp"), path)
+    return value

@@ -31,6 +31,17 @@ SCALES = {
         defsent_train_max=3000,      # training definitions per run (seeded subset)
         defsent_eval_max=500,        # dev/test definitions scored
         defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
+        dsp_max_entries=400,         # DefSent+: seeded sample of entries (all their definitions) per dataset
+        dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
+        dsp_inference_poolings=["cls", "mean", "prompt"],
+        dsp_sts_max_pairs=300,       # STS pairs per task after each DefSent+ training (smoke: 300 to keep CI short)
+        dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 400-entry space does not converge anyway)
+        gauss_train_max=600,         # GaussCSE: seeded sample of the offline training triplets
+        gauss_batch_size=32,
+        gauss_lr=5e-5,
+        gauss_epochs=1,
+        gauss_dev_max=1000,          # evenly spaced SNLI-dev pairs (threshold and model selection)
+        gauss_test_max=1000,         # evenly spaced pairs per test set
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
@@ -43,6 +54,17 @@ SCALES = {
         defsent_train_max=None,
         defsent_eval_max=None,
         defsent_lr_xs=[6.0],
+        dsp_max_entries=None,
+        dsp_lrs=[5e-5, 4e-5, 3e-5],
+        dsp_inference_poolings=["cls", "mean", "prompt"],
+        dsp_sts_max_pairs=None,
+        dsp_ica_max_iter=1000,
+        gauss_train_max=None,        # all 7,409 offline triplets
+        gauss_batch_size=16,         # Appendix E grid optimum for BERT-base (16, 5e-5)
+        gauss_lr=5e-5,
+        gauss_epochs=1,              # the official code's epoch count (paper: 3)
+        gauss_dev_max=None,
+        gauss_test_max=None,
     ),
     "paper": dict(
         model="bert-base-uncased",
@@ -55,6 +77,17 @@ SCALES = {
         defsent_train_max=None,
         defsent_eval_max=None,
         defsent_lr_xs=[i / 2 for i in range(15)],
+        dsp_max_entries=None,
+        dsp_lrs=[5e-5, 4e-5, 3e-5],  # bert-base-uncased; defsentplus.PAPER_LRS has the other models
+        dsp_inference_poolings=["cls", "mean", "prompt"],
+        dsp_sts_max_pairs=None,
+        dsp_ica_max_iter=1000,
+        gauss_train_max=None,        # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
+        gauss_batch_size=16,
+        gauss_lr=5e-5,
+        gauss_epochs=3,
+        gauss_dev_max=None,
+        gauss_test_max=None,
     ),
 }
 

@@ -76,6 +76,32 @@ DEFSENTPLUS_TABLE1 = {
     "b (Oxford)": [122209, 36767, 108, 12, 113, 12],
     "c (Oxford single words in BERT vocab.)": [67553, 9647, 85, 12, 93, 12],
 }
+# DefSent+, Table 2 (mean over 10 runs, BERT-base-uncased rows and DefSent's baseline).
+DEFSENTPLUS_TABLE2 = {
+    "DefSent BERT-base": [67.30, 81.96, 71.92, 77.68, 76.71, 76.90, 73.28, 75.11],
+    "DefSent+ BERT-base 1st-(Mean,AMP)-c": [65.24, 82.25, 72.37, 80.80, 77.11, 77.38, 72.38, 75.36],
+    "DefSent+ BERT-base 1st-(CLS,AMP)-b": [68.03, 81.97, 74.37, 81.59, 79.18, 79.48, 71.64, 76.61],
+    "DefSent+ BERT-base 1st-(CLS,AMP)-a": [69.09, 83.44, 75.88, 82.63, 80.26, 81.13, 72.73, 77.88],
+    "DefSent+ BERT-base 2nd-(CLS,AMP)-a": [70.18, 84.18, 76.54, 83.21, 80.66, 81.50, 72.53, 78.40],
+    "DefSent+ BERT-base 3rd-(CLS,AMP)-a": [69.91, 84.19, 76.90, 83.52, 80.60, 81.17, 72.64, 78.42],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [71.23, 84.56, 76.93, 83.19, 80.69, 81.57, 72.38, 78.65],
+}
+
+# DefSent+, Table 8: STS average after 1st Training on dataset a per encoding combination.
+DEFSENTPLUS_TABLE8_COLS = ["(Mean, AMP)", "(CLS, AMP)", "(Mean, AC)", "(CLS, AC)"]
+DEFSENTPLUS_TABLE8 = {
+    "BERT-base": [77.50, 77.88, 74.62, 75.10], "BERT-large": [78.16, 79.40, 75.27, 76.54],
+    "RoBERTa-base": [76.68, 76.78, 78.44, 77.66], "RoBERTa-large": [76.97, 79.39, 79.81, 79.49],
+}
+
+# DefSent+, Table 4 (SentEval accuracy). The extracted table splits each DefSent+ name over two
+# lines, each with numbers; we keep the line that carries the model name (BERT-base(ICA)).
+DEFSENTPLUS_TABLE4 = {
+    "DefSent BERT-base": [81.72, 88.14, 94.89, 90.11, 87.04, 89.20, 75.83, 86.70],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [83.43, 89.78, 95.26, 90.58, 89.18, 89.60, 77.68, 87.93],
+    "SimCSE BERT-base": [81.18, 86.20, 94.43, 88.87, 85.50, 89.80, 74.49, 85.78],
+}
+
 DEFSENTPLUS_TABLE1_COLS = ["definitions", "entries", "max_len_bert", "median_len_bert",
                            "max_len_roberta", "median_len_roberta"]
 
@@ -165,3 +191,22 @@ DEFSENT_TABLE7 = [
     ("Star wars in Japan", ["godzilla", "anime", "gundam", "jedi", "manga"]),
     ("captain america", ["marvel", "hero", "thor", "superhero", "hulk"]),
 ]
+
+# GaussCSE, Tables 1 and 3 (BERT-base): NLI accuracy and AUPRC (x100), SNLI / MNLI / SICK.
+GAUSSCSE_NLI_COLS = ["SNLI acc", "SNLI AUPRC", "MNLI acc", "MNLI AUPRC", "SICK acc", "SICK AUPRC"]
+GAUSSCSE_TABLE3 = {
+    "SimCSE (BERT-base)": [74.96, 66.76, 78.18, 75.88, 86.11, 81.41],
+    "ent": [72.44, 60.65, 67.92, 56.96, 67.70, 68.26],
+    "ent+con": [77.63, 70.95, 77.71, 74.21, 80.38, 82.12],
+    "ent+rev": [69.32, 54.21, 66.04, 53.87, 67.93, 63.60],
+    "ent+con+rev": [76.64, 67.07, 76.85, 71.34, 83.15, 79.45],
+}
+# GaussCSE, Tables 2 and 4 (BERT-base): entailment-direction accuracy.
+GAUSSCSE_DIR_COLS = ["SNLI", "MNLI", "SICK", "avg"]
+GAUSSCSE_TABLE2 = {
+    "Length-baseline": [92.63, 82.64, 69.14, 81.47],
+    "ent": [64.84, 61.11, 60.10, 62.01],
+    "ent+con": [64.55, 56.84, 69.67, 63.68],
+    "ent+rev": [97.60, 92.64, 87.80, 92.68],
+    "ent+con+rev": [97.38, 91.92, 86.22, 91.84],
+}

@@ -12,12 +12,11 @@
 # ---
 
 # %% [markdown]
-# # 00 · Data overview: the dictionary datasets of DefSent and DefSent+
+# # 00 · Data overview: the evaluation data and the DefSent dictionary dataset
 #
 # DefSent (2021) trains on Oxford definitions (Ishiwatari et al., 2019) split 8:1:1 **by
 # word**, keeping only words that are one token of the model's vocabulary (Table 1).
-# DefSent+ (2024) keeps every entry, and builds three datasets (its Table 1):
-# *a* = Oxford + WordNet, *b* = all of Oxford, *c* = Oxford single words in BERT's vocabulary.
+# DefSent+ (2024) keeps every entry; its three datasets (Table 1) are in notebook 20.
 #
 # **What is missing offline.** The Oxford *train* split (about 98k of 122k definitions) is
 # not in `../shared/data`; only *valid* and *test* (24,464 definitions) are. So the
@@ -81,21 +80,7 @@ paper1 = results.paper_table(results.DEFSENT_TABLE1, results.DEFSENT_TABLE1_COLS
 table1 = results.side_by_side(paper1, ours1, {f"{g} / {s}": ((g, s), (g, s)) for g, s in paper1.index}, digits=3)
 table1
 
-# %% [markdown]
-# ## DefSent+ Table 1
-# Definitions, entries, and max (median) tokenised length with `[CLS]`/`[SEP]`.
-# Offline *a* = Oxford valid+test + all of WordNet 3.0 (206,978 lemma-synset glosses),
-# so *a* is close to the paper's size while *b* and *c* are about a fifth.
-
-# %%
-ours2 = results.paper_table(dictionary.defsentplus_table1(bert_tok, roberta_tok, DATA_ROOT),
-                            results.DEFSENTPLUS_TABLE1_COLS)
-paper2 = results.paper_table(results.DEFSENTPLUS_TABLE1, results.DEFSENTPLUS_TABLE1_COLS)
-table2 = results.side_by_side(paper2, ours2, {k: (k, k) for k in paper2.index}, digits=1)
-table2
-
 # %%
 meta = dict(model=BERT, scale=SCALE, seeds=f"split seed {dictionary.SPLIT_SEED}",
-            data=f"Oxford {'+'.join(splits_used)} (+ WordNet 3.0 for a)")
-for name, table in [("00_defsent_table1", table1), ("00_defsentplus_table1", table2)]:
-    print("saved", results.save_csv(table, f"../results/{name}.csv", **meta))
+            data=f"Oxford {'+'.join(splits_used)}")
+print("saved", results.save_csv(table1, "../results/00_defsent_table1.csv", **meta))

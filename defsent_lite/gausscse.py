@@ -1,0 +1,145 @@
+"""GaussCSE end to end: training data, one cached training run per loss setting, and the
+evaluations of Tables 1-4 (NLI accuracy / AUPRC, entailment direction)."""
+import numpy as np
+import torch
+
+from . import cache, config, data, gauss, models, nli, train
+
+NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
+DEV_SET = "snli_dev"
+
+
+def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0):
+    """(premise, entailment, contradiction) triplets of nli/train/triplets.tsv (offline stand-in
+    for SimCSE's nli_for_simcse.csv); MNLI dev_mismatched, SNLI dev/test and SICK are never in it."""
+    rows = data.read_triplets(config.data_root(data_dir) / "nli" / "train" / "triplets.tsv")
+    rows = [r for r in rows if r["source"] not in exclude_sources]
+    if max_triplets and len(rows) > max_triplets:
+        g = torch.Generator().manual_seed(seed)
+        rows = [rows[i] for i in sorted(torch.randperm(len(rows), generator=g)[:max_triplets].tolist())]
+    return [(r["premise"], r["entailment"], r["contradiction"]) for r in rows]
+
+
+def evenly_spaced(rows, n):
+    """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
+    if not n or len(rows) <= n:
+        return list(rows)
+    return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
+
+
+def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_size=64):
+    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence encoded once."""
+    uniq = list(dict.fromkeys(list(first) + list(second)))
+    mu, var = gauss.encode(model, tokenizer, uniq, batch_size=batch_size)
+    pos = {s: i for i, s in enumerate(uniq)}
+    a = torch.tensor([pos[s] for s in first])
+    b = torch.tensor([pos[s] for s in second])
+    fwd = gauss.kl_similarity(mu[a], var[a], mu[b], var[b], reduction)
+    bwd = gauss.kl_similarity(mu[b], var[b], mu[a], var[a], reduction)
+    return fwd.numpy(), bwd.numpy()
+
+
+def nli_scores(model, tokenizer, rows, reduction="sum"):
+    """sim(hyp||pre) per NLI row (the score thresholded for entailment)."""
+    fwd, _ = pair_similarities(model, tokenizer, [r["hypothesis"] for r in rows], [r["premise"] for r in rows], reduction)
+    return fwd
+
+
+def dev_auprc_fn(tokenizer, dev_rows, reduction):
+    """eval_fn for train.train: SNLI-dev AUPRC (the paper's model selection, every 100 steps)."""
+    labels = nli.binary_labels(dev_rows)
+    return lambda model: nli.auprc(nli_scores(model, tokenizer, dev_rows, reduction), labels)
+
+
+def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
+    """Encode premises, entailments and contradictions in one forward pass; Eq. 3."""
+    device = next(model.parameters()).device
+    sentences = [s for column in zip(*batch) for s in column]
+    enc = tokenizer(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(device)
+    mu, var = model(dict(enc))
+    n = len(batch)
+    pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
+    return gauss.contrastive_loss(pre, ent, con, setting, reduction=reduction)
+
+
+def describe_batch(model, tokenizer):
+    """For NonFiniteLoss: the batch's first premises and the range of its means and variances."""
+    def describe(batch):
+        with torch.no_grad():
+            mu, var = gauss.encode(model, tokenizer, [s for t in batch for s in t])
+        return (f"premises {[p[:30] for p, _, _ in batch[:2]]}..., mu in [{mu.min():.3g}, {mu.max():.3g}], "
+                f"var in [{var.min():.3g}, {var.max():.3g}]")
+    return describe
+
+
+def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="sum"):
+    """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
+    plus per-example correctness for McNemar's test."""
+    dev_scores = nli_scores(model, tokenizer, dev_rows, reduction)
+    threshold = nli.best_threshold(dev_scores, nli.binary_labels(dev_rows))
+    out = dict(threshold=threshold, dev_auprc=nli.auprc(dev_scores, nli.binary_labels(dev_rows)), nli={}, direction={},
+               nli_correct={}, direction_correct={})
+    for name, rows in test_sets.items():
+        scores, labels = nli_scores(model, tokenizer, rows, reduction), nli.binary_labels(rows)
+        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold), auprc=100 * nli.auprc(scores, labels))
+        out["nli_correct"][name] = ((scores > threshold) == (labels == 1)).astype(int).tolist()
+        entailing, entailed = direction_pairs(name, rows, sick_full)
+        fwd, bwd = pair_similarities(model, tokenizer, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
+        out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
+        out["direction_correct"][name] = (fwd > bwd).astype(int).tolist()
+    return out
+
+
+def direction_pairs(name, rows, sick_full):
+    """(entailing, entailed) sentences of a test set's entailment pairs; SICK's bilateral pairs excluded."""
+    if name == "SICK":
+        ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
+        entailing, entailed, _ = nli.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
+        return entailing, entailed
+    ent = [r for r in rows if r["label"] == "entailment"]
+    return [r["premise"] for r in ent], [r["hypothesis"] for r in ent]
+
+
+def eval_data(max_pairs=None, data_dir=None):
+    """SNLI dev, the three test sets (evenly spaced subsets when max_pairs) and full SICK."""
+    dev = evenly_spaced(data.load_nli(DEV_SET, data_dir), max_pairs)
+    tests = {k: evenly_spaced(data.load_nli(v, data_dir), max_pairs) for k, v in NLI_TEST_SETS.items()}
+    sick_full = data.read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
+    return dev, tests, sick_full
+
+
+def run(cfg, data_dir=None):
+    """Train GaussCSE once for cfg (cached by its hash) and evaluate it.
+
+    cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
+    test_max, reduction, exclude_sources.
+    """
+    def compute():
+        config.set_seed(cfg["seed"])
+        encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
+        model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
+        triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"])
+        batches = [b for e in range(cfg["epochs"]) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
+        batches = [b for b in batches if len(b) > 1]  # a 1-triplet batch has no in-batch negatives
+        dev, tests, sick_full = eval_data(cfg["test_max"], data_dir)
+        dev = evenly_spaced(dev, cfg["dev_max"])
+        history = train.train(model, lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
+                              batches, cfg["lr"], optimizer="adamw", weight_decay=0.0, warmup_ratio=1.0, decay=False,
+                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"]), eval_every=cfg["eval_every"],
+                              describe_batch=describe_batch(model, tokenizer), desc=f"GaussCSE {cfg['setting']}")
+        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"])
+        return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
+                    loss_curve=history["loss"], triplets=len(triplets))
+    return cache.cached_json("gausscse", cfg, compute)
+
+
+def length_baselines(tests, sick_full):
+    """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
+    return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)) for name, rows in tests.items()}
+
+
+def base_config(scale, model):
+    """A scale's GaussCSE config (setting added per run)."""
+    return dict(model=model, lr=scale["gauss_lr"], batch_size=scale["gauss_batch_size"], epochs=scale["gauss_epochs"],
+                seed=scale["seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
+                dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[])

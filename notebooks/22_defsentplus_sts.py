@@ -1,0 +1,100 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+
+# %% [markdown]
+# # 22 · DefSent+ on STS (Table 2)
+#
+# Table 2 has four groups: DefSent's best rows; DefSent+ after the 1st Training on
+# datasets *c*, *b* and *a* (bigger dictionary, better STS); and the 2nd and 3rd Trainings
+# of PST on *a* (the 3rd with the plain or the ICA-transformed space). STS is Spearman x 100
+# of cosine similarity with the last hidden states pooled (CLS, Mean or Prompt; the best
+# pooling is reported, as the paper does). The PST runs are the ones of notebook 21
+# (shared through the run cache).
+#
+# **Smoke scale**: all-MiniLM-L6-v2, 400 sampled entries per dataset, one seed, 300 pairs
+# per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
+# same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
+
+# %% tags=["parameters"]
+import os
+
+SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+MODEL = None
+COMBINATION = {"c": ("mean", "mean"), "b": ("cls", "mean"), "a": ("cls", "mean")}  # the paper's BERT-base rows
+
+# %%
+import pandas as pd
+
+from defsent_lite import config, defsent, defsentplus, models, plots, pst, results
+
+pd.set_option("display.width", 140)
+S = config.scale(SCALE)
+MODEL = MODEL or S["model"]
+runs = {}
+for name in "cba":
+    pooling, entry_pooling = COMBINATION[name]
+    cfg = pst.pst_config(S, MODEL, name, pooling, entry_pooling, steps=None if name == "a" else 1)
+    runs[name], _ = pst.run(cfg, DATA_ROOT)
+print("scale:", S["name"], "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
+
+
+def best_row(run):
+    """STS row of a run under its best inference pooling, and that pooling."""
+    pooling = max(run["sts"], key=lambda p: run["sts"][p]["avg"])
+    return [run["sts"][pooling][c] for c in results.STS_COLS], pooling
+
+
+# %% [markdown]
+# ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
+
+# %%
+model, tokenizer = models.load(MODEL)
+untrained = defsentplus.sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"])
+rows, poolings = {}, {}
+rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
+_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL), "cls", S["defsent_lr_xs"], S["seeds"])
+m, tok = models.load(ds_runs[0]["path"])
+rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"])))
+ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
+for name in "cba":
+    combo = defsentplus.combination_name(*COMBINATION[name]).replace(" ", "")
+    for st in runs[name]:
+        for (space, _), r in st["runs"].items():
+            label = f"DefSent+ {ordinal[st['step']]}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
+            rows[label], poolings[label] = best_row(r)
+ours = pd.DataFrame.from_dict(rows, orient="index", columns=results.STS_COLS)
+ours.insert(0, "pooling", pd.Series(poolings))
+ours.round(2)
+
+# %% [markdown]
+# ## Beside the paper (BERT-base rows of Table 2)
+
+# %%
+paper = results.paper_table(results.DEFSENTPLUS_TABLE2, results.STS_COLS)
+pairs = {"DefSent": ("DefSent BERT-base", "DefSent (CLS)")}
+for key in list(paper.index)[1:]:
+    ours_key = key.replace("BERT-base(ICA) ", "").replace("BERT-base ", "") + (" (ICA)" if "ICA" in key else "")
+    pairs[ours_key.replace("DefSent+ ", "")] = (key, ours_key)
+table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs)
+table2
+
+# %%
+fig = plots.paper_vs_ours_bars(table2, ["avg"], title="STS avg: paper (BERT-base) vs ours")
+
+# %%
+meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"400-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",
+            sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"])
+print("saved", results.save_csv(ours.round(2), "../results/22_defsentplus_ours.csv", **meta))
+print("saved", results.save_csv(table2, "../results/22_defsentplus_table2.csv", **meta))

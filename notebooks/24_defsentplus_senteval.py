@@ -1,0 +1,73 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+
+# %% [markdown]
+# # 24 · DefSent+ on SentEval (Table 4)
+#
+# Frozen sentence embeddings (last hidden states pooled) as features for logistic
+# regression on seven classification tasks, SentEval's protocols with scikit-learn (see
+# notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
+# improving STS. The encoder here is the best one after the last PST step of notebook 21
+# (shared through the run cache), with the pooling that scored best on STS.
+#
+# **Smoke scale**: 1,000 training examples per task, 5 folds, C = 1.
+
+# %% tags=["parameters"]
+import os
+
+SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+MODEL = None
+DATASET = "a"
+POOLING, ENTRY_POOLING = "cls", "mean"
+
+# %%
+import pandas as pd
+
+from defsent_lite import config, encode, models, pst, results, transfer
+
+pd.set_option("display.width", 140)
+S = config.scale(SCALE)
+MODEL = MODEL or S["model"]
+steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), DATA_ROOT)
+final = steps[-1]["best_run"]
+pooling = max(final["sts"], key=lambda p: final["sts"][p]["avg"])
+print("scale:", S["name"], "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
+      "pooling", pooling)
+
+
+def transfer_scores(name_or_path):
+    m, tok = models.load(name_or_path)
+    embed = encode.embedder(m, tok, pooling, batch_size=S["batch_size"], allow_empty=True)
+    return transfer.evaluate(embed, data_dir=DATA_ROOT, kfold=S["transfer_kfold"],
+                             inner_search=S["transfer_inner_search"], max_examples=S["transfer_max_examples"])
+
+
+rows = {f"untrained ({pooling})": transfer_scores(MODEL), f"DefSent+ final PST ({pooling})": transfer_scores(final["path"])}
+ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()}, results.TRANSFER_COLS)
+ours.round(2)
+
+# %% [markdown]
+# ## Beside the paper's Table 4 (BERT-base rows)
+
+# %%
+paper = results.paper_table(results.DEFSENTPLUS_TABLE4, results.TRANSFER_COLS)
+table4 = pd.concat([paper, ours]).round(2)
+table4
+
+# %%
+meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], pooling=pooling,
+            data=f"{report['source']}; {report['entries']} entries; SentEval max {S['transfer_max_examples']} "
+                 f"train examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+print("saved", results.save_csv(table4, "../results/24_defsentplus_table4.csv", **meta))

@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+import torch
+from scipy.special import logsumexp
+from sklearn.decomposition import PCA, TruncatedSVD
+from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedLM, RobertaModel
+
+from defsent_lite import defsentplus, pst
+
+
+def tiny_bert():
+    torch.manual_seed(0)
+    return BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                intermediate_size=32)).eval()
+
+
+def test_pooler_output_on_cls_equals_the_bert_pooler():
+    model = tiny_bert()
+    ids = torch.randint(0, 50, (3, 7))
+    h = model(ids).last_hidden_state
+    assert torch.allclose(defsentplus.pooler_output(model, h[:, 0]), model.pooler(h), atol=1e-6)
+
+
+def test_roberta_pooler_copies_mlm_dense_and_uses_gelu():
+    cfg = RobertaConfig(vocab_size=60, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=40)
+    torch.manual_seed(0)
+    mlm, model = RobertaForMaskedLM(cfg).eval(), RobertaModel(cfg).eval()
+    defsentplus.roberta_pooler_from_mlm_head(model, mlm)
+    x = torch.randn(4, 16)
+    expected = torch.nn.functional.gelu(x @ mlm.lm_head.dense.weight.T + mlm.lm_head.dense.bias)
+    assert torch.allclose(defsentplus.pooler_output(model, x), expected, atol=1e-6)
+
+
+def test_loss_is_softmax_over_all_entries_by_scipy():
+    class Tok:
+        def __call__(self, texts, **kw):
+            ids = torch.tensor([[1, 2 + len(t) % 5, 3] for t in texts])
+            return _Batch(input_ids=ids, attention_mask=torch.ones_like(ids))
+
+    model = tiny_bert()
+    space = torch.randn(9, 16)
+    examples = [(4, "a definition"), (0, "another one"), (8, "x")]
+    got = defsentplus.loss(model, Tok(), examples, "mean", space).item()
+    batch = Tok()([d for _, d in examples])
+    h = model(**batch).last_hidden_state.mean(1)
+    logits = (defsentplus.pooler_output(model, h) @ space.T).detach().numpy().astype(np.float64)
+    expected = np.mean([logsumexp(row) - row[t] for row, (t, _) in zip(logits, examples)])
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+class _Batch(dict):
+    def to(self, device):
+        return self
+
+
+def test_entry_dataset_drops_and_counts_and_samples_entries():
+    pairs = [("b", "def b1"), ("a", "def a1"), ("a", "  "), ("c", ""), ("b", "def b2"), ("d", "def d")]
+    names, ids, defs, report = defsentplus.entry_dataset(pairs)
+    assert names == ["a", "b", "d"]
+    assert list(zip(ids, defs)) == [(1, "def b1"), (0, "def a1"), (1, "def b2"), (2, "def d")]
+    assert report["dropped_empty_definitions"] == 2 and report["dropped_entries_without_definition"] == 1
+    names2, ids2, _, report2 = defsentplus.entry_dataset(pairs, max_entries=2, seed=1)
+    assert len(names2) == 2 and set(ids2) == {0, 1} and report2["entries"] == 2
+
+
+def test_space_views_match_sklearn_svd_and_whitened_pca():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 6)) @ rng.normal(size=(6, 6)) + 3.0
+    views = pst.space_views(X, n_points=200, seed=0)
+    order = torch.randperm(200, generator=torch.Generator().manual_seed(0)).numpy()
+    svd = TruncatedSVD(2, algorithm="arpack").fit_transform(X)[order]
+    pca = PCA(2, whiten=True).fit_transform(X)[order]
+    for ours, ref in ((np.array(views["svd"]), svd), (np.array(views["pca_whitened"]), pca)):
+        for j in range(2):  # each axis is defined up to its sign
+            assert np.allclose(np.abs(ours[:, j]), np.abs(ref[:, j]), atol=1e-6)
+
+
+def test_candidates_add_ica_only_at_the_last_step():
+    space = torch.randn(300, 4) ** 3
+    assert list(pst.candidates(space, last_step=False, ica=True)) == ["plain"]
+    both = pst.candidates(space, last_step=True, ica=True)
+    assert list(both) == ["plain", "ica1000"] and both["ica1000"].shape == space.shape
+    assert np.allclose(both["ica1000"].numpy().std(0), 100.0, rtol=1e-3)  # unit variance x 100
+
+
+def test_missing_pooler_is_refused(tmp_path):
+    from transformers import AutoTokenizer
+    BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32), add_pooling_layer=False).save_pretrained(tmp_path)
+    tok = AutoTokenizer.from_pretrained(defsentplus.models.resolve("offline"))
+    tok.save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="no pooler weights"):
+        defsentplus.load_model(str(tmp_path))

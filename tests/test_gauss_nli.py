@@ -1,0 +1,112 @@
+import math
+import numpy as np
+import pytest
+import torch
+from scipy.stats import binomtest
+from sklearn.metrics import auc, precision_recall_curve
+from torch.distributions import Normal, kl_divergence
+
+from defsent_lite import gauss, nli
+
+
+def gaussians(n, d, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, d, generator=g), torch.rand(n, d, generator=g) * 2 + 0.05
+
+
+def test_kl_matches_torch_distributions_and_broadcasts():
+    mu_a, var_a = gaussians(5, 7, 0)
+    mu_b, var_b = gaussians(4, 7, 1)
+    ref = kl_divergence(Normal(mu_a[:, None], var_a[:, None].sqrt()), Normal(mu_b[None], var_b[None].sqrt())).sum(-1)
+    assert torch.allclose(gauss.kl_divergence(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None]), ref, atol=1e-4)
+    assert torch.allclose(gauss.kl_matrix(mu_a, var_a, mu_b, var_b), ref, atol=1e-3)
+    sim = gauss.kl_similarity(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None])
+    assert sim.shape == (5, 4) and torch.allclose(sim, 1 / (1 + ref), atol=1e-6)
+    assert torch.allclose(gauss.similarity_matrix(mu_a, var_a, mu_b, var_b), sim, atol=1e-5)
+
+
+def test_broad_premise_makes_sim_hyp_given_pre_larger():
+    mu = torch.zeros(1, 4)
+    narrow, broad = torch.full((1, 4), 0.5), torch.full((1, 4), 2.0)
+    assert gauss.kl_similarity(mu, narrow, mu, broad) > gauss.kl_similarity(mu, broad, mu, narrow)
+
+
+def test_official_reduction_averages_per_dimension():
+    mu_a, var_a = gaussians(3, 5, 2)
+    mu_b, var_b = gaussians(3, 5, 3)
+    per_dim = kl_divergence(Normal(mu_a, var_a.sqrt()), Normal(mu_b, var_b.sqrt()))
+    got = gauss.kl_similarity(mu_a, var_a, mu_b, var_b, reduction="mean_per_dim")
+    assert torch.allclose(got, (1 / (1 + per_dim)).mean(-1), atol=1e-6)
+    with pytest.raises(ValueError, match="reduction"):
+        gauss.kl_similarity(mu_a, var_a, mu_b, var_b, reduction="max")
+
+
+def naive_loss(pre, ent, con, setting, t=0.05):
+    """Eq. 3 with explicit loops (the reference)."""
+    n, total = len(pre[0]), 0.0
+    sim = lambda x, i, y, j: float(1 / (1 + kl_divergence(Normal(x[0][i], x[1][i].sqrt()), Normal(y[0][j], y[1][j].sqrt())).sum()))
+    for i in range(n):
+        denom = sum(np.exp(sim(ent, j, pre, i) / t) for j in range(n))
+        if "con" in setting:
+            denom += sum(np.exp(sim(con, j, pre, i) / t) for j in range(n))
+        if "rev" in setting:
+            denom += sum(np.exp(sim(pre, j, ent, i) / t) for j in range(n))
+        total += -np.log(np.exp(sim(ent, i, pre, i) / t) / denom)
+    return total / n
+
+
+@pytest.mark.parametrize("setting", gauss.LOSS_SETTINGS)
+def test_contrastive_loss_equals_explicit_sums(setting):
+    pre, ent, con = gaussians(4, 3, 4), gaussians(4, 3, 5), gaussians(4, 3, 6)
+    pre = (pre[0] * 0.3, pre[1] + 1)  # keep similarities away from 0 so the sums are informative
+    ent = (ent[0] * 0.3, ent[1] + 1)
+    got = gauss.contrastive_loss(pre, ent, con, setting).item()
+    assert got == pytest.approx(naive_loss(pre, ent, con, setting), rel=1e-4)
+
+
+def test_head_variance_positive_and_finite_in_bf16():
+    torch.manual_seed(0)
+    head = gauss.GaussHead(8)
+    v = torch.randn(4, 8) * 1e4  # extreme inputs
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mu, var = head(v)
+        sim = gauss.kl_similarity(mu[:, None], var[:, None], mu[None], var[None])
+    assert var.dtype == torch.float32 and (var >= gauss.VAR_FLOOR).all()
+    assert torch.isfinite(sim).all() and torch.isfinite(mu).all()
+
+
+def test_best_threshold_and_accuracy_by_hand():
+    scores = [0.1, 0.4, 0.35, 0.8, 0.7]
+    labels = [0, 0, 1, 1, 1]
+    t = nli.best_threshold(scores, labels)
+    assert nli.accuracy(scores, labels, t) == pytest.approx(0.8)  # best possible: 4/5
+    brute = max(np.mean((np.array(scores) > c) == np.array(labels)) for c in np.linspace(0, 1, 10001))
+    assert nli.accuracy(scores, labels, t) == pytest.approx(brute)
+
+
+def test_auprc_equals_sklearn_on_grid_scores():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 500)
+    scores = np.clip(rng.normal(0.4 + 0.2 * labels, 0.15), 0, 0.998)
+    scores = np.floor(scores * 1000) / 1000 + 0.0005  # between grid points: > and >= agree
+    p, r, _ = precision_recall_curve(labels, scores)
+    assert nli.auprc(scores, labels) == pytest.approx(auc(r, p), abs=1e-9)
+
+
+def test_direction_length_baseline_and_mcnemar():
+    assert nli.direction_accuracy([0.9, 0.2, 0.5], [0.1, 0.3, 0.4]) == pytest.approx(2 / 3)
+    assert nli.length_baseline_accuracy(["a b c", "a", "a b"], ["a", "a b", "c d"]) == pytest.approx(0.5)
+    c1 = [1] * 30 + [0] * 5 + [1] * 10
+    c2 = [0] * 30 + [1] * 5 + [1] * 10
+    b, c, p = nli.mcnemar(c1, c2)
+    assert (b, c) == (30, 5) and p == pytest.approx(binomtest(30, 35, 0.5).pvalue)
+    _, _, p_chi = nli.mcnemar(c1, c2, exact=False)
+    assert p_chi == pytest.approx(math.erfc(math.sqrt(576 / 35 / 2)))  # chi2(1) sf of (|30-5|-1)^2/35
+
+
+def test_sick_bilateral_pairs_are_excluded_and_counted():
+    rows = [dict(sentence_a="A1", sentence_b="B1", ab="A_entails_B", ba="B_neutral_A"),
+            dict(sentence_a="A2", sentence_b="B2", ab="A_entails_B", ba="B_entails_A"),
+            dict(sentence_a="A3", sentence_b="B3", ab="A_neutral_B", ba="B_entails_A")]
+    entailing, entailed, bilateral = nli.sick_direction_pairs(rows)
+    assert entailing == ["A1", "B3"] and entailed == ["B1", "A3"] and bilateral == 1
