@@ -9,6 +9,7 @@ line raises ValueError naming `file:line`. Nothing is skipped silently, except t
 rule that a pair with an empty gold score is dropped (SentEval does the same).
 """
 import csv
+import functools
 import hashlib
 import sys
 import tarfile
@@ -335,7 +336,13 @@ def load_oxford(data_dir=None):
 
 
 def wordnet_definitions(data_dir=None):
-    """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased."""
+    """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased.
+    Read once per process (about 25 s), then served from memory as a fresh list."""
+    return list(_wordnet_definitions(str(config.data_root(data_dir))))
+
+
+@functools.lru_cache(maxsize=2)
+def _wordnet_definitions(data_dir):
     import os
     nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
     if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):

@@ -143,3 +143,41 @@ def base_config(scale, model):
     return dict(model=model, lr=scale["gauss_lr"], batch_size=scale["gauss_batch_size"], epochs=scale["gauss_epochs"],
                 seed=scale["seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
                 dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[])
+
+
+def tables(runs, tests, sick_full):
+    """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
+    import pandas as pd
+    nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
+                for s, r in runs.items()}
+    direction = {"Length-baseline": length_baselines(tests, sick_full), **{s: r["direction"] for s, r in runs.items()}}
+    d = pd.DataFrame(direction).T[list(NLI_TEST_SETS)]
+    d["avg"] = d.mean(axis=1)
+    return pd.DataFrame(nli_rows).T, d
+
+
+def main(argv=None):
+    """python -m defsent_lite.gausscse --scale cpu: the four loss settings, NLI and direction tables saved as CSV."""
+    import argparse
+
+    from . import results
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--reduction", default="sum", choices=["sum", "mean_per_dim"])
+    ap.add_argument("--out", default="results/gausscse_run")
+    args = ap.parse_args(argv)
+    S = config.scale(args.scale)
+    base = dict(base_config(S, S["model"]), reduction=args.reduction)
+    runs = {s: run(dict(base, setting=s)) for s in gauss.LOSS_SETTINGS}
+    _, tests, sick_full = eval_data(base["test_max"])
+    nli_table, dir_table = tables(runs, tests, sick_full)
+    meta = dict(model=S["model"], scale=S["name"], seeds=base["seed"], lr=base["lr"], batch_size=base["batch_size"],
+                epochs=base["epochs"], reduction=args.reduction, data=f"offline triplets ({runs['ent']['triplets']})")
+    for name, t in (("nli", nli_table), ("direction", dir_table)):
+        print(t.round(2).to_string(), "saved", results.save_csv(t.round(2), f"{args.out}_{name}.csv", **meta), sep="\n")
+    for s, r in runs.items():
+        print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -73,3 +73,16 @@ def head_was_loaded(model):
     """True when the MLM head's weights came from the checkpoint (not freshly initialised)."""
     prefixes = ("cls.", "lm_head.")
     return not any(k.startswith(prefixes) for k in getattr(model, "missing_keys", []))
+
+
+def tokenizers_at_hand(bert, roberta):
+    """(BERT-vocabulary tokenizer, RoBERTa tokenizer or None when it is not on this machine),
+    for the dataset statistics that count both vocabularies."""
+    bert_tok = AutoTokenizer.from_pretrained(resolve(bert))
+    try:
+        roberta_tok = AutoTokenizer.from_pretrained(roberta, local_files_only=True)
+    except OSError:
+        roberta_tok = None
+    print("BERT-vocabulary tokenizer:", bert, f"({bert_tok.vocab_size} tokens) | RoBERTa tokenizer:",
+          "loaded" if roberta_tok else f"{roberta} not available offline")
+    return bert_tok, roberta_tok

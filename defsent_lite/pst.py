@@ -101,8 +101,10 @@ def run_pst(cfg, ds, dataset_key):
 
 
 def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None):
-    """The PST config of a scale: Table 5 learning rates, Appendix A batch size, the scale's subset."""
-    lrs = list(scale["dsp_lrs"])[:steps]
+    """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
+    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name."""
+    lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["name"] == "paper" else scale["dsp_lrs"]
+    lrs = list(lrs)[:steps]
     return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],

@@ -36,18 +36,11 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 
 # %%
 import pandas as pd
-from transformers import AutoTokenizer
 
 from defsent_lite import config, data, dictionary, models, results
 
 pd.set_option("display.width", 140)
-bert_tok = AutoTokenizer.from_pretrained(models.resolve(BERT))
-try:
-    roberta_tok = AutoTokenizer.from_pretrained(ROBERTA, local_files_only=True)
-except OSError:
-    roberta_tok = None
-print("BERT-vocabulary tokenizer:", BERT, f"({bert_tok.vocab_size} tokens)")
-print("RoBERTa tokenizer:", "loaded" if roberta_tok else f"{ROBERTA} not available offline")
+bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 
 # %% [markdown]
 # ## The evaluation data at hand

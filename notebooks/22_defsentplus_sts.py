@@ -45,7 +45,8 @@ MODEL = MODEL or S["model"]
 runs = {}
 for name in "cba":
     pooling, entry_pooling = COMBINATION[name]
-    cfg = pst.pst_config(S, MODEL, name, pooling, entry_pooling, steps=None if name == "a" else 1)
+    full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
+    cfg = pst.pst_config(S, MODEL, name, pooling, entry_pooling, ica=full, steps=None if full else 1)
     runs[name], _ = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
 

@@ -58,9 +58,8 @@ print("scale:", S["name"], "| model:", MODEL, "| triplets:", runs["ent"]["triple
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's BERT-base
 
 # %%
-ours = pd.DataFrame({s: {f"{t} {m}": r["nli"][t][{"acc": "acc", "AUPRC": "auprc"}[m]]
-                         for t in gausscse.NLI_TEST_SETS for m in ("acc", "AUPRC")} for s, r in runs.items()}).T
-ours = ours[results.GAUSSCSE_NLI_COLS]
+_, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
+ours, _ = gausscse.tables(runs, tests, sick_full)
 paper = results.paper_table(results.GAUSSCSE_TABLE3, results.GAUSSCSE_NLI_COLS)
 table3 = results.side_by_side(paper, ours, {s: (s, s) for s in gauss.LOSS_SETTINGS})
 table3

@@ -56,10 +56,7 @@ print("scale:", S["name"], "| model:", MODEL, "| entailment pairs scored:", coun
 # ## Table 2 / 4: direction accuracy, ours beside the paper's BERT-base
 
 # %%
-rows = {"Length-baseline": gausscse.length_baselines(tests, sick_full)}
-rows.update({s: r["direction"] for s, r in runs.items()})
-ours = pd.DataFrame(rows).T[["SNLI", "MNLI", "SICK"]]
-ours["avg"] = ours.mean(axis=1)
+_, ours = gausscse.tables(runs, tests, sick_full)
 paper = results.paper_table(results.GAUSSCSE_TABLE2, results.GAUSSCSE_DIR_COLS)
 table2 = results.side_by_side(paper, ours, {k: (k, k) for k in paper.index})
 table2

@@ -92,3 +92,30 @@ def test_missing_pooler_is_refused(tmp_path):
     tok.save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="no pooler weights"):
         defsentplus.load_model(str(tmp_path))
+
+
+def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch):
+    from transformers import AutoTokenizer
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    torch.manual_seed(0)
+    tok = AutoTokenizer.from_pretrained(defsentplus.models.resolve("offline"))
+    BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(tmp_path / "tiny")
+    tok.save_pretrained(tmp_path / "tiny")
+    pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
+    names, ids, defs, _ = defsentplus.entry_dataset(pairs)
+    ds = dict(names=names, ids=ids, definitions=defs)
+    cfg = dict(model=str(tmp_path / "tiny"), pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0, 1],
+               batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
+    loaded, original_load = [], defsentplus.load_model
+    monkeypatch.setattr(defsentplus, "load_model", lambda name, **kw: loaded.append(name) or original_load(name, **kw))
+    steps = pst.run_pst(cfg, ds, "tiny-data")
+    assert loaded == [cfg["model"]] * 6  # every run (2 seeds; then 2 spaces x 2 seeds) trains the original weights
+    assert [st["step"] for st in steps] == [1, 2]
+    assert steps[0]["space_from"] == cfg["model"] and steps[1]["space_from"] == steps[0]["best_run"]["key"]
+    assert set(steps[0]["runs"]) == {("plain", 0), ("plain", 1)}
+    assert {name for name, _ in steps[1]["runs"]} == {"plain", "ica50"}
+    assert all(r["steps"] == 5 for st in steps for r in st["runs"].values())  # 80 definitions, batch 16, one epoch
+    assert steps[0]["views"]["svd"] != steps[1]["views"]["svd"]  # the space was rebuilt by the trained encoder
+    again = pst.run_pst(cfg, ds, "tiny-data")  # all cached: nothing is trained again
+    assert again[1]["best_run"]["sts"] == steps[1]["best_run"]["sts"] and len(loaded) == 6

@@ -110,3 +110,45 @@ def test_sick_bilateral_pairs_are_excluded_and_counted():
             dict(sentence_a="A3", sentence_b="B3", ab="A_neutral_B", ba="B_entails_A")]
     entailing, entailed, bilateral = nli.sick_direction_pairs(rows)
     assert entailing == ["A1", "B3"] and entailed == ["B1", "A3"] and bilateral == 1
+
+
+@pytest.fixture(scope="module")
+def tiny_gauss():
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from defsent_lite import models
+    torch.manual_seed(0)
+    tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
+    enc = BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=32))
+    return gauss.GaussModel(enc).eval(), tok
+
+
+def test_encode_keeps_input_order_and_ignores_padding(tiny_gauss):
+    model, tok = tiny_gauss
+    sentences = ["a short one.", "a much longer sentence with many more words in it.", "mid length here."]
+    mu, var = gauss.encode(model, tok, sentences, batch_size=2)
+    for i, s in enumerate(sentences):
+        m1, v1 = model(dict(tok([s], return_tensors="pt")))
+        assert torch.allclose(mu[i], m1[0], atol=1e-5) and torch.allclose(var[i], v1[0], atol=1e-5)
+
+
+def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
+    from defsent_lite import gausscse, train
+    model, tok = tiny_gauss
+    batch = [("premise one.", "entailed one.", "contradicted one."), ("premise two.", "entailed two.", "other two.")]
+
+    def loss_fn(m, b):
+        return gausscse.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
+    with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises .* var in \["):
+        train.train(model, loss_fn, [batch], lr=1e-5, describe_batch=gausscse.describe_batch(model, tok), progress=False)
+
+
+def test_training_triplets_exclude_sources_and_never_hold_test_premises():
+    from defsent_lite import data, gausscse
+    all_t = gausscse.training_triplets()
+    no_mnli = gausscse.training_triplets(exclude_sources=["mnli_dev_matched"])
+    assert len(all_t) == 7409 and len(no_mnli) == 7409 - 3243
+    premises = {p for p, _, _ in all_t}
+    for name in ("snli_dev", "snli_test", "mnli_dev_mismatched"):
+        assert not premises & {r["premise"] for r in data.load_nli(name)}
