@@ -280,6 +280,22 @@ def read_sick_full(path):
     return rows
 
 
+def read_simcse_nli(path):
+    """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source 'nli_for_simcse')."""
+    path = require(Path(path))
+    rows = []
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header != ["sent0", "sent1", "hard_neg"]:
+            raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {header}")
+        for i, f3 in enumerate(reader, 2):
+            if len(f3) != 3 or not all(x.strip() for x in f3):
+                raise ValueError(f"{path}:{i}: expected 3 non-empty fields, got {f3!r}")
+            rows.append(dict(premise=f3[0], entailment=f3[1], contradiction=f3[2], source="nli_for_simcse"))
+    return rows
+
+
 def read_triplets(path):
     """NLI training triplets (premise, entailment, contradiction, source); no quoting."""
     rows = []
@@ -431,6 +447,9 @@ SOURCES = [
     dict(name="oxford", url="http://www.tkl.iis.u-tokyo.ac.jp/~ishiwatari/naacl_data.zip",
          sha256="d8775ea04757c9281f13e9a45ef5234eec5f9eea91b5411ea0781a93e3a134b2",
          members={f"data/oxford/{s}.txt": f"dictionary/oxford/ishiwatari/{s}.txt" for s in ("train", "valid", "test")}),
+    dict(name="nli_for_simcse",  # SNLI+MNLI train triplets as supervised SimCSE and GaussCSE train on (275,601 rows)
+         url="https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/resolve/main/nli_for_simcse.csv",
+         sha256=None, members={"": "nli/train/nli_for_simcse.csv"}),
 ]
 # Not covered (say so rather than guess): MR/CR/SUBJ/MPQA/TREC need SentEval's own
 # tokenizer.sed post-processing (run SentEval's data/downstream/get_transfer_data.bash and

@@ -9,10 +9,15 @@ NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "si
 DEV_SET = "snli_dev"
 
 
-def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0):
-    """(premise, entailment, contradiction) triplets of nli/train/triplets.tsv (offline stand-in
-    for SimCSE's nli_for_simcse.csv); MNLI dev_mismatched, SNLI dev/test and SICK are never in it."""
-    rows = data.read_triplets(config.data_root(data_dir) / "nli" / "train" / "triplets.tsv")
+def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"):
+    """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
+    paper's SNLI+MNLI train; `python -m defsent_lite.data download --only nli_for_simcse`),
+    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
+    train_dir = config.data_root(data_dir) / "nli" / "train"
+    if source not in ("offline", "simcse"):
+        raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
+    rows = data.read_simcse_nli(train_dir / "nli_for_simcse.csv") if source == "simcse" else \
+        data.read_triplets(train_dir / "triplets.tsv")
     rows = [r for r in rows if r["source"] not in exclude_sources]
     if max_triplets and len(rows) > max_triplets:
         g = torch.Generator().manual_seed(seed)
@@ -112,13 +117,13 @@ def run(cfg, data_dir=None):
     """Train GaussCSE once for cfg (cached by its hash) and evaluate it.
 
     cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
-    test_max, reduction, exclude_sources.
+    test_max, reduction, exclude_sources, train_source.
     """
     def compute():
         config.set_seed(cfg["seed"])
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
         model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
-        triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"])
+        triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
         batches = [b for e in range(cfg["epochs"]) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
         batches = [b for b in batches if len(b) > 1]  # a 1-triplet batch has no in-batch negatives
         dev, tests, sick_full = eval_data(cfg["test_max"], data_dir)
@@ -142,7 +147,8 @@ def base_config(scale, model):
     """A scale's GaussCSE config (setting added per run)."""
     return dict(model=model, lr=scale["gauss_lr"], batch_size=scale["gauss_batch_size"], epochs=scale["gauss_epochs"],
                 seed=scale["seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
-                dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[])
+                dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[],
+                train_source="simcse" if scale["name"] == "paper" else "offline")
 
 
 def tables(runs, tests, sick_full):

@@ -152,3 +152,14 @@ def test_training_triplets_exclude_sources_and_never_hold_test_premises():
     premises = {p for p, _, _ in all_t}
     for name in ("snli_dev", "snli_test", "mnli_dev_mismatched"):
         assert not premises & {r["premise"] for r in data.load_nli(name)}
+
+
+def test_simcse_csv_reader_quotes_and_bad_lines(tmp_path):
+    from defsent_lite import data
+    good = tmp_path / "nli_for_simcse.csv"
+    good.write_text('sent0,sent1,hard_neg\n"A man, outside.",A man is out.,Nobody is out.\n')
+    assert data.read_simcse_nli(good)[0]["premise"] == "A man, outside."
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sent0,sent1,hard_neg\na,b,c\nonly,two\n")
+    with pytest.raises(ValueError, match=r"bad.csv:3"):
+        data.read_simcse_nli(bad)
