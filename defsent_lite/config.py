@@ -34,14 +34,14 @@ SCALES = {
         dsp_max_entries=400,         # DefSent+: seeded sample of entries (all their definitions) per dataset
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
-        dsp_sts_max_pairs=300,       # STS pairs per task after each DefSent+ training (smoke: 300 to keep CI short)
+        dsp_sts_max_pairs=200,       # STS pairs per task after each DefSent+ training (smoke: 200 to keep CI short)
         dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 400-entry space does not converge anyway)
-        gauss_train_max=600,         # GaussCSE: seeded sample of the offline training triplets
+        gauss_train_max=384,         # GaussCSE: seeded sample of the offline training triplets
         gauss_batch_size=32,
         gauss_lr=5e-5,
         gauss_epochs=1,
-        gauss_dev_max=1000,          # evenly spaced SNLI-dev pairs (threshold and model selection)
-        gauss_test_max=1000,         # evenly spaced pairs per test set
+        gauss_dev_max=400,           # evenly spaced SNLI-dev pairs (threshold and model selection)
+        gauss_test_max=400,          # evenly spaced pairs per test set
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
@@ -63,7 +63,7 @@ SCALES = {
         gauss_batch_size=16,         # Appendix E grid optimum for BERT-base (16, 5e-5)
         gauss_lr=5e-5,
         gauss_epochs=1,              # the official code's epoch count (paper: 3)
-        gauss_dev_max=None,
+        gauss_dev_max=2000,          # SNLI-dev pairs for selection every 100 steps and the threshold (CPU time)
         gauss_test_max=None,
     ),
     "paper": dict(

@@ -359,6 +359,12 @@ def wordnet_definitions(data_dir=None):
 
 @functools.lru_cache(maxsize=2)
 def _wordnet_definitions(data_dir):
+    from . import cache  # the parsed glosses are cached on disk too: later kernels load them in about 1 s
+    pairs = cache.cached_json("wordnet", dict(data=str(Path(data_dir).resolve())), lambda: _read_wordnet(data_dir))
+    return [tuple(p) for p in pairs]
+
+
+def _read_wordnet(data_dir):
     import os
     nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
     if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):

@@ -124,6 +124,14 @@ def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=No
             for p in poolings}
 
 
+def untrained_sts(name_or_path, poolings, max_pairs):
+    """STS of the original model per inference pooling, cached (notebooks 21 and 22 both show it)."""
+    def compute():
+        model, tokenizer = models.load(name_or_path)
+        return sts_scores(model, tokenizer, poolings, max_pairs)
+    return cache.cached_json("sts_untrained", dict(model=str(name_or_path), poolings=list(poolings), max_pairs=max_pairs), compute)
+
+
 def best_sts_avg(result):
     """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
     return max(s["avg"] for s in result["sts"].values())

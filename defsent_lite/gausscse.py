@@ -171,9 +171,14 @@ def main(argv=None):
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--reduction", default="sum", choices=["sum", "mean_per_dim"])
     ap.add_argument("--out", default="results/gausscse_run")
+    ap.add_argument("--only", nargs="*", choices=gauss.LOSS_SETTINGS, help="train just these settings (cached), no tables")
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     base = dict(base_config(S, S["model"]), reduction=args.reduction)
+    if args.only:  # e.g. two processes with one thread each on a 2-core machine
+        for s in args.only:
+            run(dict(base, setting=s))
+        return
     runs = {s: run(dict(base, setting=s)) for s in gauss.LOSS_SETTINGS}
     _, tests, sick_full = eval_data(base["test_max"])
     nli_table, dir_table = tables(runs, tests, sick_full)

@@ -27,7 +27,7 @@
 # **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
 # tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 400 entries of
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
-# FastICA with 200 iterations (paper: 1000), STS on 300 evenly spaced pairs per task.
+# FastICA with 200 iterations (paper: 1000), STS on 200 evenly spaced pairs per task.
 # `python -m defsent_lite.pst --scale cpu` runs the same loop on a whole dataset.
 
 # %% tags=["parameters"]
@@ -83,8 +83,7 @@ fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # the ICA space at the 3rd step.
 
 # %%
-model, tokenizer = models.load(MODEL)
-untrained = defsentplus.sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"])
+untrained = defsentplus.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"])
 table = pst.steps_table(steps, untrained).round(2)
 table
 

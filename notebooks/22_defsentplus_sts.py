@@ -22,7 +22,7 @@
 # pooling is reported, as the paper does). The PST runs are the ones of notebook 21
 # (shared through the run cache).
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 400 sampled entries per dataset, one seed, 300 pairs
+# **Smoke scale**: all-MiniLM-L6-v2, 400 sampled entries per dataset, one seed, 200 pairs
 # per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
 # same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
 
@@ -61,8 +61,7 @@ def best_row(run):
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
 # %%
-model, tokenizer = models.load(MODEL)
-untrained = defsentplus.sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"])
+untrained = defsentplus.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"])
 rows, poolings = {}, {}
 rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
 _, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL), "cls", S["defsent_lr_xs"], S["seeds"])

@@ -24,7 +24,7 @@
 # compares settings on the same pairs, as the paper does.
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 600 offline triplets, 1,000 evenly spaced pairs per test set.
+# 384 offline triplets, 400 evenly spaced pairs per test set.
 
 # %% tags=["parameters"]
 import os
