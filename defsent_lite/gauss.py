@@ -73,13 +73,17 @@ def kl_similarity(mu_a, var_a, mu_b, var_b, reduction="sum"):
 
 
 def kl_matrix(mu_a, var_a, mu_b, var_b):
-    """[n, m] matrix of KL(N_a[i]||N_b[j]) by matrix products, never materialising [n, m, d]."""
-    mu_a, var_a, mu_b, var_b = (t.float() for t in (mu_a, var_a, mu_b, var_b))
+    """[n, m] matrix of KL(N_a[i]||N_b[j]) by matrix products, never materialising [n, m, d].
+
+    Computed in float64: the expanded Mahalanobis term cancels (KL(a||a) = 0 is a difference
+    of sums of size ~d), which in float32 leaves errors near 1e-4 for d = 384."""
+    dtype = torch.float64
+    mu_a, var_a, mu_b, var_b = (t.to(dtype) for t in (mu_a, var_a, mu_b, var_b))
     inv_b = 1.0 / var_b
     log_term = torch.log(var_b).sum(-1)[None, :] - torch.log(var_a).sum(-1)[:, None]
     trace = var_a @ inv_b.T
     maha = (mu_a ** 2) @ inv_b.T - 2 * mu_a @ (mu_b * inv_b).T + (mu_b ** 2 * inv_b).sum(-1)[None, :]
-    return 0.5 * (log_term + trace + maha - mu_a.shape[-1])
+    return (0.5 * (log_term + trace + maha - mu_a.shape[-1])).float()
 
 
 def similarity_matrix(mu_a, var_a, mu_b, var_b, reduction="sum"):
