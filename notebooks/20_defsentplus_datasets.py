@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 20 · DefSent+ datasets (Table 1)
 #

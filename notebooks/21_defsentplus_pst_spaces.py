@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 21 · Progressive Separate Training and the entry spaces (Figures 1-2, 4-7)
 #

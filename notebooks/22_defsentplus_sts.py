@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 22 · DefSent+ on STS (Table 2)
 #

@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 23 · Encoding combinations after the 1st Training (Table 8)
 #

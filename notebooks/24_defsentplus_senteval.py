@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 24 · DefSent+ on SentEval (Table 4)
 #

@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 30 · GaussCSE on NLI (Tables 1 and 3)
 #

@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 31 · GaussCSE: which sentence entails the other? (Tables 2 and 4)
 #

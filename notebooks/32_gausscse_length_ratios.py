@@ -11,7 +11,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 32 · Length ratios of premise and hypothesis (Figure 2)
 #
