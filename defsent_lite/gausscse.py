@@ -32,16 +32,26 @@ def evenly_spaced(rows, n):
     return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
 
 
-def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_size=64):
-    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence encoded once."""
-    uniq = list(dict.fromkeys(list(first) + list(second)))
+def sentence_gaussians(model, tokenizer, sentences, batch_size=64):
+    """(mu, var, row of each sentence): every distinct sentence encoded once, for all the pairs built on them."""
+    uniq = list(dict.fromkeys(sentences))
     mu, var = gauss.encode(model, tokenizer, uniq, batch_size=batch_size)
-    pos = {s: i for i, s in enumerate(uniq)}
-    a = torch.tensor([pos[s] for s in first])
-    b = torch.tensor([pos[s] for s in second])
+    return mu, var, {s: i for i, s in enumerate(uniq)}
+
+
+def similarities_in(gaussians, first, second, reduction="sum"):
+    """sim(first[k]||second[k]) and sim(second[k]||first[k]) for each k, from sentence_gaussians' table."""
+    mu, var, pos = gaussians
+    a = torch.tensor([pos[s] for s in first], dtype=torch.long)
+    b = torch.tensor([pos[s] for s in second], dtype=torch.long)
     fwd = gauss.kl_similarity(mu[a], var[a], mu[b], var[b], reduction)
     bwd = gauss.kl_similarity(mu[b], var[b], mu[a], var[a], reduction)
     return fwd.numpy(), bwd.numpy()
+
+
+def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_size=64):
+    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence encoded once."""
+    return similarities_in(sentence_gaussians(model, tokenizer, list(first) + list(second), batch_size), first, second, reduction)
 
 
 def nli_scores(model, tokenizer, rows, reduction="sum"):
@@ -85,11 +95,13 @@ def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="sum"):
     out = dict(threshold=threshold, dev_auprc=nli.auprc(dev_scores, nli.binary_labels(dev_rows)), nli={}, direction={},
                nli_correct={}, direction_correct={})
     for name, rows in test_sets.items():
-        scores, labels = nli_scores(model, tokenizer, rows, reduction), nli.binary_labels(rows)
+        hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
+        entailing, entailed = direction_pairs(name, rows, sick_full)
+        table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
+        scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
         out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold), auprc=100 * nli.auprc(scores, labels))
         out["nli_correct"][name] = ((scores > threshold) == (labels == 1)).astype(int).tolist()
-        entailing, entailed = direction_pairs(name, rows, sick_full)
-        fwd, bwd = pair_similarities(model, tokenizer, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
+        fwd, bwd = similarities_in(table, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
         out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
         out["direction_correct"][name] = (fwd > bwd).astype(int).tolist()
     return out
@@ -162,15 +174,28 @@ def tables(runs, tests, sick_full):
     return pd.DataFrame(nli_rows).T, d
 
 
+def mcnemar_table(runs):
+    """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
+    import itertools
+
+    import pandas as pd
+    rows = []
+    for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
+        for a, b in itertools.combinations([s for s in gauss.LOSS_SETTINGS if s in runs], 2):
+            for name in NLI_TEST_SETS:
+                nb, nc, p = nli.mcnemar(runs[a][key][name], runs[b][key][name])
+                rows.append(dict(task=task, pair=f"{a} vs {b}", set=name, b=nb, c=nc, p=float(f"{p:.3g}"), significant=p < 0.05))
+    return pd.DataFrame(rows)
+
+
 def main(argv=None):
     """python -m defsent_lite.gausscse --scale cpu: the four loss settings, NLI and direction tables saved as CSV."""
     import argparse
 
-    from . import results
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--reduction", default="sum", choices=["sum", "mean_per_dim"])
-    ap.add_argument("--out", default="results/gausscse_run")
+    ap.add_argument("--out", help="CSV prefix (default results/gausscse_<scale>)")
     ap.add_argument("--only", nargs="*", choices=gauss.LOSS_SETTINGS, help="train just these settings (cached), no tables")
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
@@ -180,12 +205,29 @@ def main(argv=None):
             run(dict(base, setting=s))
         return
     runs = {s: run(dict(base, setting=s)) for s in gauss.LOSS_SETTINGS}
-    _, tests, sick_full = eval_data(base["test_max"])
-    nli_table, dir_table = tables(runs, tests, sick_full)
     meta = dict(model=S["model"], scale=S["name"], seeds=base["seed"], lr=base["lr"], batch_size=base["batch_size"],
-                epochs=base["epochs"], reduction=args.reduction, data=f"offline triplets ({runs['ent']['triplets']})")
-    for name, t in (("nli", nli_table), ("direction", dir_table)):
-        print(t.round(2).to_string(), "saved", results.save_csv(t.round(2), f"{args.out}_{name}.csv", **meta), sep="\n")
+                epochs=base["epochs"], reduction=args.reduction,
+                data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
+                     f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
+    save_tables(runs, eval_data(base["test_max"]), args.out or f"results/gausscse_{S['name']}", meta)
+
+
+def save_tables(runs, eval_sets, out, meta):
+    """Print Tables 3 and 2 (ours beside the paper's BERT-base) and McNemar's p-values; save them as CSVs."""
+    import pandas as pd
+
+    from . import results
+    _, tests, sick_full = eval_sets
+    nli_table, dir_table = tables(runs, tests, sick_full)
+    paper_nli = results.paper_table(results.GAUSSCSE_TABLE3, results.GAUSSCSE_NLI_COLS)
+    paper_dir = results.paper_table(results.GAUSSCSE_TABLE2, results.GAUSSCSE_DIR_COLS)
+    mc = mcnemar_table(runs)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        for name, paper, ours in (("nli", paper_nli, nli_table), ("direction", paper_dir, dir_table)):
+            both = results.side_by_side(paper, ours, {k: (k, k) for k in ours.index})
+            print(both.to_string(), "saved", results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta), sep="\n")
+        print(mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
+              "saved", results.save_csv(mc, f"{out}_mcnemar.csv", **meta), sep="\n")
     for s, r in runs.items():
         print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
 

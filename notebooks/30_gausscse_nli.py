@@ -30,7 +30,9 @@
 # triplets (XNLI-en, counterfactual SNLI, MNLI dev_matched; the paper trains on 275k
 # SNLI+MNLI triplets, not available offline), one epoch, batch 32, lr 5e-5 reached at the
 # last step (linear warm-up over the whole run, Appendix E), 400 evenly spaced pairs of
-# SNLI dev and of each test set. Variance = softplus + 1e-4, in float32.
+# SNLI dev and of each test set. Variance = softplus + 1e-4, in float32. The larger run on
+# all offline triplets and full test sets (`python -m defsent_lite.gausscse --scale cpu`,
+# about 30 minutes on 2 cores) and its tables are in README ("GaussCSE on this CPU").
 
 # %% tags=["parameters"]
 import os

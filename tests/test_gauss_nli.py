@@ -95,13 +95,26 @@ def test_auprc_equals_sklearn_on_grid_scores():
 
 def test_direction_length_baseline_and_mcnemar():
     assert nli.direction_accuracy([0.9, 0.2, 0.5], [0.1, 0.3, 0.4]) == pytest.approx(2 / 3)
-    assert nli.length_baseline_accuracy(["a b c", "a", "a b"], ["a", "a b", "c d"]) == pytest.approx(0.5)
+    entailing, entailed = ["a b c", "a", "a b"], ["a", "a b", "c d"]  # chars 5|1, 1|3, 3|3 (a tie)
+    assert nli.length_baseline_accuracy(entailing, entailed) == pytest.approx(1 / 3)
+    assert nli.length_baseline_accuracy(entailing, entailed, ties="half") == pytest.approx(0.5)
+    assert nli.length_baseline_accuracy(["a b c", "abcdefg"], ["ab cd", "a b c"], unit="words") == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="unit 'tokens'"):
+        nli.sentence_lengths(["a"], unit="tokens")
     c1 = [1] * 30 + [0] * 5 + [1] * 10
     c2 = [0] * 30 + [1] * 5 + [1] * 10
     b, c, p = nli.mcnemar(c1, c2)
     assert (b, c) == (30, 5) and p == pytest.approx(binomtest(30, 35, 0.5).pvalue)
     _, _, p_chi = nli.mcnemar(c1, c2, exact=False)
     assert p_chi == pytest.approx(math.erfc(math.sqrt(576 / 35 / 2)))  # chi2(1) sf of (|30-5|-1)^2/35
+
+
+def test_length_baseline_reproduces_paper_table2_on_full_test_sets():
+    """Characters, a tie counted wrong: the paper's 92.63 / 82.64 / 69.14 (truncated) exactly."""
+    from defsent_lite import gausscse
+    _, tests, sick_full = gausscse.eval_data(None)
+    got = {n: 100 * nli.length_baseline_accuracy(*gausscse.direction_pairs(n, r, sick_full)) for n, r in tests.items()}
+    assert {k: math.floor(v * 100) / 100 for k, v in got.items()} == {"SNLI": 92.63, "MNLI": 82.64, "SICK": 69.14}
 
 
 def test_sick_bilateral_pairs_are_excluded_and_counted():
@@ -163,3 +176,48 @@ def test_simcse_csv_reader_quotes_and_bad_lines(tmp_path):
     bad.write_text("sent0,sent1,hard_neg\na,b,c\nonly,two\n")
     with pytest.raises(ValueError, match=r"bad.csv:3"):
         data.read_simcse_nli(bad)
+
+
+class BagOfWordsGauss(torch.nn.Module):
+    """A stand-in GaussModel whose (mu, var) differ strongly between sentences: mean and summed token embeddings."""
+
+    def __init__(self, vocab_size, d=8):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.mu = torch.nn.Embedding.from_pretrained(torch.randn(vocab_size, d, generator=g))
+        self.var = torch.nn.Embedding.from_pretrained(torch.randn(vocab_size, d, generator=g))
+        self.config = type("Config", (), {"hidden_size": d})()
+
+    def forward(self, batch):
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        mu = (self.mu(batch["input_ids"]) * mask).sum(1) / mask.sum(1)
+        return mu, torch.nn.functional.softplus((self.var(batch["input_ids"]) * mask).sum(1)) + 1e-4
+
+
+def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
+    """evaluate encodes each test set once for NLI and direction; its answers equal direct per-sentence scores."""
+    from defsent_lite import gausscse
+    tok = tiny_gauss[1]
+    model = BagOfWordsGauss(tok.vocab_size)
+    rows = [dict(premise=p, hypothesis=h, label=l) for p, h, l in [
+        ("a man plays a guitar on a stage.", "a man plays music.", "entailment"),
+        ("two dogs run in a field.", "animals are outside.", "entailment"),
+        ("a woman reads.", "a woman is sleeping in her bed at night.", "contradiction"),
+        ("kids swim in a lake.", "kids are in the water.", "entailment"),
+        ("a chef cooks pasta.", "someone is cooking.", "neutral")]]
+
+    def sim(a, b):
+        with torch.no_grad():
+            (ma, va), (mb, vb) = model(dict(tok([a], return_tensors="pt"))), model(dict(tok([b], return_tensors="pt")))
+        return gauss.kl_similarity(ma[0], va[0], mb[0], vb[0]).item()
+    out = gausscse.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[])
+    scores = np.array([sim(r["hypothesis"], r["premise"]) for r in rows])
+    labels = nli.binary_labels(rows)
+    assert out["nli_correct"]["SNLI"] == ((scores > out["threshold"]) == (labels == 1)).astype(int).tolist()
+    assert out["threshold"] == pytest.approx(nli.best_threshold(scores, labels), abs=1e-5)
+    ent = [r for r in rows if r["label"] == "entailment"]
+    margins = np.array([sim(r["hypothesis"], r["premise"]) - sim(r["premise"], r["hypothesis"]) for r in ent])
+    assert np.abs(margins).min() > 1e-3  # the comparison is not decided by float noise
+    expected = (margins > 0).astype(int).tolist()
+    assert out["direction_correct"]["SNLI"] == expected
+    assert out["direction"]["SNLI"] == pytest.approx(100 * np.mean(expected))
