@@ -174,6 +174,29 @@ def tables(runs, tests, sick_full):
     return pd.DataFrame(nli_rows).T, d
 
 
+LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-9), "(0, 0.5]": (1e-9, 0.5),
+                     "(0.5, 1]": (0.5, 1.0), "> 1": (1.0, np.inf)}
+
+
+def log_length_ratios(name, rows, sick_full):
+    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
+    entailing, entailed = direction_pairs(name, rows, sick_full)
+    return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
+
+
+def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
+    """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
+    characters: pairs, and share right, where the length baseline is right (> 0) or not (<= 0)."""
+    import pandas as pd
+    edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
+    table = {}
+    for name, rows in tests.items():
+        groups = pd.cut(log_length_ratios(name, rows, sick_full), edges, labels=list(bins))
+        correct = pd.Series(run_result["direction_correct"][name], dtype=float)
+        table[name] = correct.groupby(groups, observed=False).agg(["size", "mean"]).round(3).stack()
+    return pd.DataFrame(table)
+
+
 def mcnemar_table(runs):
     """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
     import itertools
@@ -228,6 +251,10 @@ def save_tables(runs, eval_sets, out, meta):
             print(both.to_string(), "saved", results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta), sep="\n")
         print(mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
               "saved", results.save_csv(mc, f"{out}_mcnemar.csv", **meta), sep="\n")
+        three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
+        by_length = pd.concat({s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()})
+        print("direction accuracy by length of the entailing sentence (characters):", by_length.to_string(),
+              "saved", results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta), sep="\n")
     for s, r in runs.items():
         print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
 

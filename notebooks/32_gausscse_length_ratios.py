@@ -35,18 +35,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from defsent_lite import config, gausscse, nli
+from defsent_lite import config, gausscse
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 _, full_tests, sick_full = gausscse.eval_data(None, DATA_ROOT)
-
-
-def log_ratios(entailing, entailed):
-    return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
-
-
-ratios = {name: log_ratios(*gausscse.direction_pairs(name, rows, sick_full)) for name, rows in full_tests.items()}
+ratios = {name: gausscse.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
 fig, axes = plt.subplots(1, 3, figsize=(12, 3), sharex=True)
 for ax, (name, r) in zip(axes, ratios.items()):
     ax.hist(r, bins=np.linspace(-1.5, 3, 46))
@@ -69,12 +63,4 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 base = gausscse.base_config(S, MODEL)
 run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)
-bins = [-np.inf, -1e-9, 1e-9, 0.5, 1.0, np.inf]
-labels = ["< 0 (shorter)", "0 (equal)", "(0, 0.5]", "(0.5, 1]", "> 1"]
-table = {}
-for name, rows in tests.items():
-    r = log_ratios(*gausscse.direction_pairs(name, rows, sick_full))
-    correct = np.array(run["direction_correct"][name])
-    groups = pd.cut(r, bins, labels=labels)
-    table[name] = pd.Series(correct).groupby(groups, observed=False).agg(["size", "mean"]).round(3).stack()
-pd.DataFrame(table)
+gausscse.direction_by_length(run, tests, sick_full)

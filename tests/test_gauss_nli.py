@@ -221,3 +221,14 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
     expected = (margins > 0).astype(int).tolist()
     assert out["direction_correct"]["SNLI"] == expected
     assert out["direction"]["SNLI"] == pytest.approx(100 * np.mean(expected))
+
+
+def test_direction_by_length_bins_pairs_by_character_length_ratio():
+    from defsent_lite import gausscse
+    rows = [dict(premise=p, hypothesis=h, label="entailment") for p, h in
+            [("abcd", "ab"), ("abcdefgh", "ab"), ("ab", "cd"), ("a", "abc")]]  # log ratios 0.69, 1.39, 0, -1.10
+    rows.append(dict(premise="x", hypothesis="y", label="neutral"))  # not a direction pair
+    table = gausscse.direction_by_length({"direction_correct": {"SNLI": [1, 0, 1, 1]}}, {"SNLI": rows}, [])
+    sizes, means = table["SNLI"].xs("size", level=1), table["SNLI"].xs("mean", level=1)
+    assert sizes.tolist() == [1, 1, 0, 1, 1]  # shorter, equal, (0, 0.5], (0.5, 1], > 1
+    assert means["(0.5, 1]"] == 1 and means["> 1"] == 0 and means["0 (equal)"] == 1
