@@ -1,5 +1,7 @@
 """GaussCSE end to end: training data, one cached training run per loss setting, and the
 evaluations of Tables 1-4 (NLI accuracy / AUPRC, entailment direction)."""
+import warnings
+
 import numpy as np
 import torch
 
@@ -155,12 +157,58 @@ def length_baselines(tests, sick_full):
     return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)) for name, rows in tests.items()}
 
 
+def paper_hyperparameters(model):
+    """(batch size, lr) with the best SNLI-dev AUPRC in the paper's grid (Table 5), or None for a
+    model the paper does not report."""
+    from . import results
+    cells = {(batch, lr): auprc for (name, batch), row in results.GAUSSCSE_TABLE5.items() if name == model
+             for lr, auprc in zip(results.GAUSSCSE_GRID_LRS, row)}
+    return max(cells, key=cells.get) if cells else None
+
+
 def base_config(scale, model):
-    """A scale's GaussCSE config (setting added per run)."""
-    return dict(model=model, lr=scale["gauss_lr"], batch_size=scale["gauss_batch_size"], epochs=scale["gauss_epochs"],
-                seed=scale["seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
+    """A scale's GaussCSE config (setting added per run); at paper scale the batch size and lr
+    are the model's Table 5 optimum (the scale's defaults, with a warning, for other models)."""
+    batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
+    if scale["name"] == "paper":
+        best = paper_hyperparameters(model)
+        if best is None:
+            warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
+                          "run `python -m defsent_lite.gausscse --grid SETTING` to search it")
+        batch_size, lr = best or (batch_size, lr)
+    return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"],
+                seed=scale["gauss_seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
                 dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[],
                 train_source="simcse" if scale["name"] == "paper" else "offline")
+
+
+def average_runs(results):
+    """Mean NLI and direction scores (and dev AUPRC) over seeds, as the paper reports; the
+    per-example correctness that McNemar's test needs is the first seed's."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+
+    def mean(get):
+        return float(np.mean([get(r) for r in results]))
+    nli_means = {t: {k: mean(lambda r: r["nli"][t][k]) for k in first["nli"][t]} for t in first["nli"]}
+    direction = {t: mean(lambda r: r["direction"][t]) for t in first["direction"]}
+    return dict(first, nli=nli_means, direction=direction, dev_auprc=mean(lambda r: r["dev_auprc"]),
+                seeds=len(results))
+
+
+def run_settings(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
+    """One cached run per loss setting and seed; {setting: seed-averaged result}."""
+    return {s: average_runs([run(dict(base, setting=s, seed=k), data_dir) for k in seeds]) for s in settings}
+
+
+def grid_search(base, setting, batch_sizes=(16, 32, 64, 128), lrs=(1e-5, 3e-5, 5e-5), data_dir=None):
+    """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr (columns)."""
+    import pandas as pd
+    cells = {(b, lr): 100 * run(dict(base, setting=setting, batch_size=b, lr=lr), data_dir)["dev_auprc"]
+             for b in batch_sizes for lr in lrs}
+    grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
+    return grid.rename(columns=lambda lr: f"{lr:g}")
 
 
 def tables(runs, tests, sick_full):
@@ -212,27 +260,54 @@ def mcnemar_table(runs):
 
 
 def main(argv=None):
-    """python -m defsent_lite.gausscse --scale cpu: the four loss settings, NLI and direction tables saved as CSV."""
+    """python -m defsent_lite.gausscse --scale cpu: the four loss settings (seed-averaged), NLI,
+    direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
     import argparse
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--model", help="default: the scale's model")
     ap.add_argument("--reduction", default="sum", choices=["sum", "mean_per_dim"])
+    ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
+    ap.add_argument("--batch-size", type=int)
+    ap.add_argument("--lr", type=float)
     ap.add_argument("--out", help="CSV prefix (default results/gausscse_<scale>)")
     ap.add_argument("--only", nargs="*", choices=gauss.LOSS_SETTINGS, help="train just these settings (cached), no tables")
+    ap.add_argument("--grid", choices=gauss.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
-    base = dict(base_config(S, S["model"]), reduction=args.reduction)
+    model = args.model or S["model"]
+    base = dict(base_config(S, model), reduction=args.reduction)
+    base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
+    seeds = args.seeds or S["gauss_seeds"]
+    out = args.out or f"results/gausscse_{S['name']}"
+    if args.grid:
+        meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
+        return save_grid(grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
     if args.only:  # e.g. two processes with one thread each on a 2-core machine
-        for s in args.only:
-            run(dict(base, setting=s))
+        run_settings(base, seeds, settings=args.only)
         return
-    runs = {s: run(dict(base, setting=s)) for s in gauss.LOSS_SETTINGS}
-    meta = dict(model=S["model"], scale=S["name"], seeds=base["seed"], lr=base["lr"], batch_size=base["batch_size"],
+    runs = run_settings(base, seeds)
+    meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
                 epochs=base["epochs"], reduction=args.reduction,
                 data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
                      f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
-    save_tables(runs, eval_data(base["test_max"]), args.out or f"results/gausscse_{S['name']}", meta)
+    save_tables(runs, eval_data(base["test_max"]), out, meta)
+
+
+def save_grid(grid, model, path, meta):
+    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save it."""
+    import pandas as pd
+
+    from . import results
+    print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
+    paper = {b: row for (m, b), row in results.GAUSSCSE_TABLE5.items() if m == model}
+    if paper:
+        lrs = [f"{lr:g}" for lr in results.GAUSSCSE_GRID_LRS]
+        print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
+    b, lr = grid.stack().idxmax()
+    print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
+    return grid
 
 
 def save_tables(runs, eval_sets, out, meta):

@@ -232,3 +232,40 @@ def test_direction_by_length_bins_pairs_by_character_length_ratio():
     sizes, means = table["SNLI"].xs("size", level=1), table["SNLI"].xs("mean", level=1)
     assert sizes.tolist() == [1, 1, 0, 1, 1]  # shorter, equal, (0, 0.5], (0.5, 1], > 1
     assert means["(0.5, 1]"] == 1 and means["> 1"] == 0 and means["0 (equal)"] == 1
+
+
+def test_paper_hyperparameters_are_table5_optima_and_unknown_models_warn():
+    from defsent_lite import config, gausscse
+    assert gausscse.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
+    assert gausscse.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
+    assert gausscse.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
+    assert gausscse.paper_hyperparameters("my/model") is None
+    paper = config.scale("paper")
+    assert gausscse.base_config(paper, "roberta-large")["lr"] == 3e-5
+    with pytest.warns(UserWarning, match="'my/model' is not in GaussCSE's Table 5"):
+        cfg = gausscse.base_config(paper, "my/model")
+    assert (cfg["batch_size"], cfg["lr"]) == (paper["gauss_batch_size"], paper["gauss_lr"])
+    assert paper["gauss_seeds"] == [0, 1, 2, 3, 4]
+
+
+def fake_result(acc, direction, dev_auprc, correct):
+    return dict(nli={"SNLI": dict(acc=acc, auprc=acc - 10)}, direction={"SNLI": direction}, dev_auprc=dev_auprc,
+                nli_correct={"SNLI": correct}, direction_correct={"SNLI": correct}, triplets=7)
+
+
+def test_seeds_are_averaged_and_grid_collects_dev_auprc(monkeypatch):
+    from defsent_lite import gausscse
+    calls = []
+
+    def fake_run(cfg, data_dir=None):
+        calls.append((cfg["setting"], cfg["seed"], cfg["batch_size"], cfg["lr"]))
+        return fake_result(70 + cfg["seed"], 50 + 2 * cfg["seed"], cfg["lr"] * 1e4 + cfg["batch_size"] / 1e3, [cfg["seed"]])
+    monkeypatch.setattr(gausscse, "run", fake_run)
+    base = dict(setting=None, seed=0, batch_size=16, lr=5e-5)
+    runs = gausscse.run_settings(base, [0, 1, 2], settings=["ent", "ent+rev"])
+    assert len(calls) == 6 and {c[1] for c in calls} == {0, 1, 2}
+    assert runs["ent"]["nli"]["SNLI"] == dict(acc=71.0, auprc=61.0) and runs["ent"]["direction"]["SNLI"] == 52.0
+    assert runs["ent"]["nli_correct"]["SNLI"] == [0] and runs["ent"]["seeds"] == 3  # McNemar: first seed
+    grid = gausscse.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
+    assert grid.shape == (2, 2) and grid.loc[32, "5e-05"] == pytest.approx(100 * (0.5 + 0.032))
+    assert grid.stack().idxmax() == (32, "5e-05")
