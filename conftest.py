@@ -1,5 +1,14 @@
-"""pytest setup shared by unit tests and nbval notebook runs (kernels inherit this environment)."""
+"""pytest setup shared by unit tests and nbval notebook runs (kernels inherit this environment).
+
+- DEFSENT_DATA / NLTK_DATA point at ../shared/data when that folder exists and they are unset.
+- Every test session starts from an empty run cache (the stored notebook outputs come from a
+  cold-cache run) and writes result CSVs to a temporary folder (the committed results/ stay).
+- Notebook outputs are compared by `defsent_lite.nbcompare`: numbers within the tolerance of
+  their kind of metric, everything else exactly (nbval's own comparison is byte-exact).
+"""
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 _shared = Path(__file__).resolve().parent.parent / "shared" / "data"
@@ -10,3 +19,13 @@ if "NLTK_DATA" not in os.environ and _shared.exists():
 # Progress bars go to stderr, which nbval compares: off under pytest, on for a reader.
 os.environ.setdefault("DEFSENT_PROGRESS", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+_scratch = tempfile.mkdtemp(prefix="defsent_test_")
+os.environ["DEFSENT_CACHE"] = os.path.join(_scratch, "cache")
+os.environ["DEFSENT_RESULTS"] = os.path.join(_scratch, "results")
+
+pytest_plugins = ["defsent_lite.nbcompare"]
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_scratch, ignore_errors=True)

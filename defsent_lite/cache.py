@@ -16,20 +16,26 @@ def run_dir(kind, cfg):
     return config.cache_dir() / kind / config_key(cfg)
 
 
-def cached_json(kind, cfg, compute):
-    """Return compute()'s JSON-serialisable result, reusing <run_dir>/result.json when present.
-
-    The file is written atomically, so an interrupted run never leaves a half result.
-    """
+def lookup_json(kind, cfg):
+    """The cached result of (kind, cfg), or None when there is none."""
     path = run_dir(kind, cfg) / "result.json"
-    if path.exists():
-        return json.loads(path.read_text())["result"]
-    result = compute()
+    return json.loads(path.read_text())["result"] if path.exists() else None
+
+
+def store_json(kind, cfg, result):
+    """Cache a JSON-serialisable result, written atomically (never a half file); returns it."""
+    path = run_dir(kind, cfg) / "result.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"config": cfg, "result": result}, indent=1, default=str))
     os.replace(tmp, path)
     return result
+
+
+def cached_json(kind, cfg, compute):
+    """Return compute()'s JSON-serialisable result, reusing <run_dir>/result.json when present."""
+    found = lookup_json(kind, cfg)
+    return found if found is not None else store_json(kind, cfg, compute())
 
 
 def cached_tensor(kind, cfg, compute):

@@ -6,6 +6,8 @@ changed by hand (Colab) or from the shell (CI):
     DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default ./data)
     DEFSENT_CACHE     cache of trained runs and embeddings                (default ./.cache)
     DEFSENT_SCALE     smoke | cpu | paper                                 (default smoke)
+    DEFSENT_RESULTS   where result tables (CSV) are written                (default <repo>/results;
+                      the pytest config sets a temporary folder)
     DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
                       the pytest config sets 0 so that nbval compares clean outputs)
 """
@@ -23,12 +25,13 @@ SCALES = {
     "smoke": dict(
         model=OFFLINE_MODEL,
         seeds=[0],
-        sts_max_pairs=1000,          # evenly spaced pairs per task; the full set is in 90_benchmarks
-        transfer_max_examples=1000,  # per task and split: a small real subset
+        sts_max_pairs=500,           # evenly spaced pairs per task; the full set is in 90_benchmarks
+        transfer_max_examples=1000,  # training examples per task: a small real subset
+        transfer_max_eval=500,       # dev / test examples of SST-2, TREC and MRPC
         transfer_kfold=5,
         transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
         batch_size=64,
-        defsent_train_max=3000,      # training definitions per run (seeded subset)
+        defsent_train_max=2000,      # training definitions per run (seeded subset)
         defsent_eval_max=500,        # dev/test definitions scored
         defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
         dsp_max_entries=400,         # DefSent+: seeded sample of entries (all their definitions) per dataset
@@ -36,7 +39,7 @@ SCALES = {
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=200,       # STS pairs per task after each DefSent+ training (smoke: 200 to keep CI short)
         dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 400-entry space does not converge anyway)
-        gauss_train_max=384,         # GaussCSE: seeded sample of the offline training triplets
+        gauss_train_max=256,         # GaussCSE: seeded sample of the offline training triplets
         gauss_batch_size=32,
         gauss_lr=5e-5,
         gauss_epochs=1,
@@ -49,6 +52,7 @@ SCALES = {
         seeds=[0],
         sts_max_pairs=None,
         transfer_max_examples=None,
+        transfer_max_eval=None,
         transfer_kfold=10,
         transfer_inner_search=True,
         batch_size=64,
@@ -73,6 +77,7 @@ SCALES = {
         seeds=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         sts_max_pairs=None,
         transfer_max_examples=None,
+        transfer_max_eval=None,
         transfer_kfold=10,
         transfer_inner_search=True,
         batch_size=128,
@@ -116,6 +121,16 @@ def data_root(path=None):
 def cache_dir(path=None):
     """Where cached runs live (created on first use)."""
     d = Path(path or os.environ.get("DEFSENT_CACHE", ".cache")).expanduser()
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def results_dir(path=None):
+    """Where result tables go: argument, else DEFSENT_RESULTS, else the repository's results/."""
+    d = Path(path or os.environ.get("DEFSENT_RESULTS", REPO / "results")).expanduser()
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -120,16 +120,7 @@ def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0)
 
 def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None):
     """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14)."""
-    return {p: sts.evaluate(encode.embedder(model, tokenizer, p, batch_size=batch_size), data_dir, max_pairs=max_pairs)
-            for p in poolings}
-
-
-def untrained_sts(name_or_path, poolings, max_pairs):
-    """STS of the original model per inference pooling, cached (notebooks 21 and 22 both show it)."""
-    def compute():
-        model, tokenizer = models.load(name_or_path)
-        return sts_scores(model, tokenizer, poolings, max_pairs)
-    return cache.cached_json("sts_untrained", dict(model=str(name_or_path), poolings=list(poolings), max_pairs=max_pairs), compute)
+    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size), data_dir, max_pairs=max_pairs)
 
 
 def best_sts_avg(result):

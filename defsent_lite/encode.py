@@ -57,15 +57,32 @@ def encode(model, tokenizer, sentences, pooling="cls", batch_size=64, max_length
 
     pooling: cls | mean | max | prompt (DefSent+'s template, embedding at the mask token).
     """
+    return encode_poolings(model, tokenizer, sentences, [pooling], batch_size, max_length,
+                           progress, allow_empty, desc)[pooling]
+
+
+def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_length=128,
+                    progress=None, allow_empty=False, desc="encode"):
+    """{pooling: [n, d] tensor}: cls, mean and max share one forward pass; prompt has its own
+    (its input is the template). Each result equals `encode` with that pooling alone."""
     sentences = list(sentences)
     check_sentences(sentences, allow_empty)
-    if pooling not in POOLINGS:
-        raise ValueError(f"unknown pooling {pooling!r}; choose from {POOLINGS}")
-    if pooling == "prompt":
-        sentences = [prompt_text(s, tokenizer.mask_token) for s in sentences]
+    for p in poolings:
+        if p not in POOLINGS:
+            raise ValueError(f"unknown pooling {p!r}; choose from {POOLINGS}")
+    plain = [p for p in dict.fromkeys(poolings) if p != "prompt"]
+    out = _encode_pass(model, tokenizer, sentences, plain, batch_size, max_length, progress, desc) if plain else {}
+    if "prompt" in poolings:
+        wrapped = [prompt_text(s, tokenizer.mask_token) for s in sentences]
+        out.update(_encode_pass(model, tokenizer, wrapped, ["prompt"], batch_size, max_length, progress, desc))
+    return out
+
+
+def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc):
+    """One length-sorted forward pass over `sentences`, pooled each way of `poolings`."""
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
-    out = torch.empty(len(sentences), model.config.hidden_size)
+    out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
     show = config.show_progress() if progress is None else progress
     batches = range(0, len(order), batch_size)
     with eval_mode(model), torch.inference_mode(), autocast_for(device):
@@ -74,11 +91,27 @@ def encode(model, tokenizer, sentences, pooling="cls", batch_size=64, max_length
             batch = tokenizer.pad([features[i] for i in idx], return_tensors="pt")
             batch = {k: v.to(device) for k, v in batch.items()}
             h = hidden_states(model, batch)
-            vec = pool(pooling, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id)
-            out[idx] = vec.float().cpu()
+            for p in poolings:
+                out[p][idx] = pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float().cpu()
     return out
 
 
 def embedder(model, tokenizer, pooling="cls", **kw):
     """A function list[str] -> numpy array, the form the STS and transfer scorers take."""
     return lambda sentences: encode(model, tokenizer, sentences, pooling=pooling, **kw).numpy()
+
+
+def embedders(model, tokenizer, poolings, **kw):
+    """{pooling: embed function}; asked for the same sentences, the poolings share one forward
+    pass (the last list's vectors of every pooling are kept until other sentences come)."""
+    last = {"sentences": None, "vectors": None}
+
+    def embed_with(pooling):
+        def embed(sentences):
+            sentences = list(sentences)
+            if last["sentences"] != sentences:
+                last["vectors"] = encode_poolings(model, tokenizer, sentences, poolings, **kw)
+                last["sentences"] = sentences
+            return last["vectors"][pooling].numpy()
+        return embed
+    return {p: embed_with(p) for p in poolings}

@@ -271,7 +271,7 @@ def main(argv=None):
     ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--lr", type=float)
-    ap.add_argument("--out", help="CSV prefix (default results/gausscse_<scale>)")
+    ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
     ap.add_argument("--only", nargs="*", choices=gauss.LOSS_SETTINGS, help="train just these settings (cached), no tables")
     ap.add_argument("--grid", choices=gauss.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
     args = ap.parse_args(argv)
@@ -280,7 +280,7 @@ def main(argv=None):
     base = dict(base_config(S, model), reduction=args.reduction)
     base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
     seeds = args.seeds or S["gauss_seeds"]
-    out = args.out or f"results/gausscse_{S['name']}"
+    out = args.out or f"gausscse_{S['name']}"
     if args.grid:
         meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
         return save_grid(grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))

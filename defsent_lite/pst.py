@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from sklearn.decomposition import FastICA
 
-from . import cache, defsentplus, models
+from . import cache, defsentplus, models, scores
 from .entries import ENTRY_POOLINGS, build_entry_embeddings
 
 
@@ -148,12 +148,12 @@ def main(argv=None):
     ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
     ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
     ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
-    ap.add_argument("--out", default="results/pst_run.csv")
+    ap.add_argument("--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)")
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
     steps, report = run(cfg)
-    untrained = defsentplus.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"])
+    untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"])
     table = steps_table(steps, untrained).round(2)
     print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
     combo = defsentplus.combination_name(args.pooling, args.entry_pooling)

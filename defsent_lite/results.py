@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import config
+
 STS_COLS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR", "avg"]
 TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]
 
@@ -145,19 +147,21 @@ def versions():
             "numpy": numpy.__version__, "scipy": scipy.__version__, "defsent_lite": __version__}
 
 
-def save_csv(df, path, **meta):
-    """Write a table with `# key: value` header lines (model, scale, seeds, subset, versions).
+def save_csv(df, name, **meta):
+    """Write a table to the results folder with `# key: value` header lines (model, scale, seeds,
+    subset, versions); returns the file name (what a notebook prints: never an absolute path).
 
-    Read it back with `pd.read_csv(path, comment="#")`.
+    A relative `name` lands in `config.results_dir()`; read it back with `pd.read_csv(path, comment="#")`.
     """
-    path = Path(path)
+    path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = dict(meta, **versions())
     with open(path, "w") as f:
         for k, v in meta.items():
             f.write(f"# {k}: {v}\n")
         df.to_csv(f)
-    return path
+    return f"results/{name}" if not Path(name).is_absolute() else str(path)
+
 
 # DefSent, Table 6: top-3 predicted words for definitions (BERT-large, CLS).
 DEFSENT_TABLE6 = [

@@ -54,13 +54,22 @@ def embed_unique(embed, sentences):
 
 def evaluate(embed, data_dir=None, tasks=None, variant="raw", max_pairs=None):
     """Spearman x100 per task and their average 'avg'. `embed(list[str]) -> [n, d]`."""
+    return evaluate_each({"_": embed}, data_dir, tasks, variant, max_pairs)["_"]
+
+
+def evaluate_each(embeds, data_dir=None, tasks=None, variant="raw", max_pairs=None):
+    """{name: scores} for several embed functions (e.g. `encode.embedders`' poolings, which then
+    share one forward pass): the data is read once and the same sentence list goes to each."""
     loaded = load_tasks(tasks, data_dir, variant, max_pairs)
     all_sentences = [s for s1, s2, _ in loaded.values() for s in s1 + s2]
-    index, vectors = embed_unique(embed, all_sentences)
-    scores = {}
-    for task, (s1, s2, gold) in loaded.items():
-        a = vectors[[index[s] for s in s1]]
-        b = vectors[[index[s] for s in s2]]
-        scores[task] = spearman_x100(cosine_rows(a, b), gold)
-    scores["avg"] = float(np.mean(list(scores.values())))
-    return scores
+    out = {}
+    for name, embed in embeds.items():
+        index, vectors = embed_unique(embed, all_sentences)
+        scores = {}
+        for task, (s1, s2, gold) in loaded.items():
+            a = vectors[[index[s] for s in s1]]
+            b = vectors[[index[s] for s in s2]]
+            scores[task] = spearman_x100(cosine_rows(a, b), gold)
+        scores["avg"] = float(np.mean(list(scores.values())))
+        out[name] = scores
+    return out

@@ -74,6 +74,15 @@ def pick(items, idx):
     return [items[i] for i in idx]
 
 
+def capped(splits, max_examples, max_eval, seed):
+    """{split: columns} with train cut to max_examples and dev/test to max_eval (seeded subsets)."""
+    out = {}
+    for name, columns in splits.items():
+        idx = subset(len(columns[0]), max_examples if name == "train" else max_eval, seed)
+        out[name] = tuple(pick(col, idx) for col in columns)
+    return out
+
+
 def embed_many(embed, sentences):
     """Embed distinct sentences once; rows in the order given."""
     unique = list(dict.fromkeys(sentences))
@@ -82,46 +91,61 @@ def embed_many(embed, sentences):
     return vectors[[row[s] for s in sentences]]
 
 
-def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111):
-    """Accuracy (%) on one task; max_examples caps the training data (smoke runs)."""
+def embed_parts(embed, *parts):
+    """Embed several sentence lists in one call (distinct sentences once); one matrix per list."""
+    X = embed_many(embed, [s for part in parts for s in part])
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    return [X[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
+                  max_eval=None):
+    """Accuracy (%) on one task; max_examples caps the training data, max_eval the dev and test
+    sets of SST-2, TREC and MRPC (smoke runs; seeded subsets).
+
+    Each task's sentences go to `embed` in one call (see `evaluate_each`)."""
     if task in data.BINARY_FILES:
         sents, labels = data.load_binary_task(task, data_dir)
         idx = subset(len(sents), max_examples, seed)
-        X, y = embed_many(embed, pick(sents, idx)), np.array(pick(labels, idx))
-        return nested_cv_accuracy(X, y, kfold, seed, inner_search)
+        (X,) = embed_parts(embed, pick(sents, idx))
+        return nested_cv_accuracy(X, np.array(pick(labels, idx)), kfold, seed, inner_search)
     if task == "SST2":
-        d = data.load_sst2(data_dir)
-        idx = subset(len(d["train"][0]), max_examples, seed)
-        Xtr, ytr = embed_many(embed, pick(d["train"][0], idx)), np.array(pick(d["train"][1], idx))
-        Xdv, ydv = embed_many(embed, d["dev"][0]), np.array(d["dev"][1])
-        Xte, yte = embed_many(embed, d["test"][0]), np.array(d["test"][1])
-        return dev_then_test_accuracy(Xtr, ytr, Xdv, ydv, Xte, yte, seed, inner_search)
+        d = capped(data.load_sst2(data_dir), max_examples, max_eval, seed)
+        Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
+        return dev_then_test_accuracy(Xtr, np.array(d["train"][1]), Xdv, np.array(d["dev"][1]),
+                                      Xte, np.array(d["test"][1]), seed, inner_search)
     if task == "TREC":
-        d = data.load_trec(data_dir)
-        idx = subset(len(d["train"][0]), max_examples, seed)
-        Xtr, ytr = embed_many(embed, pick(d["train"][0], idx)), np.array(pick(d["train"][1], idx))
-        Xte, yte = embed_many(embed, d["test"][0]), np.array(d["test"][1])
-        return cv_then_test_accuracy(Xtr, ytr, Xte, yte, kfold, seed, inner_search)
+        d = capped(data.load_trec(data_dir), max_examples, max_eval, seed)
+        Xtr, Xte = embed_parts(embed, d["train"][0], d["test"][0])
+        return cv_then_test_accuracy(Xtr, np.array(d["train"][1]), Xte, np.array(d["test"][1]), kfold, seed, inner_search)
     if task == "MRPC":
-        d = data.load_mrpc(data_dir)
-        idx = subset(len(d["train"][2]), max_examples, seed)
-        a, b, y = pick(d["train"][0], idx), pick(d["train"][1], idx), pick(d["train"][2], idx)
-        Xtr, ytr = pair_features(embed, a, b), np.array(y)
-        Xte, yte = pair_features(embed, d["test"][0], d["test"][1]), np.array(d["test"][2])
-        return cv_then_test_accuracy(Xtr, ytr, Xte, yte, kfold, seed, inner_search)
+        d = capped(data.load_mrpc(data_dir), max_examples, max_eval, seed)
+        ua, ub, va, vb = embed_parts(embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1])
+        return cv_then_test_accuracy(pair_features(ua, ub), np.array(d["train"][2]), pair_features(va, vb),
+                                     np.array(d["test"][2]), kfold, seed, inner_search)
     raise ValueError(f"unknown transfer task {task!r}; choose from {TASKS}")
 
 
-def pair_features(embed, a, b):
-    """[|u - v|, u * v] of the two sentences of each pair (SentEval's MRPC features)."""
-    both = embed_many(embed, list(a) + list(b))
-    u, v = both[: len(a)], both[len(a):]
+def pair_features(u, v):
+    """[|u - v|, u * v] of the two sentences' vectors of each pair (SentEval's MRPC features)."""
     return np.hstack([np.abs(u - v), u * v])
 
 
-def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111):
+def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
+             max_eval=None):
     """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]` must accept empty strings
     (CR and MPQA hold 7 empty lines, which SentEval keeps)."""
-    scores = {t: evaluate_task(t, embed, data_dir, kfold, inner_search, max_examples, seed) for t in tasks or TASKS}
-    scores["avg"] = float(np.mean(list(scores.values())))
-    return scores
+    return evaluate_each({"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval)["_"]
+
+
+def evaluate_each(embeds, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
+                  max_eval=None):
+    """{name: scores} for several embed functions, task by task, so that `encode.embedders`'
+    poolings share one forward pass over each task's sentences."""
+    out = {name: {} for name in embeds}
+    for task in tasks or TASKS:
+        for name, embed in embeds.items():
+            out[name][task] = evaluate_task(task, embed, data_dir, kfold, inner_search, max_examples, seed, max_eval)
+    for scores in out.values():
+        scores["avg"] = float(np.mean(list(scores.values())))
+    return out

@@ -76,4 +76,4 @@ table1
 # %%
 meta = dict(model=BERT, scale=SCALE, seeds=f"split seed {dictionary.SPLIT_SEED}",
             data=f"Oxford {'+'.join(splits_used)}")
-print("saved", results.save_csv(table1, "../results/00_defsent_table1.csv", **meta))
+print("saved", results.save_csv(table1, "00_defsent_table1.csv", **meta))

@@ -24,7 +24,8 @@
 #   SICK-R test sets (`sts/raw`).
 # * SentEval: logistic regression on frozen embeddings (SentEval's protocols, run with
 #   scikit-learn's L-BFGS instead of SentEval's Adam-trained torch classifier; see
-#   `defsent_lite/transfer.py`). The smoke scale uses 1,000 training examples per task,
+#   `defsent_lite/transfer.py`). The smoke scale uses 500 evenly spaced pairs per STS task, 1,000 training examples
+#   and at most 500 dev/test examples per SentEval task,
 #   5 folds and C = 1 instead of the inner search over C.
 #
 # **What to expect.** At the `smoke` scale the model is all-MiniLM-L6-v2, an encoder
@@ -42,7 +43,7 @@ MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v
 # %%
 import pandas as pd
 
-from defsent_lite import cache, config, encode, models, plots, results, sts, transfer
+from defsent_lite import config, models, plots, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -52,27 +53,16 @@ print("scale:", S["name"], "| model:", MODEL)
 print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
-def baseline_scores(pooling):
-    """STS and SentEval scores of one pooling of the raw model (cached by config)."""
-    cfg = dict(model=MODEL, pooling=pooling, scale=S["name"], sts_max_pairs=S["sts_max_pairs"],
-               kfold=S["transfer_kfold"], inner=S["transfer_inner_search"], n=S["transfer_max_examples"])
-    embed = encode.embedder(model, tokenizer, pooling, batch_size=S["batch_size"], allow_empty=True)
-
-    def run():
-        return dict(sts=sts.evaluate(embed, DATA_ROOT, max_pairs=S["sts_max_pairs"]),
-                    transfer=transfer.evaluate(embed, data_dir=DATA_ROOT, kfold=S["transfer_kfold"],
-                                               inner_search=S["transfer_inner_search"],
-                                               max_examples=S["transfer_max_examples"]))
-    return cache.cached_json("baselines", cfg, run)
-
-
-scores = {pooling: baseline_scores(pooling) for pooling in ("cls", "mean")}
+POOLINGS = ["cls", "mean"]
+sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
+transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["batch_size"])
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
 
 # %%
-ours3 = pd.DataFrame({p: s["sts"] for p, s in scores.items()}).T[results.STS_COLS]
+# tolerance: inference; paper=exact
+ours3 = pd.DataFrame(sts_rows).T[results.STS_COLS]
 paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
 table3 = results.side_by_side(paper3, ours3, {"CLS vector": ("BERT CLS-vector", "cls"),
                                               "Avg. token embeddings": ("Avg. BERT embeddings", "mean")})
@@ -82,7 +72,8 @@ table3
 # ## DefSent Table 4 rows (SentEval)
 
 # %%
-ours4 = pd.DataFrame({p: s["transfer"] for p, s in scores.items()}).T[results.TRANSFER_COLS]
+# tolerance: score; paper=exact
+ours4 = pd.DataFrame(transfer_rows).T[results.TRANSFER_COLS]
 paper4 = results.paper_table(results.DEFSENT_TABLE4, results.TRANSFER_COLS)
 table4 = results.side_by_side(paper4, ours4, {"CLS vector": ("BERT CLS-vector", "cls"),
                                               "Avg. token embeddings": ("Avg. BERT embeddings", "mean")})
@@ -93,7 +84,7 @@ fig = plots.paper_vs_ours_bars(table3, results.STS_COLS, "STS (Spearman x100): p
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"][0],
-            data=f"STS raw, max {S['sts_max_pairs']} pairs/task; SentEval max {S['transfer_max_examples']} "
-                 f"train examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
-print("saved", results.save_csv(table3, "../results/01_defsent_table3_baselines.csv", **meta))
-print("saved", results.save_csv(table4, "../results/01_defsent_table4_baselines.csv", **meta))
+            data=f"STS raw, max {S['sts_max_pairs']} pairs/task; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test "
+                 f"examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
+print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))

@@ -56,6 +56,7 @@ def predict(loaded, sentences, k):
 # ## Table 6: definitions
 
 # %%
+# tolerance: count
 defs = [d for _, d, _ in results.DEFSENT_TABLE6]
 table6 = pd.DataFrame({"word": [w for w, _, _ in results.DEFSENT_TABLE6], "definition": defs,
                        "paper (BERT-large)": [" ".join(p) for _, _, p in results.DEFSENT_TABLE6],
@@ -77,5 +78,5 @@ table7
 # %%
 meta = dict(model=MODEL, head=trained[3], scale=S["name"], seeds=S["seeds"][:1], pooling=POOLING,
             data=dataset[1]["source"])
-print("saved", results.save_csv(table6, "../results/13_defsent_table6.csv", **meta))
-print("saved", results.save_csv(table7, "../results/13_defsent_table7.csv", **meta))
+print("saved", results.save_csv(table6, "13_defsent_table6.csv", **meta))
+print("saved", results.save_csv(table7, "13_defsent_table7.csv", **meta))

@@ -75,5 +75,5 @@ fig.tight_layout()
 
 # %%
 meta = dict(model=BERT, scale=SCALE, seeds="-", data=f"Oxford {report.loc['b', 'source'].split('Oxford ')[1]} (+ WordNet 3.0 for a)")
-print("saved", results.save_csv(table1, "../results/20_defsentplus_table1.csv", **meta))
-print("saved", results.save_csv(report, "../results/20_defsentplus_entry_datasets.csv", **meta))
+print("saved", results.save_csv(table1, "20_defsentplus_table1.csv", **meta))
+print("saved", results.save_csv(report, "20_defsentplus_entry_datasets.csv", **meta))

@@ -41,7 +41,7 @@ POOLING, ENTRY_POOLING = "cls", "mean"   # the (CLS, AMP) combination of BERT-ba
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsentplus, models, plots, pst, results
+from defsent_lite import config, defsentplus, models, plots, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
@@ -64,6 +64,7 @@ titles = [f"for {st['step']}. Training" for st in steps]
 fig = plots.entry_space_views([st["views"] for st in steps], titles)
 
 # %%
+# tolerance: fraction
 pd.DataFrame({f"step {st['step']}": st["views"]["explained_variance_top2"] for st in steps},
              index=["variance share axis 1", "axis 2"]).round(3)
 
@@ -82,7 +83,8 @@ fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # the ICA space at the 3rd step.
 
 # %%
-untrained = defsentplus.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"])
+# tolerance: score
+untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT)
 table = pst.steps_table(steps, untrained).round(2)
 table
 
@@ -90,4 +92,4 @@ table
 meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], combination=defsentplus.combination_name(POOLING, ENTRY_POOLING),
             data=f"{report['source']}; {report['entries']} entries, {report['definitions']} definitions",
             lrs=cfg["lrs"], sts_pairs_per_task=cfg["sts_max_pairs"])
-print("saved", results.save_csv(table, "../results/21_defsentplus_pst_steps.csv", **meta))
+print("saved", results.save_csv(table, "21_defsentplus_pst_steps.csv", **meta))

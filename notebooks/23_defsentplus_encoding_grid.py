@@ -49,6 +49,7 @@ print("scale:", S["name"], "| model:", MODEL, "|", report["source"], f"({report[
 # ## STS average per combination and inference pooling (ours)
 
 # %%
+# tolerance: score
 ours = pd.DataFrame({combo: {p: s["avg"] for p, s in r["sts"].items()} for combo, r in grid.items()}).T
 ours["best"] = ours.max(axis=1)
 ours.round(2)
@@ -57,6 +58,7 @@ ours.round(2)
 # ## Beside Table 8 (paper: mean over 10 runs, best pooling)
 
 # %%
+# tolerance: score
 paper = results.paper_table(results.DEFSENTPLUS_TABLE8, results.DEFSENTPLUS_TABLE8_COLS)
 table8 = pd.concat([paper, pd.DataFrame([ours["best"].reindex(paper.columns)],
                                         index=[f"ours: {MODEL.split('/')[-1]}"])]).round(2)
@@ -69,4 +71,4 @@ table8
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], data=f"{report['source']}; {report['entries']} entries",
             sts_pairs_per_task=S["dsp_sts_max_pairs"], lr=S["dsp_lrs"][0])
-print("saved", results.save_csv(table8, "../results/23_defsentplus_table8.csv", **meta))
+print("saved", results.save_csv(table8, "23_defsentplus_table8.csv", **meta))

@@ -26,7 +26,7 @@
 # ent+con+rev) are best, near supervised SimCSE (74.96 / 78.18 / 86.11 accuracy on SNLI / MNLI /
 # SICK); adding only reversed pairs (ent+rev) hurts.
 #
-# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 384 of the 7,409 offline training
+# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 256 of the 7,409 offline training
 # triplets (XNLI-en, counterfactual SNLI, MNLI dev_matched; the paper trains on 275k
 # SNLI+MNLI triplets, not available offline), one epoch, batch 32, lr 5e-5 reached at the
 # last step (linear warm-up over the whole run, Appendix E), 400 evenly spaced pairs of
@@ -59,6 +59,7 @@ print("scale:", S["name"], "| model:", MODEL, "| triplets:", runs["ent"]["triple
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's BERT-base
 
 # %%
+# tolerance: score; paper=exact
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
 ours, _ = gausscse.tables(runs, tests, sick_full)
 paper = results.paper_table(results.GAUSSCSE_TABLE3, results.GAUSSCSE_NLI_COLS)
@@ -69,6 +70,7 @@ table3
 # ## Table 1: accuracy only, with the average
 
 # %%
+# tolerance: score; paper=exact
 acc_cols = [c for c in results.GAUSSCSE_NLI_COLS if c.endswith("acc")]
 table1 = table3[acc_cols].copy()
 table1["avg"] = table1.mean(axis=1).round(2)
@@ -82,6 +84,7 @@ fig = plots.paper_vs_ours_bars(table3, acc_cols, title="two-way NLI accuracy: pa
 # SNLI-dev AUPRC was checked every 100 steps and at the end; the best check is kept.
 
 # %%
+# tolerance: score; best_step=count; threshold=fraction
 pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=round(100 * r["dev_auprc"], 2),
                       threshold=round(r["threshold"], 4)) for s, r in runs.items()}).T
 
@@ -89,4 +92,4 @@ pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=roun
 meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], reduction=REDUCTION,
             data=f"offline triplets ({runs['ent']['triplets']}), SNLI dev/test, MNLI dev_mismatched, SICK test; "
                  f"max {base['test_max']} pairs per set", lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"])
-print("saved", results.save_csv(table3, "../results/30_gausscse_table3.csv", **meta))
+print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))

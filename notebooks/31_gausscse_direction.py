@@ -25,7 +25,7 @@
 # compares settings on the same pairs, as the paper does.
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 384 offline triplets, 400 evenly spaced pairs per test set. The CPU run on all offline
+# 256 offline triplets, 400 evenly spaced pairs per test set. The CPU run on all offline
 # triplets and full test sets is in README ("GaussCSE on this CPU").
 
 # %% tags=["parameters"]
@@ -56,6 +56,7 @@ print("scale:", S["name"], "| model:", MODEL, "| entailment pairs scored:", coun
 # ## Table 2 / 4: direction accuracy, ours beside the paper's BERT-base
 
 # %%
+# tolerance: score; paper=exact; Length-baseline=exact
 _, ours = gausscse.tables(runs, tests, sick_full)
 paper = results.paper_table(results.GAUSSCSE_TABLE2, results.GAUSSCSE_DIR_COLS)
 table2 = results.side_by_side(paper, ours, {k: (k, k) for k in paper.index})
@@ -66,11 +67,12 @@ table2
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 
 # %%
+# tolerance: pvalue
 mcnemar = gausscse.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], reduction=REDUCTION,
             data=f"offline triplets; entailment pairs {counts}", lr=base["lr"], batch_size=base["batch_size"])
-print("saved", results.save_csv(table2, "../results/31_gausscse_table2.csv", **meta))
-print("saved", results.save_csv(mcnemar, "../results/31_gausscse_mcnemar.csv", **meta))
+print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
+print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))

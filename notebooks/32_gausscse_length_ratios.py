@@ -60,6 +60,7 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 # right exactly on the positive bins (wrong at 0, where it has no answer).
 
 # %%
+# tolerance: fraction; size=exact
 base = gausscse.base_config(S, MODEL)
 run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)

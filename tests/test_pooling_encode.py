@@ -70,3 +70,37 @@ def test_same_vectors_as_sentence_transformers(offline):
 def test_unknown_model_lists_offline_options():
     with pytest.raises(OSError, match="Offline, these work: offline"):
         models.load("no-such-org/no-such-model-xyz", local_files_only=True)
+
+
+def test_poolings_share_a_pass_and_equal_encoding_alone(offline, monkeypatch):
+    model, tok = offline
+    together = encode.encode_poolings(model, tok, SENTENCES, list(pooling.POOLINGS), batch_size=2)
+    for name in pooling.POOLINGS:
+        assert torch.allclose(together[name], encode.encode(model, tok, SENTENCES, pooling=name, batch_size=2), atol=1e-6)
+    passes = []
+    real = encode._encode_pass
+    monkeypatch.setattr(encode, "_encode_pass", lambda *a: passes.append(a[3]) or real(*a))
+    embeds = encode.embedders(model, tok, ["cls", "mean", "max", "prompt"])
+    for name in ["cls", "mean", "max", "prompt"]:
+        embeds[name](SENTENCES)
+    assert passes == [["cls", "mean", "max"], ["prompt"]]   # one plain pass, one prompt pass
+    embeds["cls"](SENTENCES[:1])                              # other sentences: a new pass
+    assert len(passes) == 4
+
+
+def test_scores_for_several_embedders_equal_one_at_a_time(offline, tmp_path, monkeypatch):
+    from defsent_lite import scores, sts
+    model, tok = offline
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    each = sts.evaluate_each(encode.embedders(model, tok, ["cls", "mean"]), tasks=["STSB"], max_pairs=60)
+    for name in ["cls", "mean"]:
+        alone = sts.evaluate(encode.embedder(model, tok, name), tasks=["STSB"], max_pairs=60)
+        assert each[name] == pytest.approx(alone, abs=1e-4)
+    computed = []
+
+    def compute(missing):
+        computed.append(missing)
+        return {p: {"x": len(p)} for p in missing}
+    assert scores.cached_per_pooling("t", {"m": 1}, ["cls", "mean"], compute) == {"cls": {"x": 3}, "mean": {"x": 4}}
+    assert scores.cached_per_pooling("t", {"m": 1}, ["mean", "max"], compute) == {"mean": {"x": 4}, "max": {"x": 3}}
+    assert computed == [["cls", "mean"], ["max"]]             # each pooling computed once

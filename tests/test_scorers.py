@@ -64,16 +64,19 @@ def test_protocols_learn_a_separable_task_and_fail_on_noise():
 
 def test_pair_features():
     vec = {"u": np.array([1.0, -2.0]), "v": np.array([3.0, 1.0])}
-    feats = transfer.pair_features(lambda s: np.stack([vec[x] for x in s]), ["u"], ["v"])
+    feats = transfer.pair_features(vec["u"][None], vec["v"][None])
     assert np.allclose(feats, [[2.0, 3.0, 3.0, -2.0]])
 
 
-def test_side_by_side_and_csv(tmp_path):
+def test_side_by_side_and_csv(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_RESULTS", str(tmp_path))
     paper = pd.DataFrame({"x": [1.0], "avg": [2.0]}, index=["row"])
     ours = pd.DataFrame({"x": [1.5], "avg": [1.0]}, index=["mine"])
     t = results.side_by_side(paper, ours, {"R": ("row", "mine")})
     assert t.loc[("R", "diff"), "x"] == 0.5 and t.loc[("R", "diff"), "avg"] == -1.0
-    path = results.save_csv(t, tmp_path / "t.csv", model="m", scale="smoke")
+    shown = results.save_csv(t, "t.csv", model="m", scale="smoke")
+    path = tmp_path / "t.csv"
+    assert shown == "results/t.csv"
     text = path.read_text()
     assert "# model: m" in text and "# torch:" in text
     back = pd.read_csv(path, comment="#", index_col=[0, 1])

@@ -1,0 +1,163 @@
+"""The notebook comparison: numbers within their kind's tolerance, everything else exactly."""
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from nbval.plugin import coalesce_streams
+
+from defsent_lite import nbcompare
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def table_output(df):
+    """A cell output as Jupyter stores a displayed DataFrame."""
+    return nbformat.v4.new_output("execute_result", data={"text/plain": repr(df), "text/html": df._repr_html_()},
+                                  execution_count=1)
+
+
+def stream(text):
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+
+STORED = pd.DataFrame({"mrr": [0.1174, 0.0480], "final loss": [7.9640, 7.1]}, index=["cls", "max"])
+SOURCE = "table  # tolerance: fraction; final loss=loss"
+
+
+def compare_frames(fresh, source=SOURCE):
+    return nbcompare.compare_outputs([table_output(STORED)], [table_output(fresh)], source)
+
+
+def test_numbers_within_their_kind_pass():
+    fresh = STORED.copy()
+    fresh.loc["cls", "mrr"] += 0.015          # fraction: 0.02
+    fresh.loc["max", "final loss"] += 0.04    # loss: 0.05
+    assert compare_frames(fresh) == []
+
+
+@pytest.mark.parametrize("row, col, delta", [("cls", "mrr", 0.03), ("max", "final loss", 0.08), ("max", "mrr", -0.05)])
+def test_a_number_beyond_tolerance_fails(row, col, delta):
+    fresh = STORED.copy()
+    fresh.loc[row, col] += delta
+    problems = compare_frames(fresh)
+    assert len(problems) == 1 and "table value" in problems[0]
+
+
+def test_label_kind_overrides_default():
+    fresh = STORED.copy()
+    fresh.loc["cls", "final loss"] += 0.04   # a loss: passes only because the column is labelled
+    assert compare_frames(fresh) == []
+    assert compare_frames(fresh, "table  # tolerance: fraction") != []
+
+
+def test_labels_rows_and_columns_are_exact():
+    assert compare_frames(STORED.rename(index={"cls": "CLS"})) != []
+    assert compare_frames(STORED.iloc[:1]) != []
+    assert compare_frames(STORED.rename(columns={"mrr": "MRR"})) != []
+    assert compare_frames(STORED.assign(extra=1.0)) != []
+
+
+def test_nan_only_matches_nan():
+    fresh = STORED.copy()
+    fresh.loc["cls", "mrr"] = float("nan")
+    assert compare_frames(fresh) != []
+    both = STORED.copy()
+    both.loc["cls", "mrr"] = float("nan")
+    assert nbcompare.compare_outputs([table_output(both)], [table_output(both)], SOURCE) == []
+
+
+def test_column_widths_do_not_matter_but_text_does():
+    stored = [stream("diff -9.55 | ours 75.30\n")]
+    assert nbcompare.compare_outputs(stored, [stream("diff  -10.05 | ours 74.80\n")], "# tolerance: score") == []
+    assert nbcompare.compare_outputs(stored, [stream("diff -9.55 | ourz 75.30\n")], "# tolerance: score") != []
+    assert nbcompare.compare_outputs(stored, [stream("diff -9.55 | ours 77.30\n")], "# tolerance: score") != []
+
+
+def test_without_directive_numbers_are_exact():
+    stored = [stream("entries: 148149, median 12\n")]
+    assert nbcompare.compare_outputs(stored, stored, "print(x)") == []
+    assert nbcompare.compare_outputs(stored, [stream("entries: 148150, median 12\n")], "print(x)") != []
+
+
+def test_number_tokens():
+    skeleton, nums = nbcompare.split_numbers("STS12 74.52, lr 5e-05, 2^7e-6 x100 (0, 0.5] -3")
+    assert nums == ["74.52", "5e-05", "0", "0.5", "-3"]
+    assert skeleton == "STS12 #, lr #, 2^7e-6 x100 (#, #] #"
+
+
+def test_unknown_kind_is_an_error():
+    with pytest.raises(ValueError, match="unknown tolerance kind"):
+        nbcompare.tolerance_spec("# tolerance: sccore")
+
+
+def checked_cells():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        for n, cell in enumerate(nbformat.read(path, 4).cells):
+            if cell.cell_type == "code" and "NBVAL_IGNORE_OUTPUT" not in cell.source and cell.outputs:
+                yield f"{path.stem}:{n}", cell
+
+
+LARGEST_TOLERANCE = max(tol for tol, _ in nbcompare.TOLERANCES.values())
+
+
+def perturbations(outputs):
+    """Copies of `outputs` with one reported number moved beyond every tolerance, one copy per number."""
+    for i, out in enumerate(outputs):
+        for key, text in ([("text", out.text)] if out.output_type == "stream" else
+                          [(k, v) for k, v in out.get("data", {}).items() if k in ("text/plain", "text/html")]):
+            if key == "text/plain" and "text/html" in out.get("data", {}):
+                continue  # a table's numbers are checked in its HTML
+            for m in nbcompare.NUMBER.finditer(text):
+                moved = float(m.group()) + 2 * max(LARGEST_TOLERANCE, 1)
+                new = text[:m.start()] + repr(moved) + text[m.end():]
+                copy = [nbformat.from_dict(dict(o)) for o in outputs]
+                if key == "text":
+                    copy[i]["text"] = new
+                else:
+                    copy[i]["data"] = dict(copy[i]["data"], **{key: new})
+                yield m.group(), copy
+
+
+@pytest.mark.parametrize("name, cell", list(checked_cells()), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_stored_number_is_checked(name, cell):
+    """Each number a notebook reports (outside timing cells) fails the test when moved past its tolerance."""
+    stored = coalesce_streams(list(cell.outputs))
+    assert nbcompare.compare_outputs(stored, stored, cell.source) == []
+    unnoticed = [number for number, moved in perturbations(stored)
+                 if not nbcompare.compare_outputs(stored, moved, cell.source)]
+    assert unnoticed == [], f"{name}: moving these numbers went unnoticed: {unnoticed[:10]}"
+
+
+def test_nbval_uses_the_tolerant_comparison(tmp_path):
+    """End to end: pytest --nbval passes a notebook whose stored number is off within tolerance, fails beyond."""
+    def notebook(stored_value):
+        code = "# tolerance: score\nprint('accuracy', 70.25)"
+        cell = nbformat.v4.new_code_cell(code, execution_count=1, outputs=[stream(f"accuracy {stored_value}\n")])
+        nb = nbformat.v4.new_notebook(cells=[cell], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+        path = tmp_path / f"nb_{str(stored_value).replace('.', '_')}.ipynb"
+        nbformat.write(nb, path)
+        return path
+
+    def run(path):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "defsent_lite.nbcompare", "--nbval",
+                               "--nbval-current-env", "-p", "no:cacheprovider", str(path)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+    near, far = run(notebook(70.95)), run(notebook(72.25))
+    assert near.returncode == 0, near.stdout[-2000:]
+    assert far.returncode == 1 and "stored 72.25, fresh 70.25" in far.stdout, far.stdout[-2000:]
+
+
+def test_row_label_spanning_rows_sets_the_kind():
+    idx = pd.MultiIndex.from_product([["Length-baseline", "ent"], ["paper", "ours"]], names=["row", "source"])
+    stored = pd.DataFrame({"SNLI": [92.63, 92.64, 64.84, 51.78]}, index=idx)
+    source = "# tolerance: score; Length-baseline=exact"
+    moved_trained, moved_exact = stored.copy(), stored.copy()
+    moved_trained.iloc[3, 0] += 1.0
+    moved_exact.iloc[1, 0] += 0.01     # the length baseline has no training in it: exact
+    assert "rowspan" in stored._repr_html_()
+    assert nbcompare.compare_outputs([table_output(stored)], [table_output(moved_trained)], source) == []
+    assert nbcompare.compare_outputs([table_output(stored)], [table_output(moved_exact)], source) != []
