@@ -31,20 +31,20 @@ SCALES = {
         transfer_kfold=5,
         transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
         batch_size=64,
-        defsent_train_max=2000,      # training definitions per run (seeded subset)
+        defsent_train_max=1600,      # training definitions per run (seeded subset)
         defsent_eval_max=500,        # dev/test definitions scored
         defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
-        dsp_max_entries=400,         # DefSent+: seeded sample of entries (all their definitions) per dataset
+        dsp_max_entries=390,         # DefSent+: seeded sample of entries (all their definitions) per dataset
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
-        dsp_sts_max_pairs=200,       # STS pairs per task after each DefSent+ training (smoke: 200 to keep CI short)
-        dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 400-entry space does not converge anyway)
-        gauss_train_max=256,         # GaussCSE: seeded sample of the offline training triplets
+        dsp_sts_max_pairs=100,       # STS pairs per task after each DefSent+ training (smoke: 100 to keep CI short)
+        dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
+        gauss_train_max=192,         # GaussCSE: seeded sample of the offline training triplets
         gauss_batch_size=32,
         gauss_lr=5e-5,
         gauss_epochs=1,
-        gauss_dev_max=400,           # evenly spaced SNLI-dev pairs (threshold and model selection)
-        gauss_test_max=400,          # evenly spaced pairs per test set
+        gauss_dev_max=300,           # evenly spaced SNLI-dev pairs (threshold and model selection)
+        gauss_test_max=300,          # evenly spaced pairs per test set
         gauss_seeds=[0],
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed

@@ -21,6 +21,9 @@ def ica_transform(X, max_iter=1000, seed=42, scale=100.0):
     Non-convergence is not hidden: a UserWarning names the iteration count reached.
     """
     X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
+        raise ValueError(f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
+                         f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)")
     ica = FastICA(whiten="unit-variance", max_iter=max_iter, random_state=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

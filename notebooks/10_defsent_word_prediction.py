@@ -26,7 +26,7 @@
 # (logits = u E^T, no transform layer), and every result below says so in its `head`
 # column. The Oxford train split is missing, so the data is Oxford valid+test plus WordNet
 # definitions of single-token words, re-split by word with a fixed seed. Smoke runs train
-# on a seeded subset of 2,000 definitions (125 steps), score 500 dev/test definitions, use
+# on a seeded subset of 1,600 definitions (100 steps), score 500 dev/test definitions, use
 # the top of the grid (x = 7: with so few steps and a head without the MLM transform,
 # smaller rates barely move the vectors; x in {4, 6} gave lower dev MRR in our trials) and
 # one seed; `SCALE = "paper"` runs bert-base-uncased with its real

@@ -20,7 +20,7 @@
 # DefSent code evaluates). Table 3 lists each model's best pooling by MRR, Table 8 every
 # pooling as mean ± std over seeds.
 #
-# **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 2,000 training
+# **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 1,600 training
 # definitions, one seed, 500 evenly spaced pairs per STS task. MiniLM was already
 # trained for sentence similarity, so its untrained rows are far above raw BERT's; the
 # question here is whether DefSent training moves each pooling up or down.

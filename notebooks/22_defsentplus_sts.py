@@ -21,7 +21,7 @@
 # pooling is reported, as the paper does). The PST runs are the ones of notebook 21
 # (shared through the run cache).
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 400 sampled entries per dataset, one seed, 200 pairs
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries per dataset, one seed, 100 pairs
 # per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
 # same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
 
@@ -95,7 +95,7 @@ table2
 fig = plots.paper_vs_ours_bars(table2, ["avg"], title="STS avg: paper (BERT-base) vs ours")
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"400-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",
+meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"{S['dsp_max_entries']}-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",
             sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"])
 print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))

@@ -19,7 +19,7 @@
 # the combination by a grid after the 1st Training on dataset *a*: BERT prefers AMP
 # entries ((CLS, AMP) best), RoBERTa prefers AC for base, (Mean, AC) for large.
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 400 sampled entries of *a*, one seed, STS on 200
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, one seed, STS on 100
 # pairs per task, the average under the best inference pooling (as the paper reports).
 
 # %% tags=["parameters"]

@@ -26,10 +26,10 @@
 # ent+con+rev) are best, near supervised SimCSE (74.96 / 78.18 / 86.11 accuracy on SNLI / MNLI /
 # SICK); adding only reversed pairs (ent+rev) hurts.
 #
-# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 256 of the 7,409 offline training
+# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 192 of the 7,409 offline training
 # triplets (XNLI-en, counterfactual SNLI, MNLI dev_matched; the paper trains on 275k
 # SNLI+MNLI triplets, not available offline), one epoch, batch 32, lr 5e-5 reached at the
-# last step (linear warm-up over the whole run, Appendix E), 400 evenly spaced pairs of
+# last step (linear warm-up over the whole run, Appendix E), 300 evenly spaced pairs of
 # SNLI dev and of each test set. Variance = softplus + 1e-4, in float32. The larger run on
 # all offline triplets and full test sets (`python -m defsent_lite.gausscse --scale cpu`,
 # about 30 minutes on 2 cores) and its tables are in README ("GaussCSE on this CPU").

@@ -25,7 +25,7 @@
 # compares settings on the same pairs, as the paper does.
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 256 offline triplets, 400 evenly spaced pairs per test set. The CPU run on all offline
+# 192 offline triplets, 300 evenly spaced pairs per test set. The CPU run on all offline
 # triplets and full test sets is in README ("GaussCSE on this CPU").
 
 # %% tags=["parameters"]

@@ -45,3 +45,9 @@ def test_ica_non_convergence_is_reported():
     X = np.random.RandomState(1).randn(300, 4) @ np.random.RandomState(2).randn(4, 4)
     with pytest.warns(UserWarning, match="stopped at 1 iterations"):
         pst.ica_transform(X, max_iter=1)
+
+
+def test_ica_refuses_fewer_entries_than_dimensions():
+    """Whitening would drop dimensions, and the space would no longer match the encoder's width."""
+    with pytest.raises(ValueError, match="as many entries as dimensions"):
+        pst.ica_transform(np.random.RandomState(0).randn(30, 40))
