@@ -92,7 +92,7 @@ fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # the ICA space at the 3rd step.
 
 # %%
-# tolerance: score
+# tolerance: score; ica200=ica
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT)
 table = pst.steps_table(steps, untrained).round(2)
 table
