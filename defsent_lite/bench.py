@@ -48,7 +48,7 @@ def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, p
     splits, _ = defsent.build_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
-    train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b), pooling), batches, lr=1e-5,
+    train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id), batches, lr=1e-5,
                 params=defsent.trainable_parameters(model), optimizer="adam", progress=False)
     seconds = time.perf_counter() - t0
     return dict(head=kind, batch_size=batch_size, steps=len(batches), seconds=seconds,

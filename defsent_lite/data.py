@@ -360,7 +360,8 @@ def wordnet_definitions(data_dir=None):
 @functools.lru_cache(maxsize=2)
 def _wordnet_definitions(data_dir):
     from . import cache  # the parsed glosses are cached on disk too: later kernels load them in about 1 s
-    pairs = cache.cached_json("wordnet", dict(data=str(Path(data_dir).resolve())), lambda: _read_wordnet(data_dir))
+    pairs = cache.cached_json("wordnet", dict(data=cache.data_identity(data_dir, "dictionary/wordnet")),
+                              lambda: _read_wordnet(data_dir))
     return [tuple(p) for p in pairs]
 
 

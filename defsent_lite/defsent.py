@@ -13,7 +13,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import config, data, dictionary, models
-from .encode import check_sentences, eval_mode, hidden_states
+from .checks import best_of, require_finite, require_nonempty
+from .encode import check_sentences, eval_mode, hidden_states, tokenize_batch
 from .pooling import pool
 
 HEAD_ATTRS = ("cls", "lm_head")  # BertForMaskedLM.cls, RobertaForMaskedLM.lm_head
@@ -75,7 +76,7 @@ def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SP
     (tokenizer, data root, options): reading WordNet takes about 25 s, the cache under 1 s.
     """
     from . import cache
-    cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=str(config.data_root(data_dir).resolve()),
+    cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=cache.data_identity(data_dir, "dictionary"),
                use_wordnet=use_wordnet, seed=seed)
     splits, report = cache.cached_json("defsent_data", cfg, lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed))
     return {k: [tuple(x) for x in v] for k, v in splits.items()}, report
@@ -108,58 +109,63 @@ def subsample(examples, n, seed):
     return [examples[i] for i in sorted(torch.randperm(len(examples), generator=g)[:n].tolist())]
 
 
-def collate(tokenizer, examples, max_length=128):
-    """Tokenised definitions plus target ids."""
-    batch = tokenizer([d for _, d, _ in examples], padding=True, truncation=True,
-                      max_length=max_length, return_tensors="pt")
+def collate(tokenizer, examples, max_length=128, pooling="cls"):
+    """Tokenised definitions (in the prompt template for prompt pooling) plus target ids."""
+    batch = tokenize_batch(tokenizer, [d for _, d, _ in examples], pooling, max_length)
     batch["targets"] = torch.tensor([t for _, _, t in examples])
     return batch
 
 
 # ---------------------------------------------------------------- loss and metrics
 
-def word_logits(model, head, batch, pooling):
-    """Vocabulary logits of the pooled definitions of a batch (only [B, V] is materialised)."""
+def word_logits(model, head, batch, pooling, mask_token_id=None):
+    """Vocabulary logits of the pooled definitions of a batch (only [B, V] is materialised);
+    prompt pooling needs the tokenizer's mask_token_id."""
     inputs = {k: v for k, v in batch.items() if k != "targets"}
     h = hidden_states(model, inputs)
-    return head(pool(pooling, h, inputs["attention_mask"], inputs["input_ids"]))
+    return head(pool(pooling, h, inputs["attention_mask"], inputs["input_ids"], mask_token_id))
 
 
-def loss(model, head, batch, pooling):
+def loss(model, head, batch, pooling, mask_token_id=None):
     """Cross-entropy of the defined word's id (DefSent's objective)."""
     device = next(model.parameters()).device
     batch = {k: v.to(device) for k, v in batch.items()}
-    return F.cross_entropy(word_logits(model, head, batch, pooling).float(), batch["targets"])
+    return F.cross_entropy(word_logits(model, head, batch, pooling, mask_token_id).float(), batch["targets"])
 
 
-def gold_ranks(logits, targets):
-    """1-based rank of each gold id among all logits; ties count in the gold's favour."""
+def gold_ranks(logits, targets, what="word prediction"):
+    """1-based rank of each gold id among all logits; ties count in the gold's favour.
+    NaN logits are refused: a NaN gold would otherwise rank first (nothing compares greater)."""
+    require_finite(logits, f"{what}: vocabulary logits")
     gold = logits.gather(1, targets[:, None])
     return (logits > gold).sum(1) + 1
 
 
-def rank_metrics(logits, targets):
+def rank_metrics(logits, targets, what="word prediction"):
     """MRR and top-1/3/10 accuracy of the gold ids."""
-    return metrics_from_ranks(gold_ranks(logits, targets))
+    return metrics_from_ranks(gold_ranks(logits, targets, what), what)
 
 
-def metrics_from_ranks(ranks):
+def metrics_from_ranks(ranks, what="word prediction"):
+    require_nonempty(ranks, f"{what}: ranks")
     ranks = ranks.double()
     return dict(mrr=float((1 / ranks).mean()), top1=float((ranks <= 1).double().mean()),
                 top3=float((ranks <= 3).double().mean()), top10=float((ranks <= 10).double().mean()))
 
 
 @torch.no_grad()
-def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_length=128):
-    """Word-prediction metrics over examples, computed batch by batch."""
+def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_length=128, what="DefSent"):
+    """Word-prediction metrics over examples, computed batch by batch (`what` names the run in errors)."""
+    require_nonempty(examples, f"{what}: evaluation definitions")
     device = next(model.parameters()).device
     ranks = []
     with eval_mode(model):
         for start in range(0, len(examples), batch_size):
-            batch = collate(tokenizer, examples[start:start + batch_size], max_length)
+            batch = collate(tokenizer, examples[start:start + batch_size], max_length, pooling)
             batch = {k: v.to(device) for k, v in batch.items()}
-            ranks.append(gold_ranks(word_logits(model, head, batch, pooling).float(), batch["targets"]).cpu())
-    return metrics_from_ranks(torch.cat(ranks))
+            logits = word_logits(model, head, batch, pooling, tokenizer.mask_token_id).float()
+            ranks.append(gold_ranks(logits, batch["targets"], what).cpu())
+    return metrics_from_ranks(torch.cat(ranks), what)
 
 
 @torch.no_grad()
@@ -168,9 +174,8 @@ def top_k_words(model, tokenizer, head, sentences, pooling, k=5, max_length=128)
     check_sentences(sentences)
     device = next(model.parameters()).device
     with eval_mode(model):
-        batch = tokenizer(list(sentences), padding=True, truncation=True, max_length=max_length,
-                          return_tensors="pt").to(device)
-        top = word_logits(model, head, dict(batch), pooling).topk(k, dim=1).indices.cpu()
+        batch = tokenize_batch(tokenizer, sentences, pooling, max_length).to(device)
+        top = word_logits(model, head, dict(batch), pooling, tokenizer.mask_token_id).topk(k, dim=1).indices.cpu()
     return [[tokenizer.convert_ids_to_tokens(int(i)).lstrip("Ġ") for i in row] for row in top]
 
 
@@ -203,36 +208,41 @@ def write_sentence_transformers_config(folder, pooling, dim):
 
 # ---------------------------------------------------------------- one cached training run
 
-def run(cfg, dataset=None):
-    """Train DefSent once for `cfg` (cached by its hash) and return its result dict.
+def run(cfg, dataset=None, data_dir=None):
+    """Train DefSent once for `cfg` on `dataset` (build_dataset's, built from data_dir when None)
+    and return its result dict; cached by cfg and the dataset's content.
 
     cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer,
-    warmup_ratio, freeze_embedding_layer. The trained encoder is saved in the run folder
-    (`result["path"]`); a second call with the same cfg reuses it.
+    warmup_ratio, freeze_embedding_layer. The trained encoder is saved in the run's folder
+    (`result["path"]`); a second call with the same cfg and data reuses it.
     """
     from . import cache, train
-    folder = cache.run_dir("defsent", cfg)
+    if dataset is None:
+        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir)
+    splits, report = dataset
+    key = dict(cfg, dataset=cache.content_digest(splits))
+    what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
 
-    def compute():
+    def compute(folder):
         config.set_seed(cfg["seed"])
         model, tokenizer, head, head_kind = load_model(cfg["model"])
-        splits, report = dataset if dataset is not None else build_dataset(tokenizer)
         train_set = subsample(splits["train"], cfg["train_max"], cfg["seed"])
         batches = train.batched(train_set, cfg["batch_size"], seed=cfg["seed"])
         history = train.train(
-            model, lambda m, b: loss(m, head, collate(tokenizer, b), cfg["pooling"]), batches, cfg["lr"],
+            model, lambda m, b: loss(m, head, collate(tokenizer, b, pooling=cfg["pooling"]), cfg["pooling"],
+                                     tokenizer.mask_token_id), batches, cfg["lr"],
             params=trainable_parameters(model, cfg.get("freeze_embedding_layer", False)),
             optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"],
-            describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=f"DefSent {cfg['pooling']}")
-        evals = {k: evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"])
-                 for k in ("dev", "test")}
+            describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
+        evals = {k: evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"],
+                             what=f"{what} {k}") for k in ("dev", "test")}
         meta = dict(method="DefSent", base_model=cfg["model"], pooling=cfg["pooling"], seed=cfg["seed"],
                     lr=cfg["lr"], data=report["source"], train_definitions=len(train_set))
         save(model, tokenizer, head_kind, folder / "model", meta)
         return dict(dev=evals["dev"], test=evals["test"], head=head_kind, steps=history["steps"],
                     final_loss=history["loss"][-1], train_definitions=len(train_set), data=report)
-    result = cache.cached_json("defsent", cfg, compute)
-    return dict(result, path=str(folder / "model"))
+    entry = cache.cached_run("defsent", key, compute)
+    return dict(entry.result, path=str(entry.folder / "model"))
 
 
 def lr_grid(xs=None):
@@ -241,10 +251,10 @@ def lr_grid(xs=None):
     return {x: 2.0 ** x * 1e-6 for x in xs}
 
 
-def lr_search(base_cfg, xs=None, dataset=None):
+def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     """Train once per learning rate of the grid; return (best x by dev MRR, {x: result})."""
-    results = {x: run(dict(base_cfg, lr=lr), dataset) for x, lr in lr_grid(xs).items()}
-    best = max(results, key=lambda x: results[x]["dev"]["mrr"])
+    results = {x: run(dict(base_cfg, lr=lr), dataset, data_dir) for x, lr in lr_grid(xs).items()}
+    best = best_of(results, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({base_cfg['pooling']})")
     return best, results
 
 
@@ -254,10 +264,13 @@ def base_config(scale, model):
                 optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False)
 
 
-def final_runs(base, pooling, xs, seeds, dataset=None):
+def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     """Choose the learning rate on dev MRR (first seed), then train every seed with it.
 
     Returns (chosen x, {x: search result}, [result per seed]); all runs are cached."""
+    require_nonempty(seeds, f"DefSent {pooling}: seeds")
+    if dataset is None:
+        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir)
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
     lr = lr_grid([best_x])[best_x]
     return best_x, search, [run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds]

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import cache, config, dictionary, encode, models, sts, train
+from .checks import best_of
 from .encode import hidden_states
 from .entries import ENTRY_POOLINGS
 from .pooling import pool
@@ -67,19 +68,19 @@ def pooler_output(model, pooled):
     return model.pooler.activation(model.pooler.dense(pooled))
 
 
-def entry_logits(model, batch, pooling, space):
+def entry_logits(model, batch, pooling, space, mask_token_id=None):
     """entry_embed(e') . h(s) for every entry e' (Eq. 5): [B, number of entries]."""
     h = hidden_states(model, batch)
-    return pooler_output(model, pool(pooling, h, batch["attention_mask"])) @ space.T
+    pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
+    return pooler_output(model, pooled) @ space.T
 
 
 def loss(model, tokenizer, examples, pooling, space, max_length=128):
     """Cross-entropy of each definition's entry over all entries (Eq. 1, 5)."""
     device = next(model.parameters()).device
-    batch = tokenizer([d for _, d in examples], padding=True, truncation=True, max_length=max_length,
-                      return_tensors="pt").to(device)
+    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length).to(device)
     targets = torch.tensor([e for e, _ in examples], device=device)
-    return F.cross_entropy(entry_logits(model, dict(batch), pooling, space).float(), targets)
+    return F.cross_entropy(entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float(), targets)
 
 
 # ---------------------------------------------------------------- data
@@ -106,7 +107,7 @@ def entry_dataset(pairs, max_entries=None, seed=0):
 def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0):
     """Dataset a/b/c (dictionary.defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s)."""
     cfg = dict(dataset=name, max_entries=max_entries, seed=seed, tokenizer=tokenizer.name_or_path,
-               data=str(config.data_root(data_dir).resolve()))
+               data=cache.data_identity(data_dir, "dictionary"))
 
     def compute():
         pairs, used = dictionary.defsentplus_dataset(name, tokenizer, data_dir)
@@ -125,19 +126,22 @@ def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=No
 
 def best_sts_avg(result):
     """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
-    return max(s["avg"] for s in result["sts"].values())
+    scores = {p: s["avg"] for p, s in result["sts"].items()}
+    return scores[best_of(scores, float, "DefSent+ run: inference poolings")]
 
 
-def train_once(cfg, space, ds):
-    """Train from the original weights against a frozen entry space; cached by cfg.
+def train_once(cfg, space, ds, data_dir=None):
+    """Train from the original weights against a frozen entry space; cached by cfg and the
+    content of the space, the dataset and the STS data.
 
     cfg: model, dataset, max_entries, pooling, lr, seed, batch_size, space_key (what the space
     is: its encoder, entry pooling and transform), inference_poolings, sts_max_pairs.
-    Returns the result dict with the saved encoder's path.
+    Returns the result dict with the saved encoder's path and the run's cache key.
     """
-    folder = cache.run_dir("defsentplus", cfg)
+    key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
+               sts_data=cache.data_identity(data_dir, "sts/raw"))
 
-    def compute():
+    def compute(folder):
         config.set_seed(cfg["seed"])
         model, tokenizer = load_model(cfg["model"])
         device = next(model.parameters()).device
@@ -146,13 +150,13 @@ def train_once(cfg, space, ds):
         batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
         history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E), batches, cfg["lr"],
                               describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
-                              desc=f"DefSent+ {cfg['pooling']}", **OPTIMIZER)
+                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})", **OPTIMIZER)
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
-        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"])
+        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir)
         return dict(sts=scores, steps=history["steps"], first_loss=history["loss"][0],
                     final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
                     chance_loss=math.log(len(E)),
                     entries=len(E), definitions=len(examples))
-    result = cache.cached_json("defsentplus", cfg, compute)
-    return dict(result, path=str(folder / "model"), key=cache.config_key(cfg))
+    entry = cache.cached_run("defsentplus", key, compute)
+    return dict(entry.result, path=str(entry.folder / "model"), key=cache.config_key(key))

@@ -16,10 +16,34 @@ def tokenize_sorted(tokenizer, sentences, max_length):
     return features, order
 
 
+def prompt_sentences(tokenizer, sentences, max_length):
+    """Each sentence wrapped in the prompt template; a sentence too long for max_length loses
+    words from its end (never the mask token, which truncation would cut)."""
+    wrapped = [prompt_text(s, tokenizer.mask_token) for s in sentences]
+    lengths = [len(ids) for ids in tokenizer(wrapped)["input_ids"]]
+    for i, n in enumerate(lengths):
+        words = sentences[i].split()
+        while n > max_length and words:
+            words = words[:max(0, min(len(words) - 1, len(words) * max_length // n))]
+            wrapped[i] = prompt_text(" ".join(words), tokenizer.mask_token)
+            n = len(tokenizer(wrapped[i])["input_ids"])
+    return wrapped
+
+
+def tokenize_batch(tokenizer, sentences, pooling, max_length=128):
+    """Padded tensors of one batch as `pooling` needs them (prompt: the template around each)."""
+    if pooling == "prompt":
+        sentences = prompt_sentences(tokenizer, list(sentences), max_length)
+    return tokenizer(list(sentences), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+
+
 def check_sentences(sentences, allow_empty=False):
-    """Sentences must be strings; empty ones are refused unless allow_empty (SentEval keeps a few)."""
+    """Sentences must be strings and at least one; empty ones are refused unless allow_empty
+    (SentEval keeps a few)."""
     if isinstance(sentences, str):
         raise TypeError("encode() takes a list of sentences, not a single string")
+    if len(sentences) == 0:
+        raise ValueError("no sentences to encode (empty list)")
     for i, s in enumerate(sentences):
         if not isinstance(s, str):
             raise TypeError(f"sentence {i} is {type(s).__name__}, not str")
@@ -73,7 +97,7 @@ def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_le
     plain = [p for p in dict.fromkeys(poolings) if p != "prompt"]
     out = _encode_pass(model, tokenizer, sentences, plain, batch_size, max_length, progress, desc) if plain else {}
     if "prompt" in poolings:
-        wrapped = [prompt_text(s, tokenizer.mask_token) for s in sentences]
+        wrapped = prompt_sentences(tokenizer, sentences, max_length)
         out.update(_encode_pass(model, tokenizer, wrapped, ["prompt"], batch_size, max_length, progress, desc))
     return out
 

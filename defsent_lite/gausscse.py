@@ -62,10 +62,10 @@ def nli_scores(model, tokenizer, rows, reduction="sum"):
     return fwd
 
 
-def dev_auprc_fn(tokenizer, dev_rows, reduction):
+def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE"):
     """eval_fn for train.train: SNLI-dev AUPRC (the paper's model selection, every 100 steps)."""
     labels = nli.binary_labels(dev_rows)
-    return lambda model: nli.auprc(nli_scores(model, tokenizer, dev_rows, reduction), labels)
+    return lambda model: nli.auprc(nli_scores(model, tokenizer, dev_rows, reduction), labels, what=f"{what}: SNLI-dev AUPRC")
 
 
 def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
@@ -89,19 +89,20 @@ def describe_batch(model, tokenizer):
     return describe
 
 
-def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="sum"):
+def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="sum", what="GaussCSE"):
     """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
-    plus per-example correctness for McNemar's test."""
-    dev_scores = nli_scores(model, tokenizer, dev_rows, reduction)
-    threshold = nli.best_threshold(dev_scores, nli.binary_labels(dev_rows))
-    out = dict(threshold=threshold, dev_auprc=nli.auprc(dev_scores, nli.binary_labels(dev_rows)), nli={}, direction={},
-               nli_correct={}, direction_correct={})
+    plus per-example correctness for McNemar's test. `what` names the run in errors."""
+    dev_scores, dev_labels = nli_scores(model, tokenizer, dev_rows, reduction), nli.binary_labels(dev_rows)
+    threshold = nli.best_threshold(dev_scores, dev_labels, what=f"{what}: SNLI-dev threshold")
+    out = dict(threshold=threshold, dev_auprc=nli.auprc(dev_scores, dev_labels, what=f"{what}: SNLI-dev AUPRC"),
+               nli={}, direction={}, nli_correct={}, direction_correct={})
     for name, rows in test_sets.items():
         hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
         entailing, entailed = direction_pairs(name, rows, sick_full)
         table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
         scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
-        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold), auprc=100 * nli.auprc(scores, labels))
+        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, what=f"{what}: {name} accuracy"),
+                                auprc=100 * nli.auprc(scores, labels, what=f"{what}: {name} AUPRC"))
         out["nli_correct"][name] = ((scores > threshold) == (labels == 1)).astype(int).tolist()
         fwd, bwd = similarities_in(table, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
         out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
@@ -133,6 +134,8 @@ def run(cfg, data_dir=None):
     cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
     test_max, reduction, exclude_sources, train_source.
     """
+    what = f"GaussCSE {cfg['setting']} (lr {cfg['lr']:g}, batch {cfg['batch_size']}, seed {cfg['seed']})"
+
     def compute():
         config.set_seed(cfg["seed"])
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
@@ -144,12 +147,12 @@ def run(cfg, data_dir=None):
         dev = evenly_spaced(dev, cfg["dev_max"])
         history = train.train(model, lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
                               batches, cfg["lr"], optimizer="adamw", weight_decay=0.0, warmup_ratio=1.0, decay=False,
-                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"]), eval_every=cfg["eval_every"],
-                              describe_batch=describe_batch(model, tokenizer), desc=f"GaussCSE {cfg['setting']}")
-        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"])
+                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what), eval_every=cfg["eval_every"],
+                              describe_batch=describe_batch(model, tokenizer), desc=what)
+        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what)
         return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
                     loss_curve=history["loss"], triplets=len(triplets))
-    return cache.cached_json("gausscse", cfg, compute)
+    return cache.cached_json("gausscse", dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK")), compute)
 
 
 def length_baselines(tests, sick_full):

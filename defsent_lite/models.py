@@ -60,6 +60,16 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
     return model, tokenizer
 
 
+def load_tokenizer(name_or_path=config.OFFLINE_MODEL):
+    """The tokenizer alone (cheap): what a cached run needs to know its data without the model."""
+    local = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
+    try:
+        return AutoTokenizer.from_pretrained(resolve(name_or_path), local_files_only=local)
+    except (OSError, ValueError) as e:
+        raise OSError(f"could not load the tokenizer of {name_or_path!r} ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0]})") from None
+
+
 def describe(model):
     """One line: architecture, layers, width, parameters, device."""
     c = model.config

@@ -3,6 +3,8 @@ the length baseline and McNemar's test between loss settings."""
 import numpy as np
 from scipy.stats import binomtest, chi2
 
+from .checks import require_finite, require_nonempty
+
 AUPRC_THRESHOLDS = np.round(np.arange(0, 1001) / 1000, 3)  # 0, 0.001, ..., 1 (Appendix C)
 
 
@@ -11,10 +13,19 @@ def binary_labels(rows):
     return np.array([r["label"] == "entailment" for r in rows], dtype=int)
 
 
-def best_threshold(scores, labels):
+def checked_scores(scores, labels, what):
+    """Scores and labels as arrays: the same non-zero length, every score finite."""
+    scores, labels = np.asarray(scores, float), np.asarray(labels, int)
+    require_nonempty(scores, what)
+    if len(scores) != len(labels):
+        raise ValueError(f"{what}: {len(scores)} scores for {len(labels)} labels")
+    return require_finite(scores, what), labels
+
+
+def best_threshold(scores, labels, what="NLI threshold"):
     """The threshold t maximising accuracy of (score > t): every midpoint between distinct
     sorted scores (and below the minimum) is tried, so no grid limits the optimum."""
-    scores, labels = np.asarray(scores, float), np.asarray(labels, int)
+    scores, labels = checked_scores(scores, labels, what)
     s = np.unique(scores)
     cands = np.concatenate([[s[0] - 1.0], (s[:-1] + s[1:]) / 2]) if len(s) > 1 else np.array([s[0] - 1.0])
     order = np.sort(scores)
@@ -26,9 +37,11 @@ def best_threshold(scores, labels):
     return float(cands[int(np.argmax(correct))])
 
 
-def accuracy(scores, labels, threshold):
+def accuracy(scores, labels, threshold, what="NLI accuracy"):
     """Share of pairs where (score > threshold) equals the label."""
-    return float(np.mean((np.asarray(scores) > threshold) == (np.asarray(labels) == 1)))
+    scores, labels = checked_scores(scores, labels, what)
+    require_finite(threshold, f"{what}: threshold")
+    return float(np.mean((scores > threshold) == (labels == 1)))
 
 
 def precision_recall_points(scores, labels, thresholds=AUPRC_THRESHOLDS):
@@ -42,8 +55,9 @@ def precision_recall_points(scores, labels, thresholds=AUPRC_THRESHOLDS):
     return precision, recall
 
 
-def auprc(scores, labels, thresholds=AUPRC_THRESHOLDS):
+def auprc(scores, labels, thresholds=AUPRC_THRESHOLDS, what="AUPRC"):
     """Area under the precision-recall curve traced by thresholds 0..1 step 0.001 (trapezoids)."""
+    scores, labels = checked_scores(scores, labels, what)
     precision, recall = precision_recall_points(scores, labels, thresholds)
     order = np.argsort(thresholds)[::-1]  # walk the curve from the highest threshold (recall 0) down
     return float(np.trapezoid(precision[order], recall[order]))
@@ -51,7 +65,9 @@ def auprc(scores, labels, thresholds=AUPRC_THRESHOLDS):
 
 def direction_accuracy(sim_b_given_a, sim_a_given_b):
     """A (the gold entailing sentence) is predicted to entail B when sim(B||A) > sim(A||B)."""
-    return float(np.mean(np.asarray(sim_b_given_a) > np.asarray(sim_a_given_b)))
+    fwd, _ = checked_scores(sim_b_given_a, np.zeros(len(sim_a_given_b)), "direction: sim(B||A)")
+    bwd, _ = checked_scores(sim_a_given_b, np.zeros(len(fwd)), "direction: sim(A||B)")
+    return float(np.mean(fwd > bwd))
 
 
 def sentence_lengths(sentences, unit="chars"):

@@ -12,6 +12,7 @@ import torch
 from sklearn.decomposition import FastICA
 
 from . import cache, defsentplus, models, scores
+from .checks import best_of
 from .entries import ENTRY_POOLINGS, build_entry_embeddings
 
 
@@ -69,11 +70,12 @@ def candidates(space, last_step, ica, max_iter=1000, space_key=None):
         def compute():
             return torch.as_tensor(ica_transform(space.numpy(), max_iter=max_iter), dtype=torch.float32)
         key = f"ica{max_iter}"
-        out[key] = cache.cached_tensor("dsp_ica", dict(space_key, max_iter=max_iter), compute) if space_key else compute()
+        cfg = dict(space_key, space=cache.content_digest(space), max_iter=max_iter) if space_key else None
+        out[key] = cache.cached_tensor("dsp_ica", cfg, compute) if space_key else compute()
     return out
 
 
-def run_pst(cfg, ds, dataset_key):
+def run_pst(cfg, ds, dataset_key, data_dir=None):
     """The PST loop. cfg: model, dataset, max_entries, pooling, entry_pooling, lrs (one per step),
     seeds, batch_size, ica, inference_poolings, sts_max_pairs.
 
@@ -95,8 +97,8 @@ def run_pst(cfg, ds, dataset_key):
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
                                sts_max_pairs=cfg["sts_max_pairs"],
                                space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
-                runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds)
-        best = max(runs, key=lambda r: defsentplus.best_sts_avg(runs[r]))
+                runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir)
+        best = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
         steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
                           best=best, best_run=runs[best], warnings=[str(w.message) for w in caught], space_name=f"{ENTRY_POOLINGS[cfg['entry_pooling']]}"))
         encoder, encoder_id = runs[best]["path"], runs[best]["key"]
@@ -118,8 +120,8 @@ def run(cfg, data_dir=None):
     """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
     _, tokenizer = models.load(cfg["model"])
     ds = defsentplus.load_entry_dataset(cfg["dataset"], tokenizer, cfg["max_entries"], data_dir)
-    key = dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0)
-    return run_pst(cfg, ds, key), ds["report"]
+    key = dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
+    return run_pst(cfg, ds, key, data_dir), ds["report"]
 
 
 def steps_table(steps, untrained=None):
@@ -132,8 +134,8 @@ def steps_table(steps, untrained=None):
     ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
     for st in steps:
         for space in dict.fromkeys(name for name, _ in st["runs"]):
-            seeds = [r for (name, _), r in st["runs"].items() if name == space]
-            run = max(seeds, key=defsentplus.best_sts_avg)
+            seeds = {seed: r for (name, seed), r in st["runs"].items() if name == space}
+            run = seeds[best_of(seeds, defsentplus.best_sts_avg, f"PST step {st['step']}, {space} space: seeds")]
             for p, s in run["sts"].items():
                 rows[(f"{ordinal.get(st['step'], st['step'])} Training", space, p)] = [s[c] for c in STS_COLS]
     df = pd.DataFrame.from_dict(rows, orient="index", columns=STS_COLS)

@@ -4,7 +4,7 @@ Several notebooks show the same rows (the untrained model's CLS and mean STS in 
 its SentEval rows in 01, 12, 24): each (model, pooling, setting) is computed once per cache, and
 the poolings asked for together share one forward pass (`encode.embedders`).
 """
-from . import cache, config, encode, models, sts, transfer
+from . import cache, encode, models, sts, transfer
 
 
 def cached_per_pooling(kind, cfg, poolings, compute_many):
@@ -24,7 +24,7 @@ def untrained_sts(name_or_path, poolings, max_pairs, data_dir=None, batch_size=6
         model, tokenizer = models.load(name_or_path)
         embeds = encode.embedders(model, tokenizer, missing, batch_size=batch_size)
         return sts.evaluate_each(embeds, data_dir, max_pairs=max_pairs)
-    cfg = dict(model=str(name_or_path), max_pairs=max_pairs, data=str(config.data_root(data_dir)))
+    cfg = dict(model=str(name_or_path), max_pairs=max_pairs, data=cache.data_identity(data_dir, "sts/raw"))
     return cached_per_pooling("sts_untrained", cfg, list(poolings), compute)
 
 
@@ -36,7 +36,7 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
         model, tokenizer = models.load(name_or_path)
         embeds = encode.embedders(model, tokenizer, missing, batch_size=batch_size, allow_empty=True)
         return transfer.evaluate_each(embeds, data_dir=data_dir, **settings)
-    cfg = dict(model=str(name_or_path), data=str(config.data_root(data_dir)), **settings)
+    cfg = dict(model=str(name_or_path), data=cache.data_identity(data_dir, "senteval"), **settings)
     return cached_per_pooling("transfer_untrained", cfg, list(poolings), compute)
 
 

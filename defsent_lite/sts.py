@@ -7,6 +7,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from . import data
+from .checks import require_finite, require_nonempty
 
 TASKS = data.STS_TASKS
 
@@ -25,7 +26,15 @@ def cosine_rows(a, b):
     return (a * b).sum(1) / (na * nb)
 
 
-def spearman_x100(pred, gold):
+def spearman_x100(pred, gold, what="STS"):
+    """Spearman x100; empty, non-finite or constant input is an error naming `what` (else NaN)."""
+    pred, gold = np.asarray(pred, np.float64), np.asarray(gold, np.float64)
+    require_nonempty(gold, f"{what}: pairs")
+    require_finite(pred, f"{what}: predicted similarities")
+    require_finite(gold, f"{what}: gold scores")
+    for values, name in ((gold, "gold score"), (pred, "predicted similarity")):
+        if np.ptp(values) == 0:
+            raise ValueError(f"{what}: every pair has the same {name} ({values[0]:g}); Spearman is undefined")
     return float(100.0 * spearmanr(pred, gold).statistic)
 
 
@@ -69,7 +78,7 @@ def evaluate_each(embeds, data_dir=None, tasks=None, variant="raw", max_pairs=No
         for task, (s1, s2, gold) in loaded.items():
             a = vectors[[index[s] for s in s1]]
             b = vectors[[index[s] for s in s2]]
-            scores[task] = spearman_x100(cosine_rows(a, b), gold)
+            scores[task] = spearman_x100(cosine_rows(a, b), gold, task)
         scores["avg"] = float(np.mean(list(scores.values())))
         out[name] = scores
     return out

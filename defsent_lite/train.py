@@ -11,6 +11,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import config
+from .checks import NonFinite
 from .encode import autocast_for
 
 
@@ -43,7 +44,13 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
 
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
     the best state is loaded back into `model` before returning. Returns a history dict.
+    No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
+    if not batches:
+        raise ValueError(f"{desc}: no training batches (is the training data empty?)")
+    empty = [i for i, b in enumerate(batches, 1) if isinstance(b, (list, tuple)) and not b]
+    if empty:
+        raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
     params = list(model.parameters()) if params is None else list(params)
     opt = make_optimizer(params, optimizer, lr, weight_decay)
     total = len(batches)
@@ -71,6 +78,9 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
         history["loss"].append(loss.item())
         if eval_fn and ((eval_every and step % eval_every == 0) or step == total):
             score = eval_fn(model)
+            if not math.isfinite(score):
+                raise NonFinite(f"{desc}: evaluation score {score} at step {step} of {total}; "
+                                f"try a lower learning rate than {lr:g}")
             history["eval"].append((step, score))
             if history["best_score"] is None or score > history["best_score"]:
                 history["best_step"], history["best_score"] = step, score
@@ -81,8 +91,16 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
             model.train()
     if best_state is not None:
         model.load_state_dict(best_state)
+    require_finite_weights(model, f"{desc}: after step {total} of {total} (lr {lr:g})")
     model.eval()
     return history
+
+
+def require_finite_weights(model, what):
+    """The loss is checked before each update, so the last update is checked here, on the weights."""
+    for name, p in model.named_parameters():
+        if not torch.isfinite(p).all():
+            raise NonFinite(f"{what}: weight {name} is NaN or inf; try a lower learning rate")
 
 
 def batched(items, batch_size, seed=None):

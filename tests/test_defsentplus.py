@@ -34,6 +34,8 @@ def test_roberta_pooler_copies_mlm_dense_and_uses_gelu():
 
 def test_loss_is_softmax_over_all_entries_by_scipy():
     class Tok:
+        mask_token_id = 103
+
         def __call__(self, texts, **kw):
             ids = torch.tensor([[1, 2 + len(t) % 5, 3] for t in texts])
             return _Batch(input_ids=ids, attention_mask=torch.ones_like(ids))
