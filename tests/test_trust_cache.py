@@ -1,0 +1,142 @@
+"""Issue 13, points 4-5: a cache key covers data, options and code; entries are atomic,
+concurrent-safe, checksummed, and a corrupt one is reported and recomputed."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from defsent_lite import cache, config, defsent, gausscse, models
+from tiny_root import copy_head, copy_tree, gausscse_root
+
+PACKAGE = Path(cache.__file__).parent
+
+
+# ---------------------------------------------------------------- 4. keys
+
+def test_data_identity_follows_content_not_path(tmp_path):
+    a, b = copy_tree("sts/raw/SICK", tmp_path / "a").parents[2], copy_tree("sts/raw/SICK", tmp_path / "b").parents[2]
+    assert cache.data_identity(a, "sts/raw") == cache.data_identity(b, "sts/raw")
+    with open(b / "sts/raw/SICK/SICK_trial.txt", "a") as f:
+        f.write("\n")
+    assert cache.data_identity(a, "sts/raw") != cache.data_identity(b, "sts/raw")
+    (a / "sts/raw/SICK/extra.txt").write_text("x")
+    assert cache.data_identity(a, "sts/raw") != cache.data_identity(tmp_path / "a", "sts/raw/SICK/SICK_trial.txt")
+
+
+def test_gausscse_run_on_another_root_is_not_served_from_the_cache(tmp_path):
+    base = dict(gausscse.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None,
+                dev_max=30, test_max=30)
+    big = gausscse.run(base, gausscse_root(tmp_path / "big", triplets=32, pairs=31))
+    small = gausscse.run(base, gausscse_root(tmp_path / "small", triplets=10, pairs=31))
+    assert (big["triplets"], small["triplets"]) == (32, 10)
+
+
+def test_defsent_dataset_is_rebuilt_when_the_oxford_train_split_appears(tmp_path):
+    root = tmp_path / "data"
+    for split in ("valid", "test"):
+        copy_head(f"dictionary/oxford/{split}.tsv", root, 400)
+    tok = models.load_tokenizer("offline")
+    _, before = defsent.build_dataset(tok, root, use_wordnet=False)
+    oxford = root / "dictionary/oxford"
+    (oxford / "train.tsv").write_bytes((oxford / "valid.tsv").read_bytes())
+    _, after = defsent.build_dataset(tok, root, use_wordnet=False)
+    assert before["source"] == "Oxford valid+test" and after["source"] == "Oxford train+valid+test"
+
+
+def test_code_identity_changes_with_the_source(tmp_path):
+    copy = shutil.copytree(PACKAGE, tmp_path / "pkg", ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache.code_identity(copy)
+    (copy / "nbcompare.py").write_text("# a module that cannot change a result\n")
+    assert cache.code_identity.__wrapped__(copy) == before
+    with open(copy / "train.py", "a") as f:
+        f.write("\n# changed\n")
+    assert cache.code_identity.__wrapped__(copy) != before
+
+
+# ---------------------------------------------------------------- 5. atomic, checksummed entries
+
+WRITER = """
+import sys
+from defsent_lite import cache
+for i in range(60):
+    cache.store_json("race", dict(key=1), dict(writer=sys.argv[1], i=i, payload=list(range(2000))))
+print("ok")
+"""
+
+
+def test_two_processes_writing_one_key(tmp_path):
+    env = dict(os.environ, DEFSENT_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, w], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for w in "ab"]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
+    entry = cache._read_entry(tmp_path / "cache" / "race" / cache.config_key(dict(key=1)) / "result.json")
+    assert entry.result["writer"] in "ab" and entry.result["i"] == 59
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+def test_a_zero_byte_entry_is_reported_and_recomputed():
+    cfg = dict(zero=1)
+    cache.store_json("corrupt", cfg, dict(x=1))
+    path = cache.run_dir("corrupt", cfg) / "result.json"
+    path.write_bytes(b"")
+    with pytest.warns(cache.CorruptEntry, match=re.escape(str(path))):
+        assert cache.cached_json("corrupt", cfg, lambda: dict(x=2)) == dict(x=2)
+    assert cache.lookup_json("corrupt", cfg) == dict(x=2)
+
+
+def test_an_edited_result_is_reported():
+    cfg = dict(edited=1)
+    cache.store_json("corrupt", cfg, dict(mrr=0.25))
+    path = cache.run_dir("corrupt", cfg) / "result.json"
+    path.write_text(path.read_text().replace("0.25", "0.95"))
+    with pytest.warns(cache.CorruptEntry, match="does not match its recorded SHA-256"):
+        assert cache.lookup_json("corrupt", cfg) is None
+
+
+def test_a_truncated_model_file_under_a_complete_entry_is_recomputed():
+    calls = []
+
+    def compute(folder):
+        calls.append(folder)
+        (folder / "model").mkdir()
+        (folder / "model" / "model.safetensors").write_bytes(os.urandom(4096))
+        return dict(ok=True)
+    entry = cache.cached_run("corrupt_model", dict(m=1), compute)
+    weights = entry.folder / "model" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    with pytest.warns(cache.CorruptEntry, match="truncated"):
+        again = cache.cached_run("corrupt_model", dict(m=1), compute)
+    assert len(calls) == 2 and again.folder != entry.folder
+    assert (again.folder / "model" / "model.safetensors").stat().st_size == 4096
+
+
+def test_a_corrupt_tensor_is_recomputed_and_loaded_weights_only():
+    cfg = dict(t=1)
+    first = cache.cached_tensor("corrupt_tensor", cfg, lambda: torch.arange(6.0))
+    (f,) = cache.run_dir("corrupt_tensor", cfg).glob("files-*/tensor.pt")
+    data = bytearray(f.read_bytes())
+    data[-20] ^= 0xFF
+    f.write_bytes(bytes(data))
+    with pytest.warns(cache.CorruptEntry):
+        again = cache.cached_tensor("corrupt_tensor", cfg, lambda: torch.arange(6.0))
+    assert torch.equal(first, again)
+
+
+def test_every_torch_load_is_weights_only():
+    calls = [line for f in PACKAGE.glob("*.py") for line in f.read_text().splitlines() if "torch.load(" in line]
+    assert calls and all("weights_only=True" in line for line in calls), calls
+
+
+def test_a_failed_computation_leaves_no_files_behind():
+    def compute(folder):
+        (folder / "partial.bin").write_bytes(b"x")
+        raise RuntimeError("training crashed")
+    with pytest.raises(RuntimeError):
+        cache.cached_run("crash", dict(c=1), compute)
+    assert not list(cache.run_dir("crash", dict(c=1)).glob("files-*"))
