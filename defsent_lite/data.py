@@ -11,6 +11,8 @@ rule that a pair with an empty gold score is dropped (SentEval does the same).
 import csv
 import functools
 import hashlib
+import io
+import math
 import sys
 import tarfile
 import tempfile
@@ -36,18 +38,58 @@ def require(path):
     return path
 
 
+def read_text(path, encoding="utf-8"):
+    """A text file's contents; bytes that are not `encoding` are an error naming file:line."""
+    raw = require(path).read_bytes()
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        column = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ValueError(f"{path}:{line}: byte 0x{raw[e.start]:02x} at column {column} is not valid {encoding} "
+                         f"({e.reason})") from None
+
+
 def read_lines(path, encoding="utf-8"):
-    """Lines of a text file without their terminators (LF or CRLF)."""
-    text = require(path).read_text(encoding=encoding)
+    """Lines of a text file without their terminators (LF or CRLF); an empty file is an error."""
+    text = read_text(path, encoding)
+    if not text:
+        raise ValueError(f"{path}: the file is empty")
     return [line.rstrip("\r") for line in text.split("\n")[: -1 if text.endswith("\n") else None]]
 
 
-def _fields(path, lineno, line, n, sep="\t"):
-    """Split a line and check it has at least n fields."""
+def _fields(path, lineno, line, n, sep="\t", exact=False):
+    """Split a line and check it has at least (exact: exactly) n fields."""
     parts = line.split(sep)
-    if len(parts) < n:
-        raise ValueError(f"{path}:{lineno}: expected at least {n} tab-separated fields, got {len(parts)}")
+    if len(parts) < n or (exact and len(parts) != n):
+        raise ValueError(f"{path}:{lineno}: expected {'' if exact else 'at least '}{n} tab-separated fields, "
+                         f"got {len(parts)}")
     return parts
+
+
+def _number(path, lineno, text, what):
+    """A finite float read from a field, or an error naming file:line."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{path}:{lineno}: {what} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{path}:{lineno}: {what} {text!r} is not finite")
+    return value
+
+
+def _header(path, line, expected, sep="\t"):
+    """Check a file's first line starts with the expected column names (a file without its
+    header would otherwise lose its first row)."""
+    if line.split(sep)[:len(expected)] != list(expected):
+        raise ValueError(f"{path}:1: expected a header starting with {sep.join(expected)!r}, got {line[:80]!r}")
+
+
+def _rows(path, rows):
+    """Rows read from a file; none (an empty file or a header only) is an error."""
+    if not rows:
+        raise ValueError(f"{path}: no data lines (empty file or header only)")
+    return rows
 
 
 def _nonempty(path, lineno, *sentences):
@@ -68,8 +110,9 @@ STS_SUBSETS = {
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
 
 
-def read_sts_subset(input_path, gold_path):
-    """One STS subset: (sent1, sent2, gold) lists; pairs with an empty gold line are dropped."""
+def read_sts_subset(input_path, gold_path, fields=2):
+    """One STS subset: (sent1, sent2, gold) lists; pairs with an empty gold line are dropped.
+    Each input line has exactly `fields` tab-separated fields (raw STS16: 4, the first 2 text)."""
     inputs, golds = read_lines(input_path), read_lines(gold_path)
     if len(inputs) != len(golds):
         raise ValueError(f"{input_path}: {len(inputs)} lines but {gold_path} has {len(golds)}")
@@ -77,23 +120,23 @@ def read_sts_subset(input_path, gold_path):
     for i, (line, g) in enumerate(zip(inputs, golds), 1):
         if not g.strip():
             continue
-        a, b = _fields(input_path, i, line, 2)[:2]  # raw STS16 has 4 fields: the first 2 are text
+        a, b = _fields(input_path, i, line, fields, exact=True)[:2]
         _nonempty(input_path, i, a, b)
-        try:
-            gold.append(float(g))
-        except ValueError:
-            raise ValueError(f"{gold_path}:{i}: gold score {g!r} is not a number") from None
+        gold.append(_number(gold_path, i, g, "gold score"))
         s1.append(a)
         s2.append(b)
+    _rows(gold_path, s1)
     return s1, s2, gold
 
 
 def _sts_year(task, root, variant):
     folder = root / "sts" / variant / task
-    prefix = "STS2016." if (task == "STS16" and variant == "raw") else "STS."
+    raw16 = task == "STS16" and variant == "raw"
+    prefix = "STS2016." if raw16 else "STS."
     s1, s2, gold = [], [], []
     for name in STS_SUBSETS[task]:
-        a, b, g = read_sts_subset(folder / f"{prefix}input.{name}.txt", folder / f"{prefix}gs.{name}.txt")
+        a, b, g = read_sts_subset(folder / f"{prefix}input.{name}.txt", folder / f"{prefix}gs.{name}.txt",
+                                  fields=4 if raw16 else 2)
         s1 += a
         s2 += b
         gold += g
@@ -106,12 +149,10 @@ def read_stsb(path):
     for i, line in enumerate(read_lines(path), 1):
         f = _fields(path, i, line, 7)
         _nonempty(path, i, f[5], f[6])
-        try:
-            gold.append(float(f[4]))
-        except ValueError:
-            raise ValueError(f"{path}:{i}: score {f[4]!r} is not a number") from None
+        gold.append(_number(path, i, f[4], "score"))
         s1.append(f[5])
         s2.append(f[6])
+    _rows(path, s1)
     return s1, s2, gold
 
 
@@ -120,17 +161,22 @@ def read_sick(path):
     rows = []
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
-            if not line.startswith("pair_ID"):
-                raise ValueError(f"{path}:1: expected a header starting with pair_ID")
+            _header(path, line, ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment"])
             continue
         f = _fields(path, i, line, 5)
         _nonempty(path, i, f[1], f[2])
-        try:
-            score = float(f[3])
-        except ValueError:
-            raise ValueError(f"{path}:{i}: relatedness {f[3]!r} is not a number") from None
-        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], relatedness=score, label=f[4].lower()))
-    return rows
+        score = _number(path, i, f[3], "relatedness")
+        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], relatedness=score, label=_sick_label(path, i, f[4])))
+    return _rows(path, rows)
+
+
+SICK_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def _sick_label(path, lineno, text):
+    if text.lower() not in SICK_LABELS:
+        raise ValueError(f"{path}:{lineno}: label {text!r} is not one of {SICK_LABELS} (any case)")
+    return text.lower()
 
 
 def load_sts(task, data_dir=None, variant="raw", split="test"):
@@ -164,9 +210,9 @@ def load_binary_task(task, data_dir=None):
     root = require(config.data_root(data_dir)) / "senteval"
     sentences, labels = [], []
     for label, rel in zip((1, 0), BINARY_FILES[task]):
-        for line in read_lines(root / rel, encoding="latin-1"):
-            sentences.append(" ".join(line.split()))
-            labels.append(label)
+        lines = read_lines(root / rel, encoding="latin-1")
+        sentences += [" ".join(line.split()) for line in lines]
+        labels += [label] * len(lines)
     return sentences, labels
 
 
@@ -183,7 +229,7 @@ def load_sst2(data_dir=None):
                 raise ValueError(f"{path}:{i}: label {f[1]!r} is not 0 or 1")
             sents.append(" ".join(f[0].split()))
             labels.append(int(f[1]))
-        out[split] = (sents, labels)
+        out[split] = (_rows(path, sents), labels)
     return out
 
 
@@ -204,7 +250,7 @@ def load_trec(data_dir=None):
                 raise ValueError(f"{path}:{i}: expected '<CLASS>:<fine> <question>'")
             sents.append(" ".join(question.split()))
             labels.append(TREC_CLASSES.index(target))
-        out[split] = (sents, labels)
+        out[split] = (_rows(path, sents), labels)
     return out
 
 
@@ -217,7 +263,8 @@ def load_mrpc(data_dir=None):
         a, b, y = [], [], []
         for i, line in enumerate(read_lines(path, encoding="utf-8-sig"), 1):
             if i == 1:
-                continue  # header
+                _header(path, line, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"])
+                continue
             f = _fields(path, i, line, 5)
             if f[0] not in ("0", "1"):
                 raise ValueError(f"{path}:{i}: label {f[0]!r} is not 0 or 1")
@@ -225,7 +272,7 @@ def load_mrpc(data_dir=None):
             a.append(f[3])
             b.append(f[4])
             y.append(int(f[0]))
-        out[split] = (a, b, y)
+        out[split] = (_rows(path, a), b, y)
     return out
 
 
@@ -242,19 +289,18 @@ NLI_LABELS = ("entailment", "neutral", "contradiction", "-")
 
 def read_nli_csv(path):
     """SNLI/MNLI csv (pairID,sentence1,sentence2,label): dicts premise, hypothesis, label."""
-    path = require(path)
     rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
-        for i, rec in enumerate(reader, 1):
-            if i == 1:
-                if rec[:4] != ["pairID", "sentence1", "sentence2", "label"]:
-                    raise ValueError(f"{path}:1: expected header pairID,sentence1,sentence2,label")
-                continue
-            if len(rec) != 4 or rec[3] not in NLI_LABELS:
-                raise ValueError(f"{path}:{reader.line_num}: expected 4 fields with a label in {NLI_LABELS}")
-            rows.append(dict(pair_id=rec[0], premise=rec[1], hypothesis=rec[2], label=rec[3]))
-    return rows
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    for i, rec in enumerate(reader, 1):
+        if i == 1:
+            if rec[:4] != ["pairID", "sentence1", "sentence2", "label"]:
+                raise ValueError(f"{path}:1: expected header pairID,sentence1,sentence2,label")
+            continue
+        if len(rec) != 4 or rec[3] not in NLI_LABELS:
+            raise ValueError(f"{path}:{reader.line_num}: expected 4 fields with a label in {NLI_LABELS}")
+        _nonempty(path, reader.line_num, rec[1], rec[2])
+        rows.append(dict(pair_id=rec[0], premise=rec[1], hypothesis=rec[2], label=rec[3]))
+    return _rows(path, rows)
 
 
 def load_nli(name, data_dir=None):
@@ -273,27 +319,35 @@ def read_sick_full(path):
     rows = []
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
+            _header(path, line, ["pair_ID", "sentence_A", "sentence_B", "entailment_label", "relatedness_score",
+                                 "entailment_AB", "entailment_BA"])
             continue
         f = _fields(path, i, line, 12)
-        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], label=f[3].lower(),
+        _nonempty(path, i, f[1], f[2])
+        for value, allowed in ((f[5], SICK_AB), (f[6], SICK_BA)):
+            if value not in allowed:
+                raise ValueError(f"{path}:{i}: direction label {value!r} is not one of {allowed}")
+        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], label=_sick_label(path, i, f[3]),
                          ab=f[5], ba=f[6], split=f[11]))
-    return rows
+    return _rows(path, rows)
+
+
+SICK_AB = ("A_entails_B", "A_neutral_B", "A_contradicts_B")
+SICK_BA = ("B_entails_A", "B_neutral_A", "B_contradicts_A")
 
 
 def read_simcse_nli(path):
     """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source 'nli_for_simcse')."""
-    path = require(Path(path))
     rows = []
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header != ["sent0", "sent1", "hard_neg"]:
-            raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {header}")
-        for i, f3 in enumerate(reader, 2):
-            if len(f3) != 3 or not all(x.strip() for x in f3):
-                raise ValueError(f"{path}:{i}: expected 3 non-empty fields, got {f3!r}")
-            rows.append(dict(premise=f3[0], entailment=f3[1], contradiction=f3[2], source="nli_for_simcse"))
-    return rows
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    header = next(reader, None)
+    if header != ["sent0", "sent1", "hard_neg"]:
+        raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {header}")
+    for f3 in reader:
+        if len(f3) != 3 or not all(x.strip() for x in f3):
+            raise ValueError(f"{path}:{reader.line_num}: expected 3 non-empty fields, got {f3!r}")
+        rows.append(dict(premise=f3[0], entailment=f3[1], contradiction=f3[2], source="nli_for_simcse"))
+    return _rows(path, rows)
 
 
 def read_triplets(path):
@@ -301,11 +355,12 @@ def read_triplets(path):
     rows = []
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
+            _header(path, line, ["premise", "entailment", "contradiction"])
             continue
         f = _fields(path, i, line, 3)
         _nonempty(path, i, *f[:3])
         rows.append(dict(premise=f[0], entailment=f[1], contradiction=f[2], source=f[3] if len(f) > 3 else ""))
-    return rows
+    return _rows(path, rows)
 
 
 # ---------------------------------------------------------------- dictionaries
@@ -319,8 +374,9 @@ def read_oxford_tsv(path):
                 raise ValueError(f"{path}:1: expected header 'word<TAB>definition<TAB>example'")
             continue
         f = _fields(path, i, line, 2)
+        _word(path, i, f[0])
         pairs.append((f[0], f[1]))
-    return pairs
+    return _rows(path, pairs)
 
 
 def read_ishiwatari(path):
@@ -328,8 +384,14 @@ def read_ishiwatari(path):
     pairs = []
     for i, line in enumerate(read_lines(path), 1):
         f = _fields(path, i, line, 4)
-        pairs.append((f[0].rsplit("%", 1)[0], f[3]))
-    return pairs
+        pairs.append((_word(path, i, f[0].rsplit("%", 1)[0]), f[3]))
+    return _rows(path, pairs)
+
+
+def _word(path, lineno, word):
+    if not word.strip():
+        raise ValueError(f"{path}:{lineno}: empty word")
+    return word
 
 
 def load_oxford(data_dir=None):

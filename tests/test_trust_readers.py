@@ -1,0 +1,100 @@
+"""Issue 13, point 8: every reader error names file and line; nothing malformed is read silently."""
+import re
+
+import pytest
+
+from defsent_lite import data
+
+SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+SICK_FULL_HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\tentailment_BA\t"
+                    "sentence_A_original\tsentence_B_original\tsentence_A_dataset\tsentence_B_dataset\tSemEval_set\n")
+SICK_FULL_ROW = "1\tA man runs\tA person runs\tENTAILMENT\t4.5\tA_entails_B\tB_neutral_A\tx\ty\tF\tF\tTEST\n"
+MRPC_HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+NLI_HEADER = "pairID,sentence1,sentence2,label\n"
+TRIPLET_HEADER = "premise\tentailment\tcontradiction\tsource\n"
+STSB_ROW = "main-captions\tMSRvid\t2012test\t0001\t{}\tA man plays.\tA man sings.\n"
+
+
+def sts_subset(tmp_path, inputs, golds):
+    (tmp_path / "in.txt").write_bytes(inputs)
+    (tmp_path / "gs.txt").write_bytes(golds)
+    return data.read_sts_subset(tmp_path / "in.txt", tmp_path / "gs.txt")
+
+
+def one_file(reader, name="f.txt"):
+    def read(tmp_path, content):
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return reader(path)
+    return read
+
+
+# (case, read(tmp_path, content), content, the error must match: file name and line)
+BAD = [
+    ("latin-1 byte in an STS input", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\ncaf\xe9\tx\n", r"in\.txt:2: byte 0xe9"),
+    ("NaN gold", lambda t, c: sts_subset(t, b"a\tb\nc\td\n", c), b"3.0\nnan\n", r"gs\.txt:2: gold score 'nan' is not finite"),
+    ("inf gold", lambda t, c: sts_subset(t, b"a\tb\nc\td\n", c), b"inf\n1.0\n", r"gs\.txt:1: gold score 'inf'"),
+    ("extra STS column", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\nc\td\te\n", r"in\.txt:2: expected 2 tab-separated fields, got 3"),
+    ("empty STS sentence", lambda t, c: sts_subset(t, c, b"3.0\n"), b"a\t \n", r"in\.txt:1: empty sentence"),
+    ("empty STS file", lambda t, c: sts_subset(t, c, b""), b"", r"in\.txt: the file is empty"),
+    ("STS only empty golds", lambda t, c: sts_subset(t, b"a\tb\n", c), b"\n", r"gs\.txt: no data lines"),
+    ("NaN STS-B score", one_file(data.read_stsb), STSB_ROW.format("NaN"), r"f\.txt:1: score 'NaN' is not finite"),
+    ("latin-1 byte in STS-B", one_file(data.read_stsb), STSB_ROW.format("1.0").encode() + b"\xff\n", r"f\.txt:2: byte 0xff"),
+    ("SICK without header", one_file(data.read_sick), "1\tA\tB\t4.5\tNEUTRAL\n", r"f\.txt:1: expected a header"),
+    ("SICK header only", one_file(data.read_sick), SICK_HEADER, r"f\.txt: no data lines"),
+    ("SICK NaN relatedness", one_file(data.read_sick), SICK_HEADER + "1\tA\tB\tnan\tNEUTRAL\n", r"f\.txt:2: relatedness"),
+    ("SICK unknown label", one_file(data.read_sick), SICK_HEADER + "1\tA\tB\t4.5\tMAYBE\n", r"f\.txt:2: label 'MAYBE'"),
+    ("SICK.txt without header", one_file(data.read_sick_full), SICK_FULL_ROW, r"f\.txt:1: expected a header"),
+    ("SICK.txt bad direction", one_file(data.read_sick_full), SICK_FULL_HEADER + SICK_FULL_ROW.replace("B_neutral_A", "B?A"),
+     r"f\.txt:2: direction label"),
+    ("NLI unknown label", one_file(data.read_nli_csv, "f.csv"), NLI_HEADER + "1,A man.,A person.,maybe\n", r"f\.csv:2: expected 4 fields"),
+    ("NLI empty premise", one_file(data.read_nli_csv, "f.csv"), NLI_HEADER + "1, ,A person.,entailment\n", r"f\.csv:2: empty sentence"),
+    ("NLI latin-1 byte", one_file(data.read_nli_csv, "f.csv"), NLI_HEADER.encode() + b"1,caf\xe9,A.,neutral\n", r"f\.csv:2: byte 0xe9"),
+    ("NLI header only", one_file(data.read_nli_csv, "f.csv"), NLI_HEADER, r"f\.csv: no data lines"),
+    ("SimCSE latin-1 byte", one_file(data.read_simcse_nli, "f.csv"), b"sent0,sent1,hard_neg\na,b,c\nd,\xe9,f\n", r"f\.csv:3: byte 0xe9"),
+    ("SimCSE empty field", one_file(data.read_simcse_nli, "f.csv"), "sent0,sent1,hard_neg\na,,c\n", r"f\.csv:2: expected 3 non-empty"),
+    ("triplets without header", one_file(data.read_triplets), "a\tb\tc\tsrc\n", r"f\.txt:1: expected a header"),
+    ("triplets header only", one_file(data.read_triplets), TRIPLET_HEADER, r"f\.txt: no data lines"),
+    ("Oxford empty word", one_file(data.read_oxford_tsv), "word\tdefinition\texample\n\ta thing\t\n", r"f\.txt:2: empty word"),
+    ("Oxford header only", one_file(data.read_oxford_tsv), "word\tdefinition\texample\n", r"f\.txt: no data lines"),
+    ("Ishiwatari empty word", one_file(data.read_ishiwatari), "%oxford.1\t0\t0\ta thing\n", r"f\.txt:1: empty word"),
+    ("Ishiwatari latin-1 byte", one_file(data.read_ishiwatari), b"w%oxford.1\t0\t0\ta th\xefng\n", r"f\.txt:1: byte 0xef"),
+]
+
+
+@pytest.mark.parametrize("case, read, content, message", BAD, ids=[c[0] for c in BAD])
+def test_bad_input_is_refused_naming_file_and_line(tmp_path, case, read, content, message):
+    with pytest.raises(ValueError, match=message):
+        read(tmp_path, content)
+
+
+def mrpc_root(tmp_path, train_text):
+    folder = tmp_path / "senteval" / "MRPC"
+    folder.mkdir(parents=True)
+    (folder / "msr_paraphrase_train.txt").write_text(train_text, encoding="utf-8")
+    (folder / "msr_paraphrase_test.txt").write_text(MRPC_HEADER + "1\t1\t2\tA.\tB.\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_mrpc_without_its_header_is_refused(tmp_path):
+    root = mrpc_root(tmp_path, "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
+    with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:1: expected a header"):
+        data.load_mrpc(root)
+
+
+def test_mrpc_with_its_header_reads_every_row(tmp_path):
+    root = mrpc_root(tmp_path, MRPC_HEADER + "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
+    assert data.load_mrpc(root)["train"][2] == [1, 0]
+
+
+def test_a_good_file_is_read_whole(tmp_path):
+    s1, s2, gold = sts_subset(tmp_path, b"a\tb\nc\td\ne\tf\n", b"3.0\n\n1.5\n")
+    assert (s1, s2, gold) == (["a", "e"], ["b", "f"], [3.0, 1.5])  # the empty gold line is SentEval's rule
+    rows = one_file(data.read_triplets)(tmp_path, TRIPLET_HEADER + "p\te\tc\tx\n")
+    assert rows == [dict(premise="p", entailment="e", contradiction="c", source="x")]
+
+
+def test_error_message_names_the_path(tmp_path):
+    with pytest.raises(ValueError) as info:
+        one_file(data.read_triplets)(tmp_path, "a\tb\tc\n")
+    assert re.search(re.escape(str(tmp_path / "f.txt")) + ":1:", str(info.value))
