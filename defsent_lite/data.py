@@ -1,4 +1,4 @@
-"""Readers for the papers' data (STS, SentEval transfer, NLI, dictionaries) and a downloader.
+"""Readers for the papers' data (STS, SentEval transfer, NLI, dictionaries); download.py fetches it.
 
 Every reader takes a data root in the layout of `../shared/data` (see config.data_root):
 
@@ -10,20 +10,14 @@ rule that a pair with an empty gold score is dropped (SentEval does the same).
 """
 import csv
 import functools
-import hashlib
 import io
 import math
-import sys
-import tarfile
-import tempfile
-import urllib.request
-import zipfile
 from pathlib import Path
 
 from . import config
 
 HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
-              "`python -m defsent_lite.data download --root <folder>` on a connected machine")
+              "`python -m defsent_lite.download fetch --root <folder>` on a connected machine")
 
 
 class DataMissing(FileNotFoundError):
@@ -440,171 +434,3 @@ def _read_wordnet(data_dir):
     except LookupError:
         raise DataMissing(f"WordNet not found (looked in {nltk_dir} and NLTK_DATA): {HOW_TO_GET}") from None
     return [(lemma.replace("_", " ").lower(), s.definition()) for s in synsets for lemma in s.lemma_names()]
-
-
-# ---------------------------------------------------------------- checksums and download
-
-CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
-
-
-def known_checksums():
-    """{relative path: sha256} of the data files, recorded from verified copies."""
-    out = {}
-    for line in CHECKSUMS_FILE.read_text().splitlines():
-        digest, rel = line.split(maxsplit=1)
-        out[rel] = digest
-    return out
-
-
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def verify(data_dir=None, checksums=None):
-    """Check every known file under a data root: {path: 'ok' | 'missing' | 'MISMATCH'}."""
-    root = config.data_root(data_dir)
-    report = {}
-    for rel, digest in (checksums or known_checksums()).items():
-        p = root / rel
-        report[rel] = "missing" if not p.exists() else ("ok" if sha256_of(p) == digest else "MISMATCH")
-    return report
-
-
-def _sts_members(task, subdir, prefix="STS."):
-    names = STS_SUBSETS[task] + (["SMT"] if task == "STS13" else [])
-    out = {}
-    for name in names:
-        for kind in ("input", "gs"):
-            if task == "STS13" and name == "SMT" and kind == "input":
-                continue
-            fname = f"{prefix}{kind}.{name}.txt"
-            out[f"{subdir}/{fname}"] = f"sts/raw/{task}/{fname}"
-    return out
-
-
-STSWIKI = "http://ixa2.si.ehu.es/stswiki/images"
-SENTEVAL_DATA = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
-SICK_URL = "http://alt.qcri.org/semeval2014/task1/data/uploads"
-
-# name, url, archive sha256 (None = unknown: the extracted files are checked against
-# checksums.sha256 instead), members {member or "" for a plain file: destination}.
-SOURCES = [
-    dict(name="STS12", url=f"{STSWIKI}/4/40/STS2012-en-test.zip", sha256=None, members=_sts_members("STS12", "test-gold")),
-    dict(name="STS13", url=f"{STSWIKI}/2/2f/STS2013-en-test.zip", sha256=None, members=_sts_members("STS13", "test-gs")),
-    dict(name="STS14", url=f"{STSWIKI}/8/8c/STS2014-en-test.zip", sha256=None,
-         members=_sts_members("STS14", "sts-en-test-gs-2014")),
-    dict(name="STS15", url=f"{STSWIKI}/d/da/STS2015-en-test.zip", sha256=None,
-         members=_sts_members("STS15", "test_evaluation_task2a")),
-    dict(name="STS16", url=f"{STSWIKI}/9/98/STS2016-en-test.zip", sha256=None,
-         members=_sts_members("STS16", "sts2016-english-with-gs-v1.0", prefix="STS2016.")),
-    dict(name="STSB", url=f"{STSWIKI}/4/48/Stsbenchmark.tar.gz", sha256=None,
-         members={f"stsbenchmark/sts-{s}.csv": f"sts/raw/STSBenchmark/sts-{s}.csv" for s in ("train", "dev", "test")}),
-] + [
-    dict(name=f"SICK-{s}", url=f"{SICK_URL}/sick_{s}.zip", sha256=None,
-         members={f"SICK_{s}.txt": f"sts/raw/SICK/SICK_{s}.txt"}) for s in ("train", "trial", "test_annotated")
-] + [
-    dict(name=f"SST2-{s}", url=f"https://raw.githubusercontent.com/PrincetonML/SIF/master/data/sentiment-{s}",
-         sha256=None, members={"": f"senteval/SST/binary/sentiment-{s}"}) for s in ("train", "dev", "test")
-] + [
-    dict(name=f"MRPC-{s}", url=f"{SENTEVAL_DATA}/msr_paraphrase_{s}.txt", sha256=None,
-         members={"": f"senteval/MRPC/msr_paraphrase_{s}.txt"}) for s in ("train", "test")
-] + [
-    dict(name="oxford", url="http://www.tkl.iis.u-tokyo.ac.jp/~ishiwatari/naacl_data.zip",
-         sha256="d8775ea04757c9281f13e9a45ef5234eec5f9eea91b5411ea0781a93e3a134b2",
-         members={f"data/oxford/{s}.txt": f"dictionary/oxford/ishiwatari/{s}.txt" for s in ("train", "valid", "test")}),
-    dict(name="nli_for_simcse",  # SNLI+MNLI train triplets as supervised SimCSE and GaussCSE train on (275,601 rows)
-         url="https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/resolve/main/nli_for_simcse.csv",
-         sha256=None, members={"": "nli/train/nli_for_simcse.csv"}),
-]
-# Not covered (say so rather than guess): MR/CR/SUBJ/MPQA/TREC need SentEval's own
-# tokenizer.sed post-processing (run SentEval's data/downstream/get_transfer_data.bash and
-# copy its folders to senteval/); SNLI/MNLI are distributed as jsonl (nli/ holds csv
-# subsets); WordNet comes from `nltk.download("wordnet", download_dir=<root>/dictionary/wordnet/nltk_data)`.
-
-
-def _fetch(url, dest):
-    """Stream a URL to `dest`, returning its sha256."""
-    h = hashlib.sha256()
-    with urllib.request.urlopen(url, timeout=60) as r, open(dest, "wb") as f:
-        for block in iter(lambda: r.read(1 << 20), b""):
-            h.update(block)
-            f.write(block)
-    return h.hexdigest()
-
-
-def _read_member(archive, member):
-    """Bytes of one member of a zip or tar archive ('' = the file itself)."""
-    if member == "":
-        return Path(archive).read_bytes()
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as z:
-            return z.read(member)
-    with tarfile.open(archive) as t:
-        f = t.extractfile(member)
-        if f is None:
-            raise ValueError(f"{archive}: {member} is not a file")
-        return f.read()
-
-
-def download(root, only=None, sources=None, checksums=None, log=print):
-    """Fetch the original archives into `root` in the canonical layout, verifying SHA-256.
-
-    A file is written only after its checksum (archive or file) matched; a mismatch
-    raises ValueError and leaves existing files untouched. Returns the written paths.
-    """
-    root = Path(root)
-    checksums = known_checksums() if checksums is None else checksums
-    written = []
-    for src in sources or SOURCES:
-        if only and src["name"] not in only:
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = Path(tmp) / "download"
-            log(f"{src['name']}: fetching {src['url']}")
-            digest = _fetch(src["url"], archive)
-            if src.get("sha256") and digest != src["sha256"]:
-                raise ValueError(f"{src['url']}: sha256 {digest} does not match the expected {src['sha256']}")
-            for member, rel in src["members"].items():
-                blob = _read_member(archive, member)
-                expected = checksums.get(rel)
-                got = hashlib.sha256(blob).hexdigest()
-                if expected and got != expected:
-                    raise ValueError(f"{src['url']}: {member or 'file'} sha256 {got} does not match {rel} ({expected})")
-                if not expected and not src.get("sha256"):
-                    log(f"  warning: no checksum known for {rel}; recorded sha256 {got}")
-                dest = root / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(blob)
-                written.append(dest)
-    return written
-
-
-def main(argv=None):
-    import argparse
-    p = argparse.ArgumentParser(prog="python -m defsent_lite.data")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("download", help="fetch the original archives (needs internet)")
-    d.add_argument("--root", default=str(config.data_root()))
-    d.add_argument("--only", nargs="*", help="source names: " + " ".join(s["name"] for s in SOURCES))
-    v = sub.add_parser("verify", help="check the files under a data root against known SHA-256")
-    v.add_argument("--root", default=str(config.data_root()))
-    args = p.parse_args(argv)
-    if args.cmd == "download":
-        for path in download(args.root, only=args.only):
-            print("wrote", path)
-        return 0
-    report = verify(args.root)
-    for rel, status in report.items():
-        if status != "ok":
-            print(f"{status:8s} {rel}")
-    bad = sum(s != "ok" for s in report.values())
-    print(f"{len(report) - bad} of {len(report)} files ok under {args.root}")
-    return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

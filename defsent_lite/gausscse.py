@@ -13,7 +13,7 @@ DEV_SET = "snli_dev"
 
 def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"):
     """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
-    paper's SNLI+MNLI train; `python -m defsent_lite.data download --only nli_for_simcse`),
+    paper's SNLI+MNLI train; `python -m defsent_lite.download fetch --only nli_for_simcse`),
     "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
     train_dir = config.data_root(data_dir) / "nli" / "train"
     if source not in ("offline", "simcse"):

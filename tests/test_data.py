@@ -1,11 +1,3 @@
-import hashlib
-import http.server
-import io
-import tarfile
-import threading
-import zipfile
-from functools import partial
-
 import pytest
 
 from defsent_lite import data
@@ -89,56 +81,3 @@ def test_dictionaries(tmp_path):
         data.read_ishiwatari(f)
     f.write_text("revitalize%oxford.3\tpos\toxford\tgive new life to\t[]\t[]\n")
     assert data.read_ishiwatari(f) == [("revitalize", "give new life to")]
-
-
-def test_verify_shared_copy_is_intact():
-    report = data.verify()
-    assert report and all(v == "ok" for v in report.values())
-
-
-def serve(directory):
-    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def test_download_verifies_and_writes_layout(tmp_path):
-    site = tmp_path / "site"
-    site.mkdir()
-    with zipfile.ZipFile(site / "sts.zip", "w") as z:
-        z.writestr("test-gs/STS.input.FNWN.txt", "a\tb\n")
-    buf = io.BytesIO(b"x\ty\n")
-    with tarfile.open(site / "b.tar.gz", "w:gz") as t:
-        info = tarfile.TarInfo("stsbenchmark/sts-test.csv")
-        info.size = len(buf.getvalue())
-        t.addfile(info, buf)
-    (site / "plain").write_bytes(b"plain file\n")
-    server = serve(site)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    sha = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
-    sources = [
-        dict(name="z", url=f"{base}/sts.zip", sha256=None,
-             members={"test-gs/STS.input.FNWN.txt": "sts/raw/STS13/STS.input.FNWN.txt"}),
-        dict(name="t", url=f"{base}/b.tar.gz", sha256=sha((site / "b.tar.gz").read_bytes()),
-             members={"stsbenchmark/sts-test.csv": "sts/raw/STSBenchmark/sts-test.csv"}),
-        dict(name="p", url=f"{base}/plain", sha256=None, members={"": "senteval/plain"}),
-    ]
-    sums = {"sts/raw/STS13/STS.input.FNWN.txt": sha(b"a\tb\n"), "senteval/plain": sha(b"plain file\n")}
-    root = tmp_path / "root"
-    try:
-        written = data.download(root, sources=sources, checksums=sums, log=lambda *a: None)
-        assert len(written) == 3
-        assert (root / "sts/raw/STSBenchmark/sts-test.csv").read_bytes() == b"x\ty\n"
-        assert data.verify(root, sums) == {k: "ok" for k in sums}
-        # a wrong file checksum raises and writes nothing
-        bad_root = tmp_path / "bad"
-        with pytest.raises(ValueError, match="does not match"):
-            data.download(bad_root, sources=sources[:1], checksums={k: "0" * 64 for k in sums}, log=lambda *a: None)
-        assert not bad_root.exists()
-        # a wrong archive checksum raises too
-        with pytest.raises(ValueError, match="does not match"):
-            data.download(bad_root, sources=[dict(sources[1], sha256="1" * 64)], checksums={}, log=lambda *a: None)
-    finally:
-        server.shutdown()

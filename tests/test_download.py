@@ -1,0 +1,228 @@
+"""Issue 13, points 6-7: a download is complete or absent, sources are independent, the command
+line says what it did. A local HTTP server on 127.0.0.1 plays the publishers."""
+import hashlib
+import http.server
+import io
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+import zipfile
+
+import pytest
+
+from defsent_lite import download
+
+DOC = b"line one\tA\nline two\tB\n" * 50
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+def zip_bytes(members):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, content in members.items():
+            z.writestr(name, content)
+    return buf.getvalue()
+
+
+def tar_gz_bytes(members):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, content in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            t.addfile(info, io.BytesIO(content))
+    return buf.getvalue()
+
+
+class Site:
+    """Routes: path -> bytes (served whole), ("half", bytes) (Content-Length of all, half sent, then
+    closed), ("stall", bytes) (some bytes, then a long wait), ("html", None), or absent (404)."""
+
+    def __init__(self):
+        self.routes = {}
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                route = site.routes.get(self.path)
+                if route is None:
+                    self.send_error(404)
+                    return
+                kind, body = route if isinstance(route, tuple) else ("whole", route)
+                if kind == "html":
+                    body = b"<!DOCTYPE html><html><body>Moved. Please log in.</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html" if kind == "html" else "application/octet-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if kind == "half":
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
+                if kind == "stall":
+                    self.wfile.write(body[:1000])
+                    self.wfile.flush()
+                    time.sleep(30)
+                    return
+                self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def url(self, path):
+        return self.base + path
+
+
+@pytest.fixture
+def site():
+    s = Site()
+    yield s
+    s.server.shutdown()
+
+
+def quiet(*a):
+    pass
+
+
+def test_sources_download_verify_and_are_not_fetched_twice(site, tmp_path):
+    site.routes["/a.zip"] = zip_bytes({"d/x.txt": DOC, "d/y.txt": DOC[:100]})
+    site.routes["/b.tar.gz"] = tar_gz_bytes({"s/t.csv": DOC[:50]})
+    site.routes["/plain"] = DOC[:10]
+    sources = [dict(name="z", url=site.url("/a.zip"), sha256=None, members={"d/x.txt": "sts/x.txt", "d/y.txt": "sts/y.txt"}),
+               dict(name="t", url=site.url("/b.tar.gz"), sha256=sha(site.routes["/b.tar.gz"]), members={"s/t.csv": "sts/t.csv"}),
+               dict(name="p", url=site.url("/plain"), sha256=None, members={"": "senteval/plain"})]
+    sums = {"sts/x.txt": sha(DOC), "sts/y.txt": sha(DOC[:100]), "senteval/plain": sha(DOC[:10])}
+    root = tmp_path / "root"
+    reports = download.download(root, sources=sources, checksums=sums, log=quiet)
+    assert [r.status for r in reports] == ["fetched"] * 3, reports
+    assert (root / "sts/t.csv").read_bytes() == DOC[:50]
+    assert set(download.verify(root, sums, sources).values()) == {"ok"}  # t.csv: recorded at download
+    again = download.download(root, sources=sources, checksums=sums, log=quiet)
+    assert [r.status for r in again] == ["already present"] * 3
+    assert not list(root.glob(".download-*"))
+
+
+def test_a_connection_closed_halfway_leaves_no_file(site, tmp_path):
+    site.routes["/f"] = ("half", DOC)
+    src = dict(name="f", url=site.url("/f"), sha256=None, members={"": "nli/train/f.csv"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={"nli/train/f.csv": sha(DOC)}, log=quiet)
+    assert report.status == "failed" and site.url("/f") in report.detail
+    assert f"of the {len(DOC)} announced" in report.detail or "connection closed" in report.detail
+    assert not (tmp_path / "nli/train/f.csv").exists() and not list(tmp_path.glob(".download-*"))
+
+
+def test_a_later_member_failing_its_checksum_writes_nothing(site, tmp_path):
+    good_old = tmp_path / "sts/x.txt"
+    good_old.parent.mkdir(parents=True)
+    good_old.write_bytes(b"the good copy")
+    site.routes["/a.zip"] = zip_bytes({"x.txt": DOC, "y.txt": b"tampered"})
+    src = dict(name="z", url=site.url("/a.zip"), sha256=None, members={"x.txt": "sts/x.txt", "y.txt": "sts/y.txt"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={"sts/x.txt": sha(DOC), "sts/y.txt": sha(b"y")},
+                                  log=quiet)
+    assert report.status == "failed" and "y.txt" in report.detail and "pinned" in report.detail
+    assert good_old.read_bytes() == b"the good copy" and not (tmp_path / "sts/y.txt").exists()
+
+
+def test_a_zip_bomb_is_refused_without_inflating_it(site, tmp_path):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        with z.open("big.txt", "w") as f:
+            block = b"\0" * (1 << 20)
+            for _ in range(300):
+                f.write(block)
+    site.routes["/bomb.zip"] = buf.getvalue()
+    assert len(buf.getvalue()) < 400 << 10
+    src = dict(name="bomb", url=site.url("/bomb.zip"), sha256=None, members={"big.txt": "sts/big.txt"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={"sts/big.txt": "0" * 64}, log=quiet)
+    assert report.status == "failed" and "inflates to 314572800 bytes" in report.detail
+
+
+@pytest.mark.parametrize("route, member, message", [
+    (("html", None), "", "HTML page"),
+    (zip_bytes({"x.txt": DOC})[:-200], "x.txt", "could not read"),
+    (zip_bytes({"x.txt": DOC}), "y.txt", "has no member 'y.txt'"),
+    (b"not an archive at all", "x.txt", "could not read"),
+])
+def test_bad_responses_name_the_url_and_what_was_expected(site, tmp_path, route, member, message):
+    site.routes["/s"] = route
+    src = dict(name="s", url=site.url("/s"), sha256=None, members={member: "sts/s.txt"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={"sts/s.txt": sha(DOC)}, log=quiet)
+    assert report.status == "failed" and site.url("/s") in report.detail and message in report.detail
+    assert not (tmp_path / "sts/s.txt").exists()
+
+
+def test_one_failed_source_does_not_stop_the_others(site, tmp_path, monkeypatch, capsys):
+    site.routes["/ok"] = DOC
+    sources = [dict(name="gone", url=site.url("/gone"), sha256=None, members={"": "a/gone.txt"}),
+               dict(name="ok", url=site.url("/ok"), sha256=None, members={"": "a/ok.txt"})]
+    monkeypatch.setattr(download, "SOURCES", sources)
+    monkeypatch.setattr(download, "known_checksums", lambda: {"a/gone.txt": sha(DOC), "a/ok.txt": sha(DOC)})
+    assert download.main(["fetch", "--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "gone  failed" in out and "HTTP Error 404" in out and "ok    fetched" in out and "1 failed" in out
+    assert (tmp_path / "a/ok.txt").read_bytes() == DOC
+
+
+def test_an_unknown_only_name_is_an_error_listing_the_valid_ones(capsys):
+    with pytest.raises(SystemExit) as e:
+        download.main(["fetch", "--only", "SICK", "--root", "/nonexistent"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown source SICK" in err and "SICK-test_annotated" in err and "nli_for_simcse" in err
+
+
+def test_verify_reports_a_directory_where_a_file_should_be(tmp_path):
+    (tmp_path / "sts/x.txt").mkdir(parents=True)
+    src = dict(name="z", url="http://unused", sha256=None, members={"x.txt": "sts/x.txt"})
+    assert download.verify(tmp_path, {"sts/x.txt": sha(DOC)}, [src]) == {"sts/x.txt": "not a file"}
+
+
+def test_verify_checks_what_the_downloader_writes_and_the_shared_copy():
+    report = download.verify()  # DEFSENT_DATA = ../shared/data: every downloadable file it holds
+    assert all(v == "ok" for rel, v in report.items() if "ishiwatari" not in rel and "nli_for_simcse" not in rel)
+    assert set(download.verify(every_known=True).values()) == {"ok"}
+
+
+def test_an_unpinned_source_is_checked_by_content(site, tmp_path):
+    site.routes["/nli.csv"] = b"sent0,sent1,hard_neg\na,b,c\n"
+    src = dict(name="nli", rows=275601, url=site.url("/nli.csv"), sha256=None, members={"": "nli/train/x.csv"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={}, log=quiet)
+    assert report.status == "failed" and "1 rows, expected 275601" in report.detail
+
+
+KILLED = """
+import sys
+from defsent_lite import download
+download.SOURCES = [dict(name="slow", url=sys.argv[2], sha256=None, members={"": "a/slow.bin"})]
+sys.exit(download.main(["fetch", "--root", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_download_leaves_no_temporary_folder(site, tmp_path, sig):
+    site.routes["/slow"] = ("stall", DOC * 1000)
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), site.url("/slow")],
+                            env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(tmp_path.glob(".download-*")) and time.time() < deadline:
+        time.sleep(0.1)
+    assert list(tmp_path.glob(".download-*")), "the download never started"
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    if sig == signal.SIGKILL:  # nothing can clean up after SIGKILL: the next download does
+        download.download(tmp_path, sources=[], log=quiet)
+    assert not list(tmp_path.glob(".download-*")) and not (tmp_path / "a/slow.bin").exists()
