@@ -161,7 +161,7 @@ def store(kind, cfg, result, folder=None):
     bad = first_non_finite(result)
     if bad:
         raise NonFinite(f"refusing to cache a non-finite result of {kind} {config_key(cfg)}: {bad}")
-    text = _canonical(result)
+    text = _canonical(result)  # sorted keys: the checksum does not depend on key order
     path = run_dir(kind, cfg) / "result.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     files = {}
@@ -169,7 +169,8 @@ def store(kind, cfg, result, folder=None):
         files = {f.relative_to(folder).as_posix(): (f.stat().st_size, file_digest(f))
                  for f in sorted(Path(folder).rglob("*")) if f.is_file()}
     entry = dict(config=cfg, code=code_identity(), sha256=hashlib.sha256(text.encode()).hexdigest(),
-                 files_in=Path(folder).name if folder is not None else None, files=files, result=json.loads(text))
+                 files_in=Path(folder).name if folder is not None else None, files=files,
+                 result=json.loads(json.dumps(result, default=str)))  # as computed: key order kept for tables
     atomic_write_text(path, json.dumps(entry, indent=1, default=str))
     return Entry(entry["result"], Path(folder) if folder is not None else None)
 

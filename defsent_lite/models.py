@@ -7,7 +7,6 @@ a connected machine or a local copy.
 import os
 from pathlib import Path
 
-import torch
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 

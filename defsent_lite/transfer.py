@@ -18,6 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from . import data
+from .checks import require_finite
 from .sts import as_numpy
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
@@ -86,7 +87,7 @@ def capped(splits, max_examples, max_eval, seed):
 def embed_many(embed, sentences):
     """Embed distinct sentences once; rows in the order given."""
     unique = list(dict.fromkeys(sentences))
-    vectors = as_numpy(embed(unique))
+    vectors = require_finite(as_numpy(embed(unique)), "SentEval sentence embeddings")
     row = {s: i for i, s in enumerate(unique)}
     return vectors[[row[s] for s in sentences]]
 

@@ -22,7 +22,7 @@
 # not in `../shared/data`; only *valid* and *test* (24,464 definitions) are. So the
 # numbers below are computed on valid+test, re-split by word with a fixed seed: they are
 # about 20% of the paper's counts by construction. On a connected machine,
-# `python -m defsent_lite.data download --only oxford` fetches the full archive and this
+# `python -m defsent_lite.download fetch --only oxford` fetches the full archive and this
 # notebook then uses all three splits. RoBERTa's tokenizer is not available offline either,
 # so its columns stay empty unless `ROBERTA` loads.
 

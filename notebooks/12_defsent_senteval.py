@@ -38,7 +38,7 @@ POOLINGS = None   # None: smoke = the best pooling by dev MRR, paper = all three
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import config, defsent, results, scores
+from defsent_lite import checks, config, defsent, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -47,7 +47,7 @@ dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
 base = defsent.base_config(S, MODEL)
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}
-POOLINGS = POOLINGS or ([max(dev_mrr, key=dev_mrr.get)] if S["name"] == "smoke" else list(final))
+POOLINGS = POOLINGS or ([checks.best_of(dev_mrr, float, "pooling by dev MRR")] if S["name"] == "smoke" else list(final))
 print("scale:", S["name"], "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS)
 
 

@@ -36,7 +36,7 @@ COMBINATION = {"c": ("mean", "mean"), "b": ("cls", "mean"), "a": ("cls", "mean")
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsent, defsentplus, models, plots, pst, results, scores
+from defsent_lite import checks, config, defsent, defsentplus, models, plots, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
@@ -52,7 +52,7 @@ print("scale:", S["name"], "| model:", MODEL, "| inference poolings:", cfg["infe
 
 def best_row(run):
     """STS row of a run under its best inference pooling, and that pooling."""
-    pooling = max(run["sts"], key=lambda p: run["sts"][p]["avg"])
+    pooling = checks.best_of(run["sts"], lambda s: s["avg"], "inference pooling by STS avg")
     return [run["sts"][pooling][c] for c in results.STS_COLS], pooling
 
 

@@ -35,14 +35,14 @@ POOLING, ENTRY_POOLING = "cls", "mean"
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import config, pst, results, scores
+from defsent_lite import checks, config, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), DATA_ROOT)
 final = steps[-1]["best_run"]
-pooling = max(final["sts"], key=lambda p: final["sts"][p]["avg"])
+pooling = checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")
 print("scale:", S["name"], "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
       "pooling", pooling)
 

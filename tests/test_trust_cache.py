@@ -140,3 +140,9 @@ def test_a_failed_computation_leaves_no_files_behind():
     with pytest.raises(RuntimeError):
         cache.cached_run("crash", dict(c=1), compute)
     assert not list(cache.run_dir("crash", dict(c=1)).glob("files-*"))
+
+
+def test_a_result_comes_back_in_the_order_it_was_computed():
+    result = dict(source="x", train_definitions=3, dev_definitions=1)
+    assert list(cache.store_json("order", dict(o=1), result)) == list(result)
+    assert list(cache.lookup_json("order", dict(o=1))) == list(result)
