@@ -14,7 +14,7 @@ from torch import nn
 
 from . import config, data, dictionary, models
 from .checks import best_of, require_finite, require_nonempty
-from .encode import check_sentences, eval_mode, hidden_states, tokenize_batch
+from .encode import check_sentences, eval_mode, full_precision, hidden_states, tokenize_batch
 from .pooling import pool
 
 HEAD_ATTRS = ("cls", "lm_head")  # BertForMaskedLM.cls, RobertaForMaskedLM.lm_head
@@ -123,7 +123,9 @@ def word_logits(model, head, batch, pooling, mask_token_id=None):
     prompt pooling needs the tokenizer's mask_token_id."""
     inputs = {k: v for k, v in batch.items() if k != "targets"}
     h = hidden_states(model, inputs)
-    return head(pool(pooling, h, inputs["attention_mask"], inputs["input_ids"], mask_token_id))
+    pooled = pool(pooling, h, inputs["attention_mask"], inputs["input_ids"], mask_token_id)
+    with full_precision(pooled.device):  # [B, V] logits in fp32 under autocast too
+        return head(pooled.float())
 
 
 def loss(model, head, batch, pooling, mask_token_id=None):

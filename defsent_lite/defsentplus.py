@@ -71,7 +71,8 @@ def entry_logits(model, batch, pooling, space, mask_token_id=None):
     """entry_embed(e') . h(s) for every entry e' (Eq. 5): [B, number of entries]."""
     h = hidden_states(model, batch)
     pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
-    return pooler_output(model, pooled) @ space.T
+    with encode.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
+        return pooler_output(model, pooled.float()) @ space.float().T
 
 
 def loss(model, tokenizer, examples, pooling, space, max_length=128):

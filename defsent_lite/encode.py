@@ -62,12 +62,32 @@ def eval_mode(model):
         model.train(was_training)
 
 
+def amp_dtype(device):
+    """The autocast dtype of a device: bf16 on GPUs that have it natively (compute capability
+    >= 8: A100, H100, L4, RTX 30xx+), fp16 on older GPUs (T4, V100: `is_bf16_supported()` is
+    true there by emulation, which is slow), None (fp32) on CPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    major, _ = torch.cuda.get_device_capability(device)
+    return torch.bfloat16 if major >= 8 else torch.float16
+
+
+def precision_name(device):
+    """'bf16', 'fp16 with loss scaling' or 'fp32': what training and encoding use on `device`."""
+    dtype = amp_dtype(device)
+    return {torch.bfloat16: "bf16", torch.float16: "fp16 with loss scaling", None: "fp32"}[dtype]
+
+
 def autocast_for(device):
-    """fp16/bf16 autocast on GPU; a no-op on CPU (fp32 there)."""
-    if device.type == "cuda":
-        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.autocast("cuda", dtype=dtype)
-    return contextlib.nullcontext()
+    """bf16/fp16 autocast on GPU (see amp_dtype); a no-op on CPU (fp32 there)."""
+    dtype = amp_dtype(device)
+    return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+
+
+def full_precision(device):
+    """A block computed in fp32 even under autocast (logits over the vocabulary or all entries)."""
+    return torch.autocast(torch.device(device).type, enabled=False)
 
 
 def hidden_states(model, batch):

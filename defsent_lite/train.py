@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from . import config
 from .checks import NonFinite
-from .encode import autocast_for
+from .encode import amp_dtype, autocast_for
 
 
 class NonFiniteLoss(FloatingPointError):
@@ -57,6 +57,7 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     warmup = math.floor(total * warmup_ratio)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_factor(s, warmup, total, decay))
     device = next(model.parameters()).device
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype(device) == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     best_state = None
     show = config.show_progress() if progress is None else progress
@@ -70,10 +71,12 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
             raise NonFiniteLoss(f"loss became {loss.item()} at step {step} of {total}{info}; "
                                 f"try a lower learning rate than {lr:g}")
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        scaler.scale(loss).backward()
         if grad_clip:
+            scaler.unscale_(opt)
             torch.nn.utils.clip_grad_norm_(params, grad_clip)
-        opt.step()
+        scaler.step(opt)  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
+        scaler.update()
         sched.step()
         history["loss"].append(loss.item())
         if eval_fn and ((eval_every and step % eval_every == 0) or step == total):

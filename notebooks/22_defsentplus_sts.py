@@ -64,9 +64,9 @@ def best_row(run):
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT)
 rows, poolings = {}, {}
 rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
-_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL), "cls", S["defsent_lr_xs"], S["seeds"])
+_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
 m, tok = models.load(ds_runs[0]["path"])
-rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"])))
+rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT)))
 ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
 for name in "cba":
     combo = defsentplus.combination_name(*COMBINATION[name]).replace(" ", "")
