@@ -11,13 +11,14 @@ class NonFinite(FloatingPointError):
 
 def require_finite(values, what):
     """Return `values` (array, tensor or number) if every entry is finite, else raise NonFinite."""
-    if hasattr(values, "detach"):
-        arr = values.detach().float().cpu().numpy()
+    if hasattr(values, "detach"):  # a tensor is checked where it lives (no copy off the GPU)
+        finite = values.detach().isfinite()
+        bad, size = int((~finite).sum()) if not bool(finite.all()) else 0, values.numel()
     else:
         arr = np.asarray(values, dtype=np.float64)
-    if arr.size and not np.isfinite(arr).all():
-        bad = int((~np.isfinite(arr)).sum())
-        raise NonFinite(f"{what}: {bad} of {arr.size} values are NaN or inf (did the model diverge?)")
+        bad, size = int((~np.isfinite(arr)).sum()), arr.size
+    if bad:
+        raise NonFinite(f"{what}: {bad} of {size} values are NaN or inf (did the model diverge?)")
     return values
 
 

@@ -220,7 +220,7 @@ def _copy_capped(src, out, cap, url, member):
 
 # ---------------------------------------------------------------- one source, all or nothing
 
-def _staged_files(src, root, url, checksums, staging, log):
+def _staged_files(src, url, checksums, staging):
     """Fetch and check every file of a source into `staging`; {destination: staged path}."""
     archive = staging / "archive"
     digest = fetch(url, archive)
@@ -272,7 +272,7 @@ def download_source(src, root, checksums, mirror=None, log=print):
     staging.mkdir(parents=True)
     try:
         log(f"{src['name']}: fetching {url}")
-        staged = _staged_files(src, root, url, checksums, staging, log)
+        staged = _staged_files(src, url, checksums, staging)
         for rel, path in staged.items():  # every file checked: now all of them go into place
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, root / rel)

@@ -65,9 +65,11 @@ def auprc(scores, labels, thresholds=AUPRC_THRESHOLDS, what="AUPRC"):
 
 def direction_accuracy(sim_b_given_a, sim_a_given_b):
     """A (the gold entailing sentence) is predicted to entail B when sim(B||A) > sim(A||B)."""
-    fwd, _ = checked_scores(sim_b_given_a, np.zeros(len(sim_a_given_b)), "direction: sim(B||A)")
-    bwd, _ = checked_scores(sim_a_given_b, np.zeros(len(fwd)), "direction: sim(A||B)")
-    return float(np.mean(fwd > bwd))
+    fwd, bwd = np.asarray(sim_b_given_a, float), np.asarray(sim_a_given_b, float)
+    require_nonempty(fwd, "direction: pairs")
+    if fwd.shape != bwd.shape:
+        raise ValueError(f"direction: {len(fwd)} sim(B||A) for {len(bwd)} sim(A||B)")
+    return float(np.mean(require_finite(fwd, "direction: sim(B||A)") > require_finite(bwd, "direction: sim(A||B)")))
 
 
 def sentence_lengths(sentences, unit="chars"):
