@@ -3,10 +3,13 @@
 Every setting has an environment override, so a notebook's parameters cell can be
 changed by hand (Colab) or from the shell (CI):
 
-    DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default ./data)
-    DEFSENT_CACHE     cache of trained runs and embeddings                (default ./.cache)
+    DEFSENT_HOME      what relative paths resolve against (default: the repository checkout,
+                      else ~/defsent_lite; never the working directory). Colab: /content/defsent_lite,
+                      or a Drive folder (colab.setup)
+    DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default data)
+    DEFSENT_CACHE     cache of trained runs and embeddings                (default .cache)
     DEFSENT_SCALE     smoke | cpu | paper                                 (default smoke)
-    DEFSENT_RESULTS   where result tables (CSV) are written                (default <repo>/results;
+    DEFSENT_RESULTS   where result tables (CSV) are written                (default results;
                       the pytest config sets a temporary folder)
     DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
                       the pytest config sets 0 so that nbval compares clean outputs)
@@ -113,24 +116,40 @@ def scale(name=None):
     return dict(SCALES[scale_name(name)], name=scale_name(name))
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
+def project_root():
+    """What relative paths resolve against (never the working directory): DEFSENT_HOME, else the
+    repository checkout that holds this package, else ~/defsent_lite (a pip-installed package)."""
+    if os.environ.get("DEFSENT_HOME"):
+        return Path(os.environ["DEFSENT_HOME"]).expanduser()
+    if (REPO / "pyproject.toml").is_file() and (REPO / "notebooks").is_dir():
+        return REPO
+    return Path.home() / "defsent_lite"
+
+
+def resolve_path(path):
+    """An absolute path as given; a relative one under project_root()."""
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
 def data_root(path=None):
-    """The data root: argument, else DEFSENT_DATA, else ./data."""
-    return Path(path or os.environ.get("DEFSENT_DATA", "data")).expanduser()
+    """The data root: argument, else DEFSENT_DATA, else data/ (relative: under project_root())."""
+    return resolve_path(path or os.environ.get("DEFSENT_DATA", "data"))
 
 
 def cache_dir(path=None):
-    """Where cached runs live (created on first use)."""
-    d = Path(path or os.environ.get("DEFSENT_CACHE", ".cache")).expanduser()
+    """Where cached runs live (created on first use): argument, else DEFSENT_CACHE, else .cache/."""
+    d = resolve_path(path or os.environ.get("DEFSENT_CACHE", ".cache"))
     d.mkdir(parents=True, exist_ok=True)
     return d
 
 
-REPO = Path(__file__).resolve().parent.parent
-
-
 def results_dir(path=None):
-    """Where result tables go: argument, else DEFSENT_RESULTS, else the repository's results/."""
-    d = Path(path or os.environ.get("DEFSENT_RESULTS", REPO / "results")).expanduser()
+    """Where result tables go: argument, else DEFSENT_RESULTS, else results/."""
+    d = resolve_path(path or os.environ.get("DEFSENT_RESULTS", "results"))
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -24,7 +24,8 @@ import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
-from . import config, data
+from . import config, convert, data
+from . import sources as catalogue
 
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
 RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
@@ -45,60 +46,7 @@ class SourceReport(NamedTuple):
     files: list
 
 
-# ---------------------------------------------------------------- sources
-
-def _sts_members(task, subdir, prefix="STS."):
-    names = data.STS_SUBSETS[task] + (["SMT"] if task == "STS13" else [])
-    out = {}
-    for name in names:
-        for kind in ("input", "gs"):
-            if task == "STS13" and name == "SMT" and kind == "input":
-                continue
-            fname = f"{prefix}{kind}.{name}.txt"
-            out[f"{subdir}/{fname}"] = f"sts/raw/{task}/{fname}"
-    return out
-
-
-STSWIKI = "http://ixa2.si.ehu.es/stswiki/images"
-SENTEVAL_DATA = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
-SICK_URL = "http://alt.qcri.org/semeval2014/task1/data/uploads"
-
-# name, url, archive sha256 (None: every member is pinned in checksums.sha256 instead),
-# members {member, or "" for a plain file: destination}.
-SOURCES = [
-    dict(name="STS12", url=f"{STSWIKI}/4/40/STS2012-en-test.zip", sha256=None, members=_sts_members("STS12", "test-gold")),
-    dict(name="STS13", url=f"{STSWIKI}/2/2f/STS2013-en-test.zip", sha256=None, members=_sts_members("STS13", "test-gs")),
-    dict(name="STS14", url=f"{STSWIKI}/8/8c/STS2014-en-test.zip", sha256=None,
-         members=_sts_members("STS14", "sts-en-test-gs-2014")),
-    dict(name="STS15", url=f"{STSWIKI}/d/da/STS2015-en-test.zip", sha256=None,
-         members=_sts_members("STS15", "test_evaluation_task2a")),
-    dict(name="STS16", url=f"{STSWIKI}/9/98/STS2016-en-test.zip", sha256=None,
-         members=_sts_members("STS16", "sts2016-english-with-gs-v1.0", prefix="STS2016.")),
-    dict(name="STSB", url=f"{STSWIKI}/4/48/Stsbenchmark.tar.gz", sha256=None,
-         members={f"stsbenchmark/sts-{s}.csv": f"sts/raw/STSBenchmark/sts-{s}.csv" for s in ("train", "dev", "test")}),
-] + [
-    dict(name=f"SICK-{s}", url=f"{SICK_URL}/sick_{s}.zip", sha256=None,
-         members={f"SICK_{s}.txt": f"sts/raw/SICK/SICK_{s}.txt"}) for s in ("train", "trial", "test_annotated")
-] + [
-    dict(name=f"SST2-{s}", url=f"https://raw.githubusercontent.com/PrincetonML/SIF/master/data/sentiment-{s}",
-         sha256=None, members={"": f"senteval/SST/binary/sentiment-{s}"}) for s in ("train", "dev", "test")
-] + [
-    dict(name=f"MRPC-{s}", url=f"{SENTEVAL_DATA}/msr_paraphrase_{s}.txt", sha256=None,
-         members={"": f"senteval/MRPC/msr_paraphrase_{s}.txt"}) for s in ("train", "test")
-] + [
-    dict(name="oxford", url="http://www.tkl.iis.u-tokyo.ac.jp/~ishiwatari/naacl_data.zip",
-         sha256="d8775ea04757c9281f13e9a45ef5234eec5f9eea91b5411ea0781a93e3a134b2",
-         members={f"data/oxford/{s}.txt": f"dictionary/oxford/ishiwatari/{s}.txt" for s in ("train", "valid", "test")}),
-    # SNLI+MNLI train triplets (275,601 rows) as supervised SimCSE and GaussCSE train on. No SHA-256
-    # could be recorded offline: the file is checked by content (header and row count) and its
-    # digest recorded at the first download (RECORD_FILE), which `verify` then checks.
-    dict(name="nli_for_simcse", rows=275601,
-         url="https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/resolve/main/nli_for_simcse.csv",
-         sha256=None, members={"": "nli/train/nli_for_simcse.csv"}),
-]
-# Not covered yet (issue 14): MR/CR/SUBJ/MPQA/TREC (SentEval's tokenised copies), SNLI/MNLI
-# (jsonl, converted to our csv), SICK.txt and WordNet.
-
+# ---------------------------------------------------------------- checksums
 
 def known_checksums():
     """{relative path: sha256} of the data files, recorded from the verified copies in ../shared/data."""
@@ -109,24 +57,22 @@ def known_checksums():
     return out
 
 
-def sha256_of(path):
-    h = hashlib.sha256()
+def sha256_of(path, algorithm="sha256"):
+    h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
 
 
-def source_names(sources=None):
-    return [s["name"] for s in sources or SOURCES]
-
-
-def select(only, sources=None):
-    """The sources named in `only` (all when empty); an unknown name is an error listing the valid ones."""
-    sources = sources or SOURCES
-    unknown = [n for n in only or [] if n not in source_names(sources)]
-    if unknown:
-        raise ValueError(f"unknown source {', '.join(unknown)}; choose from: {' '.join(source_names(sources))}")
+def select(only=None, sources=None, notebook=None, scale="smoke"):
+    """The sources named in `only`, or those a notebook reads at a scale, or all; an unknown name
+    is an error listing the valid ones."""
+    sources = sources or catalogue.SOURCES
+    if notebook is not None:
+        only = list(only or []) + catalogue.sources_for(notebook, scale)
+    for name in only or []:
+        catalogue.by_name(name, sources)
     return [s for s in sources if not only or s["name"] in only]
 
 
@@ -226,17 +172,31 @@ def _staged_files(src, url, checksums, staging):
     digest = fetch(url, archive)
     if src.get("sha256") and digest != src["sha256"]:
         raise DownloadError(f"{url}: sha256 {digest} does not match the pinned {src['sha256']}")
+    if src.get("md5") and sha256_of(archive, "md5") != src["md5"]:
+        raise DownloadError(f"{url}: md5 {sha256_of(archive, 'md5')} does not match the publisher's {src['md5']}")
     staged = {}
     for member, rel in src["members"].items():
         path = staging / "files" / rel
-        extract(archive, member, path, url)
+        if src.get("convert"):  # upstream format -> the layout's format, then checked like any file
+            extract(archive, member, path.with_name(path.name + ".upstream"), url)
+            _convert(src, path.with_name(path.name + ".upstream"), path, url)
+        else:
+            extract(archive, member, path, url)
         expected, got = checksums.get(rel), sha256_of(path)
         if expected and got != expected:
             raise DownloadError(f"{url}: {member or 'the file'} has sha256 {got}, but {rel} is pinned to {expected}")
-        if not expected and not src.get("sha256"):
+        if not expected and not (src.get("sha256") or src.get("md5")):
             _check_content(src, path, url)
         staged[rel] = path
     return staged
+
+
+def _convert(src, upstream, path, url):
+    try:
+        convert.CONVERTERS[src["convert"]](upstream, path)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DownloadError(f"{url}: {e}") from None
+    upstream.unlink()
 
 
 def _check_content(src, path, url):
@@ -339,7 +299,7 @@ def verify(data_dir=None, checksums=None, sources=None, every_known=False):
     if every_known:
         wanted = list(checksums)
     else:
-        wanted = [rel for src in sources or SOURCES for rel in src["members"].values()]
+        wanted = [rel for src in sources or catalogue.SOURCES for rel in src["members"].values()]
     report = {}
     for rel in wanted:
         p, expected = root / rel, checksums.get(rel) or recorded.get(rel)
@@ -368,7 +328,11 @@ def main(argv=None):
     sub = p.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="fetch the original archives (needs internet)")
     f.add_argument("--root", default=str(config.data_root()))
-    f.add_argument("--only", nargs="+", metavar="SOURCE", help="source names: " + " ".join(source_names()))
+    f.add_argument("--only", nargs="+", metavar="SOURCE", help="source names: " + " ".join(catalogue.source_names()))
+    f.add_argument("--for", dest="notebook", metavar="NN", choices=catalogue.NOTEBOOKS,
+                   help="what notebook NN reads (e.g. 30), with --scale")
+    f.add_argument("--scale", default=config.scale_name(), choices=sorted(config.SCALES),
+                   help="the notebook's scale (paper needs the paper's datasets, no offline stand-ins)")
     f.add_argument("--mirror", default=os.environ.get("DEFSENT_MIRROR"),
                    help="base URL that replaces every host (a local mirror; env DEFSENT_MIRROR)")
     v = sub.add_parser("verify", help="check the downloaded files under a data root against their SHA-256")
@@ -377,7 +341,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.cmd == "fetch":
         try:
-            chosen = select(args.only)
+            chosen = select(args.only, notebook=args.notebook, scale=args.scale)
         except ValueError as e:
             p.error(str(e))
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed download still cleans its staging

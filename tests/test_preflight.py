@@ -1,0 +1,82 @@
+"""Issue 14, points 3-4: one data root resolved against the repository (never the working
+directory); a preflight that lists everything missing and the one command that fetches it; at
+paper scale no offline stand-in."""
+import os
+
+import pytest
+
+from defsent_lite import config, download, preflight, sources
+from tiny_root import copy_tree
+
+SHARED = config.data_root()
+
+
+def test_relative_paths_resolve_against_the_project_not_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DEFSENT_HOME", raising=False)
+    assert config.resolve_path("data") == config.REPO / "data"
+    assert config.data_root("data") == config.REPO / "data" and config.data_root(tmp_path) == tmp_path
+    monkeypatch.setenv("DEFSENT_HOME", str(tmp_path / "home"))
+    assert config.results_dir("results") == tmp_path / "home" / "results"
+    monkeypatch.setenv("DEFSENT_CACHE", "c")
+    assert config.cache_dir() == tmp_path / "home" / "c"
+
+
+def test_on_the_offline_data_smoke_scale_says_which_stand_ins_it_uses():
+    check = preflight.check_data("10", "smoke", SHARED)
+    assert check.missing == [] and len(check.stand_ins) == 1 and "Oxford valid+test only" in check.stand_ins[0]
+    check = preflight.check_data("30", "smoke", SHARED)
+    assert check.missing == [] and "7,409 triplets" in check.stand_ins[0]
+
+
+@pytest.mark.parametrize("notebook, need", [("10", "Oxford"), ("22", "Oxford"), ("30", "NLI training"), ("31", "NLI training")])
+def test_paper_scale_takes_no_stand_in(notebook, need):
+    check = preflight.check_data(notebook, "paper", SHARED)
+    assert [what for what, _ in check.missing] == [n.what for n in sources.needs(notebook, "paper") if n.what.startswith(need)]
+
+
+def test_a_missing_file_stops_before_any_work_naming_it_and_the_fetch_command(tmp_path):
+    root = tmp_path / "data"
+    copy_tree("senteval", root)
+    (root / "senteval/MR/rt-polarity.neg").unlink()
+    with pytest.raises(preflight.PreflightFailed) as e:
+        preflight.check("12", "smoke", root, [config.OFFLINE_MODEL], fetch=False)
+    msg = str(e.value)
+    assert "senteval/MR/rt-polarity.neg" in msg and "Oxford dictionary: missing" in msg
+    assert f"python -m defsent_lite.download fetch --for 12 --scale smoke --root {root}" in msg
+
+
+def test_models_are_checked_with_the_data(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty hub cache
+    assert preflight.model_problem("offline") is None
+    assert "HF_HUB_OFFLINE" in preflight.model_problem("bert-base-uncased")
+    (tmp_path / "m").mkdir()
+    assert "without config.json" in preflight.model_problem(str(tmp_path / "m"))
+    with pytest.raises(preflight.PreflightFailed, match="model bert-base-uncased"):
+        preflight.check("01", "smoke", SHARED, ["bert-base-uncased"], fetch=False)
+
+
+def test_preflight_prints_one_line_and_the_stand_ins(capsys):
+    preflight.check("31", "smoke", SHARED, [config.OFFLINE_MODEL], fetch=False)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("preflight: 2 data needs met") and out[1].startswith("offline stand-in (smoke/cpu only)")
+
+
+def test_the_download_command_line_fetches_for_one_notebook(capsys):
+    assert [s["name"] for s in download.select(notebook="13", scale="paper")] == ["oxford"]
+    assert {s["name"] for s in download.select(notebook="01")} == set(
+        sources.sources_for("01")) and "senteval" in sources.sources_for("01")
+    with pytest.raises(SystemExit):
+        download.main(["fetch", "--for", "99"])
+    assert "invalid choice: '99'" in capsys.readouterr().err
+
+
+def test_every_notebook_has_needs_and_every_needed_source_exists():
+    for nb in sources.NOTEBOOKS:
+        for scale in config.SCALES:
+            for need in sources.needs(nb, scale):
+                assert any(o.sources for o in need.options), (nb, need.what)
+                for o in need.options:
+                    assert o.paths(), (nb, need.what)
+    assert os.path.exists(SHARED)
