@@ -111,7 +111,7 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
     from . import gauss, gausscse, models, train
     encoder, tok = models.load("offline", eval_mode=False)
     model = gauss.GaussModel(encoder)
-    batches = train.batched(gausscse.training_triplets()[: steps * batch_size], batch_size, seed=0)
+    batches = train.batched(gausscse.training_triplets(source=gausscse.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: gausscse.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
     seconds = time.perf_counter() - t0

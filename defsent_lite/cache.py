@@ -23,8 +23,9 @@ from . import config
 from .checks import NonFinite, first_non_finite
 
 PACKAGE = Path(__file__).resolve().parent
-# modules that never change a cached result (testing, benchmarks, plots, downloading)
-NOT_IN_CODE_IDENTITY = {"nbcompare.py", "run_notebooks.py", "plots.py", "bench.py", "download.py"}
+# modules that never change a cached result (testing, benchmarks, plots, downloading, preflight, Colab setup)
+NOT_IN_CODE_IDENTITY = {"nbcompare.py", "run_notebooks.py", "plots.py", "bench.py", "download.py", "sources.py",
+                        "convert.py", "preflight.py", "colab.py"}
 
 
 class CorruptEntry(UserWarning):

@@ -68,14 +68,17 @@ def trainable_parameters(model, freeze_embedding_layer=False):
 
 # ---------------------------------------------------------------- data
 
-def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SPLIT_SEED):
+def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SPLIT_SEED, paper_data=False):
     """Word/definition/target-id triples split 8:1:1 by word, and a report of what was dropped.
 
     Oxford (all splits at hand); offline, when the train split is missing, WordNet
     definitions of single-token words are added (use_wordnet=None decides so). Cached by
     (tokenizer, data root, options): reading WordNet takes about 25 s, the cache under 1 s.
+    paper_data=True (paper scale): the Oxford train split or an error, never the stand-in.
     """
     from . import cache
+    if paper_data:
+        dictionary.require_oxford_train(data_dir)
     cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=cache.data_identity(data_dir, "dictionary"),
                use_wordnet=use_wordnet, seed=seed)
     splits, report = cache.cached_json("defsent_data", cfg, lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed))
@@ -220,7 +223,7 @@ def run(cfg, dataset=None, data_dir=None):
     """
     from . import cache, train
     if dataset is None:
-        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir)
+        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False))
     splits, report = dataset
     key = dict(cfg, dataset=cache.content_digest(splits))
     what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
@@ -263,7 +266,7 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
 def base_config(scale, model):
     """The run config shared by every DefSent run of a scale (pooling, lr and seed added later)."""
     return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
-                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False)
+                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False, paper_data=scale["name"] == "paper")
 
 
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
@@ -272,7 +275,7 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     Returns (chosen x, {x: search result}, [result per seed]); all runs are cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
     if dataset is None:
-        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir)
+        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False))
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
     lr = lr_grid([best_x])[best_x]
     return best_x, search, [run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds]

@@ -104,8 +104,11 @@ def entry_dataset(pairs, max_entries=None, seed=0):
     return names, [e for e, _ in kept], [d for _, d in kept], report
 
 
-def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0):
-    """Dataset a/b/c (dictionary.defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s)."""
+def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0, paper_data=False):
+    """Dataset a/b/c (dictionary.defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s);
+    paper_data=True: the Oxford train split or an error."""
+    if paper_data:
+        dictionary.require_oxford_train(data_dir)
     cfg = dict(dataset=name, max_entries=max_entries, seed=seed, tokenizer=tokenizer.name_or_path,
                data=cache.data_identity(data_dir, "dictionary"))
 

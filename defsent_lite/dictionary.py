@@ -5,7 +5,7 @@ A dictionary is a list of (entry, definition) pairs; readers live in data.py.
 import random
 import statistics
 
-from . import data
+from . import config, data
 
 SPLIT_SEED = 0  # DefSent's own split used an unseeded shuffle; ours is fixed and recorded
 
@@ -61,6 +61,17 @@ def merge_entries(pairs, dedupe=True):
         seen.add(key)
         out.append(key)
     return out
+
+
+def require_oxford_train(data_dir=None):
+    """The paper's Oxford dataset or an error: at paper scale the offline stand-in (valid+test
+    with WordNet) is never used in its place."""
+    path = config.data_root(data_dir) / "dictionary" / "oxford" / "ishiwatari" / "train.txt"
+    if not path.is_file():
+        raise data.DataMissing(f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
+                               f"(`python -m defsent_lite.download fetch --only oxford --root {config.data_root(data_dir)}`); "
+                               "only the smoke and cpu scales fall back to valid+test with WordNet")
+    return path
 
 
 def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):

@@ -169,7 +169,17 @@ def paper_hyperparameters(model):
     return max(cells, key=cells.get) if cells else None
 
 
-def base_config(scale, model):
+def train_source(scale_name, data_dir=None):
+    """Paper scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
+    nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
+    if scale_name == "paper":
+        return "simcse"
+    train_dir = config.data_root(data_dir) / "nli" / "train"
+    offline = (train_dir / "triplets.tsv").is_file() or not (train_dir / "nli_for_simcse.csv").is_file()
+    return "offline" if offline else "simcse"
+
+
+def base_config(scale, model, data_dir=None):
     """A scale's GaussCSE config (setting added per run); at paper scale the batch size and lr
     are the model's Table 5 optimum (the scale's defaults, with a warning, for other models)."""
     batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
@@ -182,7 +192,7 @@ def base_config(scale, model):
     return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"],
                 seed=scale["gauss_seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
                 dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[],
-                train_source="simcse" if scale["name"] == "paper" else "offline")
+                train_source=train_source(scale["name"], data_dir))
 
 
 def average_runs(results):

@@ -113,13 +113,15 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
     return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
-                inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"])
+                inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
+                paper_data=scale["name"] == "paper")
 
 
 def run(cfg, data_dir=None):
     """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
     _, tokenizer = models.load(cfg["model"])
-    ds = defsentplus.load_entry_dataset(cfg["dataset"], tokenizer, cfg["max_entries"], data_dir)
+    ds = defsentplus.load_entry_dataset(cfg["dataset"], tokenizer, cfg["max_entries"], data_dir,
+                                        paper_data=cfg.get("paper_data", False))
     key = dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
     return run_pst(cfg, ds, key, data_dir), ds["report"]
 

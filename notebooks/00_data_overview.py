@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 00 · Data overview: the evaluation data and the DefSent dictionary dataset
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/00_data_overview.ipynb)
+#
 # DefSent (2021) trains on Oxford definitions (Ishiwatari et al., 2019) split 8:1:1 **by
 # word**, keeping only words that are one token of the model's vocabulary (Table 1).
 # DefSent+ (2024) keeps every entry; its three datasets (Table 1) are in notebook 20.
@@ -26,6 +28,16 @@
 # notebook then uses all three splits. RoBERTa's tokenizer is not available offline either,
 # so its columns stay empty unless `ROBERTA` loads.
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -37,9 +49,10 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 # %%
 import pandas as pd
 
-from defsent_lite import config, data, dictionary, models, results
+from defsent_lite import config, data, dictionary, models, preflight, results
 
 pd.set_option("display.width", 140)
+preflight.check("00", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
 bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 
 # %% [markdown]

@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 01 · Baselines: the raw encoder's CLS vector and averaged token embeddings
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/01_baselines.ipynb)
+#
 # DefSent's Tables 3 (STS) and 4 (SentEval) start from two baselines that need no
 # training: the last-layer **CLS vector** and the **average of the last-layer token
 # embeddings** of BERT-base (rows taken from Sentence-BERT). This notebook computes both
@@ -33,6 +35,16 @@
 # (especially the CLS vector, which raw BERT never trained for similarity). Set
 # `SCALE = "paper"` on a GPU to compute the paper's rows with bert-base-uncased.
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -43,10 +55,11 @@ MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v
 # %%
 import pandas as pd
 
-from defsent_lite import config, models, plots, results, scores
+from defsent_lite import config, models, plots, preflight, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("01", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 config.set_seed(S["seeds"][0])
 model, tokenizer = models.load(MODEL)
 print("scale:", S["name"], "| model:", MODEL)

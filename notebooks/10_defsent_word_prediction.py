@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 10 · DefSent: word prediction from definitions (Table 2, Table 5's learning rates)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/10_defsent_word_prediction.ipynb)
+#
 # DefSent pools a definition sentence (CLS, Mean or Max) and feeds the vector to the
 # model's own **frozen** word-prediction layer; the encoder is fine-tuned with
 # cross-entropy on the defined word's id (one epoch, batch 16, Adam, linear warm-up over
@@ -38,6 +40,16 @@
 # word embeddings (untrained MRR about 0.10), so the short smoke run gains little there;
 # the paper-scale run with a real head is the one to compare with the paper's numbers.
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -49,13 +61,14 @@ POOLINGS = ["cls", "mean", "max"]
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsent, results
+from defsent_lite import config, defsent, preflight, results
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("10", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 model, tokenizer, head, head_kind = defsent.load_model(MODEL)
 print("scale:", S["name"], "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
 

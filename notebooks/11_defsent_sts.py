@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 11 · DefSent on STS (Tables 3 and 8)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/11_defsent_sts.ipynb)
+#
 # The encoders trained in notebook 10 (reused from the run cache; trained here if the
 # cache is empty) embed STS sentence pairs with the pooling they were trained with;
 # the score is Spearman x100 of cosine similarity ("all" setting, `sts/raw`, as the
@@ -24,6 +26,16 @@
 # definitions, one seed, 500 evenly spaced pairs per STS task. MiniLM was already
 # trained for sentence similarity, so its untrained rows are far above raw BERT's; the
 # question here is whether DefSent training moves each pooling up or down.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -36,13 +48,14 @@ POOLINGS = ["cls", "mean", "max"]
 # %%
 import pandas as pd
 
-from defsent_lite import checks, config, defsent, encode, models, results, scores, sts
+from defsent_lite import checks, config, defsent, encode, models, preflight, results, scores, sts
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("11", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 model, tokenizer, head, head_kind = defsent.load_model(MODEL)
 print("scale:", S["name"], "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
 base = defsent.base_config(S, MODEL)
 
 

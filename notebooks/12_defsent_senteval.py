@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 12 · DefSent on SentEval transfer tasks (Tables 4 and 9)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/12_defsent_senteval.ipynb)
+#
 # Frozen DefSent embeddings are features for a logistic regression on seven
 # classification tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC), following SentEval's
 # protocols (see `defsent_lite/transfer.py`; scikit-learn's L-BFGS logistic regression
@@ -25,6 +27,16 @@
 # 1,000 training and at most 500 dev/test examples per task, 5 folds, C = 1. Expect DefSent to change the
 # untrained MiniLM's accuracy by a few points either way; the paper's DefSent-BERT-base
 # gained about 1 point over the raw BERT baselines.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -38,12 +50,13 @@ POOLINGS = None   # None: smoke = the best pooling by dev MRR, paper = all three
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import checks, config, defsent, results, scores
+from defsent_lite import checks, config, defsent, preflight, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("12", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
 base = defsent.base_config(S, MODEL)
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}

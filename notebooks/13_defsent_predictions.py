@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 13 · DefSent: what words does a sentence vector predict? (Tables 6 and 7)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/13_defsent_predictions.ipynb)
+#
 # Feed a sentence embedding to the frozen word-prediction head and read off the most
 # probable words. Table 6 uses definition sentences (does the vector land on the defined
 # word?), Table 7 other phrases ("royal woman", "not bad", "Star wars in Japan"): the
@@ -24,6 +26,16 @@
 # MiniLM trained in notebook 10 (CLS pooling, reused from the run cache), whose head is the
 # tied-embedding fallback; expect sensible neighbours rather than the paper's exact lists.
 # "untrained" shows the same head on the encoder before DefSent training.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -36,12 +48,13 @@ POOLING = "cls"
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsent, results
+from defsent_lite import config, defsent, preflight, results
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("13", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 untrained = defsent.load_model(MODEL)
-dataset = defsent.build_dataset(untrained[1], DATA_ROOT)
+dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["name"] == "paper")
 _, _, runs = defsent.final_runs(defsent.base_config(S, MODEL), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
 trained = defsent.load_model(runs[0]["path"])
 print("scale:", S["name"], "| model:", MODEL, "| pooling:", POOLING, "| head:", trained[3])

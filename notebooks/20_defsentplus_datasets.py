@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 20 · DefSent+ datasets (Table 1)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/20_defsentplus_datasets.ipynb)
+#
 # DefSent+ keeps **every** dictionary entry (multi-word ones too): an entry is represented
 # by the mean of its definitions' embeddings (Eq. 2), so no word-vocabulary filter is
 # needed. Three datasets: *a* = Oxford + WordNet (same-named entries merged, repeated
@@ -22,6 +24,16 @@
 # **Offline** only Oxford valid+test is at hand (no train split), so *b* and *c* are about a
 # fifth of the paper's; *a* adds all of WordNet 3.0 and comes close. Expect the max/median
 # token lengths to match the paper where the long definitions are present.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -36,9 +48,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from defsent_lite import config, defsentplus, dictionary, models, results
+from defsent_lite import config, defsentplus, dictionary, models, preflight, results
 
 pd.set_option("display.width", 140)
+preflight.check("20", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
 bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 
 # %% [markdown]

@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 21 · Progressive Separate Training and the entry spaces (Figures 1-2, 4-7)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/21_defsentplus_pst_spaces.ipynb)
+#
 # PST (Sec. 3.2): build entry embeddings with the current encoder (Eq. 2), train the
 # **original** model for one epoch to predict each definition's entry among all entries
 # (Eq. 5), then rebuild the entries with the best new encoder and train the original model
@@ -29,6 +31,16 @@
 # FastICA with 200 iterations (paper: 1000), STS on 100 evenly spaced pairs per task.
 # `python -m defsent_lite.pst --scale cpu` runs the same loop on a whole dataset.
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -41,11 +53,12 @@ POOLING, ENTRY_POOLING = "cls", "mean"   # the (CLS, AMP) combination of BERT-ba
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsentplus, models, plots, pst, results, scores
+from defsent_lite import config, defsentplus, models, plots, preflight, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("21", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 cfg = pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING)
 steps, report = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| model:", MODEL, "| combination:", defsentplus.combination_name(POOLING, ENTRY_POOLING))

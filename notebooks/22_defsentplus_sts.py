@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 22 · DefSent+ on STS (Table 2)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/22_defsentplus_sts.ipynb)
+#
 # Table 2 has four groups: DefSent's best rows; DefSent+ after the 1st Training on
 # datasets *c*, *b* and *a* (bigger dictionary, better STS); and the 2nd and 3rd Trainings
 # of PST on *a* (the 3rd with the plain or the ICA-transformed space). STS is Spearman x 100
@@ -24,6 +26,16 @@
 # **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries per dataset, one seed, 100 pairs
 # per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
 # same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -36,11 +48,12 @@ COMBINATION = {"c": ("mean", "mean"), "b": ("cls", "mean"), "a": ("cls", "mean")
 # %%
 import pandas as pd
 
-from defsent_lite import checks, config, defsent, defsentplus, models, plots, pst, results, scores
+from defsent_lite import checks, config, defsent, defsentplus, models, plots, preflight, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("22", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 runs = {}
 for name in "cba":
     pooling, entry_pooling = COMBINATION[name]

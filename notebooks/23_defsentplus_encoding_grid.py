@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 23 · Encoding combinations after the 1st Training (Table 8)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/23_defsentplus_encoding_grid.ipynb)
+#
 # Which pooling feeds the pooler during training (CLS or Mean), and which entry embeddings
 # it is trained against (AC = average CLS, AMP = average mean pooling)? The paper chooses
 # the combination by a grid after the 1st Training on dataset *a*: BERT prefers AMP
@@ -21,6 +23,16 @@
 #
 # **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, one seed, STS on 100
 # pairs per task, the average under the best inference pooling (as the paper reports).
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -33,11 +45,12 @@ DATASET = "a"
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsentplus, pst, results
+from defsent_lite import config, defsentplus, preflight, pst, results
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("23", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 grid = {}
 for pooling, entry_pooling in defsentplus.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1)

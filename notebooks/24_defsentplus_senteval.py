@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 24 · DefSent+ on SentEval (Table 4)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/24_defsentplus_senteval.ipynb)
+#
 # Frozen sentence embeddings (last hidden states pooled) as features for logistic
 # regression on seven classification tasks, SentEval's protocols with scikit-learn (see
 # notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
@@ -21,6 +23,16 @@
 # (shared through the run cache), with the pooling that scored best on STS.
 #
 # **Smoke scale**: 1,000 training and at most 500 dev/test examples per task, 5 folds, C = 1.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -35,11 +47,12 @@ POOLING, ENTRY_POOLING = "cls", "mean"
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import checks, config, pst, results, scores
+from defsent_lite import checks, config, preflight, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("24", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), DATA_ROOT)
 final = steps[-1]["best_run"]
 pooling = checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")

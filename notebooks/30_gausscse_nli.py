@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 30 · GaussCSE on NLI (Tables 1 and 3)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/30_gausscse_nli.ipynb)
+#
 # GaussCSE embeds a sentence as a Gaussian: two linear layers on the CLS vector give a mean
 # and a diagonal variance. Similarity is asymmetric, sim(a||b) = 1 / (1 + KL(N_a||N_b))
 # (Eq. 2), and a contrastive loss over NLI triplets (Eq. 3) pulls a premise's entailed
@@ -34,6 +36,16 @@
 # all offline triplets and full test sets (`python -m defsent_lite.gausscse --scale cpu`,
 # about 30 minutes on 2 cores) and its tables are in README ("GaussCSE on this CPU").
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -45,12 +57,13 @@ REDUCTION = "sum"   # the paper's KL over all dimensions; "mean_per_dim" = the o
 # %%
 import pandas as pd
 
-from defsent_lite import config, gauss, gausscse, plots, results
+from defsent_lite import config, gauss, gausscse, plots, preflight, results
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
-base = dict(gausscse.base_config(S, MODEL), reduction=REDUCTION)
+preflight.check("30", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+base = dict(gausscse.base_config(S, MODEL, DATA_ROOT), reduction=REDUCTION)
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 print("scale:", S["name"], "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
       "| batch", base["batch_size"], "| lr", base["lr"])

@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 31 · GaussCSE: which sentence entails the other? (Tables 2 and 4)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/31_gausscse_direction.ipynb)
+#
 # On entailment pairs only, A is predicted to entail B when sim(B||A) > sim(A||B): the
 # entailing sentence should have the broader Gaussian. SICK pairs whose entailment goes
 # both ways have no direction and are excluded (counted below). The length baseline says
@@ -28,6 +30,16 @@
 # 192 offline triplets, 300 evenly spaced pairs per test set. The CPU run on all offline
 # triplets and full test sets is in README ("GaussCSE on this CPU").
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -39,12 +51,13 @@ REDUCTION = "sum"
 # %%
 import pandas as pd
 
-from defsent_lite import config, gausscse, nli, results
+from defsent_lite import config, gausscse, nli, preflight, results
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
-base = dict(gausscse.base_config(S, MODEL), reduction=REDUCTION)
+preflight.check("31", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+base = dict(gausscse.base_config(S, MODEL, DATA_ROOT), reduction=REDUCTION)
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
 counts = {name: len(gausscse.direction_pairs(name, rows, sick_full)[0]) for name, rows in tests.items()}

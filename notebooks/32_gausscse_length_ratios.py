@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 32 · Length ratios of premise and hypothesis (Figure 2)
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/32_gausscse_length_ratios.ipynb)
+#
 # Why is the length baseline so strong on SNLI (92.63%) and weak on SICK (69.14%)? SNLI
 # hypotheses are written as short summaries of long image captions, so log(len(premise) /
 # len(hypothesis)) sits mostly above 0; SICK's sentence B is a rule-based rewrite of A of
@@ -22,6 +24,16 @@
 # involved), lengths in characters, the unit with which the paper's length-baseline row
 # is reproduced exactly (notebook 31). The second figure asks whether GaussCSE
 # (ent+rev, notebook 30's run) gets the direction right where the length baseline cannot.
+
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
 import os
@@ -35,10 +47,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from defsent_lite import config, gausscse
+from defsent_lite import config, gausscse, preflight
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
+preflight.check("32", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 _, full_tests, sick_full = gausscse.eval_data(None, DATA_ROOT)
 ratios = {name: gausscse.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
 fig, axes = plt.subplots(1, 3, figsize=(12, 3), sharex=True)
@@ -61,7 +74,7 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 
 # %%
 # tolerance: fraction; size=exact
-base = gausscse.base_config(S, MODEL)
+base = gausscse.base_config(S, MODEL, DATA_ROOT)
 run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)
 gausscse.direction_by_length(run, tests, sick_full)

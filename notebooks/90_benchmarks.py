@@ -14,6 +14,8 @@
 # %% [markdown]
 # # 90 · Benchmarks: encoding speed and the full STS evaluation
 #
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/90_benchmarks.ipynb)
+#
 # Speed targets live here, not in tests. Each figure is measured in this run against a
 # named baseline on the same machine:
 #
@@ -28,6 +30,16 @@
 # Timings vary from run to run, so their cells are excluded from nbval's output check
 # (`NBVAL_IGNORE_OUTPUT`); the vector and score checks are compared.
 
+# %%
+# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)
+
 # %% tags=["parameters"]
 import os
 
@@ -41,8 +53,9 @@ import time
 import torch
 import pandas as pd
 
-from defsent_lite import bench, data, encode, models, sts
+from defsent_lite import bench, data, encode, models, preflight, sts
 
+preflight.check("90", "smoke", DATA_ROOT, ["offline"])  # every file and model it needs, before any work
 s1, s2, _ = data.load_sts("STSB", DATA_ROOT)
 sentences = list(dict.fromkeys(s1 + s2))
 result = bench.encode_vs_sentence_transformers(models.offline_model_path(), sentences, BATCH_SIZE, REPEATS)

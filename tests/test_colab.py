@@ -1,0 +1,58 @@
+"""Issue 14, point 1: one setting (colab.REPOSITORY) writes every badge and install cell; the
+install cell is the first code cell of every notebook, identical, and does nothing off Colab."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from defsent_lite import colab, config
+
+NOTEBOOKS = sorted(colab.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def cells(nb_path):
+    return json.loads(nb_path.read_text())["cells"]
+
+
+def test_badges_and_install_cells_follow_the_one_setting():
+    assert colab.out_of_date() == {}, "run python -m defsent_lite.colab"
+    readme = colab.README.read_text()
+    for nb in NOTEBOOKS:
+        assert colab.badge(nb.name) in readme
+        title = "".join(cells(nb)[0]["source"])
+        assert colab.badge(nb.name) in title and f"/blob/{colab.BRANCH}/notebooks/{nb.name}" in title
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_the_first_code_cell_is_the_install_cell_and_has_no_output(nb):
+    code = [c for c in cells(nb) if c["cell_type"] == "code"]
+    assert "".join(code[0]["source"]) == colab.install_cell()
+    assert code[0]["outputs"] == [] and "parameters" in code[1]["metadata"].get("tags", [])
+
+
+def test_the_install_cell_does_nothing_off_colab(monkeypatch):
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a))
+    assert "google.colab" not in sys.modules
+    exec(colab.install_cell(), {})
+    assert calls == []
+
+
+def test_changing_the_setting_rewrites_every_link(tmp_path):
+    py = next(colab.NOTEBOOKS.glob("30_*.py"))
+    text = py.read_text()
+    moved = colab.synced_notebook(text, "30_gausscse_nli.ipynb", "someone/fork")
+    assert "github.com/someone/fork@main" in moved and "github/someone/fork/blob/main/notebooks/30_gausscse_nli.ipynb" in moved
+    assert colab.REPOSITORY not in moved and colab.synced_notebook(moved, "30_gausscse_nli.ipynb", "someone/fork") == moved
+    assert colab.synced_notebook(moved, "30_gausscse_nli.ipynb") == text
+    readme = colab.synced_readme(colab.README.read_text(), "someone/fork")
+    assert colab.REPOSITORY not in readme and readme.count("github/someone/fork/blob/main/notebooks/") == len(NOTEBOOKS)
+
+
+def test_setup_points_paths_at_its_home_and_names_the_device(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("DEFSENT_HOME", str(tmp_path / "home"))
+    colab.setup(drive=False)
+    out = capsys.readouterr().out
+    assert f"DEFSENT_HOME: {tmp_path / 'home'}" in out and "no GPU: cpu, fp32" in out
+    assert config.data_root("data") == tmp_path / "home" / "data"
