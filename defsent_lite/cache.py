@@ -193,11 +193,12 @@ def cached_json(kind, cfg, compute):
     return found.result if found is not None else store_json(kind, cfg, compute())
 
 
-def cached_run(kind, cfg, compute):
+def cached_run(kind, cfg, compute, need_files=True):
     """Entry of compute(folder), which writes its files (a model, a tensor) into `folder`, a new
-    folder of this writer only, and returns a JSON result; reused when cached and sound."""
+    folder of this writer only, and returns a JSON result; reused when cached and sound. An entry
+    whose files were dropped (drop_files) is reused only when need_files is False."""
     found = lookup(kind, cfg)
-    if found is not None:
+    if found is not None and (found.folder is not None or not need_files):
         return found
     parent = run_dir(kind, cfg)
     parent.mkdir(parents=True, exist_ok=True)
@@ -223,3 +224,25 @@ def cached_tensor(kind, cfg, compute):
         return dict(shape=list(value.shape), dtype=str(value.dtype))
     entry = cached_run(kind, cfg, compute_into)
     return torch.load(entry.folder / "tensor.pt", weights_only=True)
+
+
+def drop_files(kind, cfg):
+    """Delete the files of a cached run (a checkpoint no later step loads), keeping its result.
+    The entry then records that its files were dropped: cached_run(..., need_files=True)
+    recomputes such an entry, need_files=False returns its result without files. `cfg` is the
+    run's config or its config_key. Returns whether anything was dropped."""
+    folder = config.cache_dir() / kind / (cfg if isinstance(cfg, str) else config_key(cfg))
+    path = folder / "result.json"
+    if not path.exists():
+        return False
+    try:
+        found = _read_entry(path)
+    except ValueError:
+        return False
+    if found.folder is None:
+        return False
+    entry = json.loads(path.read_text())
+    entry.update(files_in=None, files={}, files_dropped=True)
+    atomic_write_text(path, json.dumps(entry, indent=1, default=str))
+    shutil.rmtree(found.folder, ignore_errors=True)
+    return True

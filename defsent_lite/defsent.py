@@ -6,6 +6,7 @@ id of the defined word (DefSent, Sec. 2). A checkpoint without an MLM head (the 
 all-MiniLM-L6-v2) falls back to the frozen input-embedding matrix as decoder: logits = u E^T.
 """
 import json
+import math
 from pathlib import Path
 
 import torch
@@ -213,13 +214,15 @@ def write_sentence_transformers_config(folder, pooling, dim):
 
 # ---------------------------------------------------------------- one cached training run
 
-def run(cfg, dataset=None, data_dir=None):
+def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     """Train DefSent once for `cfg` on `dataset` (build_dataset's, built from data_dir when None)
     and return its result dict; cached by cfg and the dataset's content.
 
     cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer,
     warmup_ratio, freeze_embedding_layer. The trained encoder is saved in the run's folder
-    (`result["path"]`); a second call with the same cfg and data reuses it.
+    (`result["path"]`); a second call with the same cfg and data reuses it. A run whose
+    checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
+    need_checkpoint, else returned with path None.
     """
     from . import cache, train
     if dataset is None:
@@ -246,8 +249,8 @@ def run(cfg, dataset=None, data_dir=None):
         save(model, tokenizer, head_kind, folder / "model", meta)
         return dict(dev=evals["dev"], test=evals["test"], head=head_kind, steps=history["steps"],
                     final_loss=history["loss"][-1], train_definitions=len(train_set), data=report)
-    entry = cache.cached_run("defsent", key, compute)
-    return dict(entry.result, path=str(entry.folder / "model"))
+    entry = cache.cached_run("defsent", key, compute, need_files=need_checkpoint)
+    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
 
 
 def lr_grid(xs=None):
@@ -257,9 +260,16 @@ def lr_grid(xs=None):
 
 
 def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
-    """Train once per learning rate of the grid; return (best x by dev MRR, {x: result})."""
-    results = {x: run(dict(base_cfg, lr=lr), dataset, data_dir) for x, lr in lr_grid(xs).items()}
+    """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
+    chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped
+    once scored (their results stay cached, with path None)."""
+    from . import cache
+    results = {x: run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False) for x, lr in lr_grid(xs).items()}
     best = best_of(results, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({base_cfg['pooling']})")
+    for x, r in results.items():
+        if x != best and "key" in r:
+            cache.drop_files("defsent", r["key"])
+            results[x] = dict(r, path=None)
     return best, results
 
 
@@ -279,3 +289,24 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
     lr = lr_grid([best_x])[best_x]
     return best_x, search, [run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds]
+
+
+# ---------------------------------------------------------------- what a notebook will run (paper scale)
+
+def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
+    """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up here."""
+    from . import budget
+    splits, _ = dataset
+    n_train = len(subsample(splits["train"], base["train_max"], 0))
+    n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
+    trainings = len(poolings) * (len(xs) + len(seeds) - 1)  # the search's best rate is the first seed's run
+    model, tokenizer, head, _ = load_model(base["model"])
+    p = poolings[0]
+    train_batch = collate(tokenizer, splits["train"][:base["batch_size"]], pooling=p)
+    eval_batch = collate(tokenizer, splits["dev"][:64], pooling=p)
+    step_s, batch_s = budget.measure(model, lambda m: loss(m, head, train_batch, p, tokenizer.mask_token_id),
+                                     lambda m: word_logits(m, head, eval_batch, p, tokenizer.mask_token_id))
+    what = f"DefSent, {len(poolings)} pooling(s) x ({len(xs)} learning rates + {len(seeds) - 1} more seeds)"
+    return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
+                       trainings * n_eval + extra_encoded, step_s, batch_s, 64,
+                       budget.device_name(next(model.parameters()).device))

@@ -133,13 +133,14 @@ def best_sts_avg(result):
     return max(scores) if all(map(math.isfinite, scores)) else math.nan  # a selection over runs refuses NaN
 
 
-def train_once(cfg, space, ds, data_dir=None):
+def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
     """Train from the original weights against a frozen entry space; cached by cfg and the
     content of the space, the dataset and the STS data.
 
     cfg: model, dataset, max_entries, pooling, lr, seed, batch_size, space_key (what the space
     is: its encoder, entry pooling and transform), inference_poolings, sts_max_pairs.
-    Returns the result dict with the saved encoder's path and the run's cache key.
+    Returns the result dict with the saved encoder's path and the run's cache key (path None for
+    a run whose checkpoint was dropped, unless need_checkpoint: then it is trained again).
     """
     key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
                sts_data=cache.data_identity(data_dir, "sts/raw"))
@@ -161,5 +162,5 @@ def train_once(cfg, space, ds, data_dir=None):
                     final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
                     chance_loss=math.log(len(E)),
                     entries=len(E), definitions=len(examples))
-    entry = cache.cached_run("defsentplus", key, compute)
-    return dict(entry.result, path=str(entry.folder / "model"), key=cache.config_key(key))
+    entry = cache.cached_run("defsentplus", key, compute, need_files=need_checkpoint)
+    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))

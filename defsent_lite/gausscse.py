@@ -272,6 +272,30 @@ def mcnemar_table(runs):
     return pd.DataFrame(rows)
 
 
+# ---------------------------------------------------------------- what a notebook will run (paper scale)
+
+def plan(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
+    """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
+    eval_every steps, the test sets at the end), timed by a warm-up here."""
+    from . import budget
+    triplets = training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"])
+    steps = base["epochs"] * (len(triplets) // base["batch_size"])
+    dev, tests, _ = eval_data(base["test_max"], data_dir)
+    dev = evenly_spaced(dev, base["dev_max"])
+    distinct = lambda rows: len({s for r in rows for s in (r["premise"], r["hypothesis"])})  # encoded once each
+    encoded = distinct(dev) * (steps // base["eval_every"] + 2) + sum(distinct(rows) for rows in tests.values())
+    encoder, tokenizer = models.load(base["model"], eval_mode=False)
+    model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
+    batch = triplets[:base["batch_size"]]
+    sentences = [s for t in triplets[:22] for s in t][:64]
+    step_s, batch_s = budget.measure(model, lambda m: triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
+                                     lambda m: gauss.encode(m, tokenizer, sentences))
+    trainings = len(settings) * len(seeds)
+    return budget.Plan(f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds, {len(triplets):,} triplets",
+                       trainings, trainings * steps, trainings * encoded, step_s, batch_s, 64,
+                       budget.device_name(next(model.parameters()).device))
+
+
 def main(argv=None):
     """python -m defsent_lite.gausscse --scale cpu: the four loss settings (seed-averaged), NLI,
     direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""

@@ -74,6 +74,9 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     """Check (on Colab: first fetch) the notebook's data and models; print one summary line, or
     raise PreflightFailed listing everything missing and the command that fetches it."""
     scale = config.scale_name(scale)
+    from .budget import paper_cpu_warning
+    if paper_cpu_warning(scale):
+        log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
     if result.missing and (on_colab() if fetch is None else fetch):
         from . import download

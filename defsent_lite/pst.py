@@ -5,6 +5,7 @@ step 1) and trains again *from the original weights*, one epoch. At the last ste
 candidate space may also be ICA-transformed (Eq. 11); every candidate and seed is trained
 and the best run by STS average (the paper's "optimal encoder out of the runs") goes on.
 """
+import math
 import warnings
 
 import numpy as np
@@ -75,6 +76,18 @@ def candidates(space, last_step, ica, max_iter=1000, space_key=None):
     return out
 
 
+def keep_only_best(runs, best, run_cfgs, ds, data_dir=None):
+    """Drop the checkpoints of a step's runs but the best (the only one a later step or notebook
+    loads); the best's is trained again if an earlier call had dropped it."""
+    for name, r in runs.items():
+        if name != best and r["path"] is not None:
+            cache.drop_files("defsentplus", r["key"])
+            runs[name] = dict(r, path=None)
+    if runs[best]["path"] is None:
+        run_cfg, cand = run_cfgs[best]
+        runs[best] = defsentplus.train_once(run_cfg, cand, ds, data_dir)
+
+
 def run_pst(cfg, ds, dataset_key, data_dir=None):
     """The PST loop. cfg: model, dataset, max_entries, pooling, entry_pooling, lrs (one per step),
     seeds, batch_size, ica, inference_poolings, sts_max_pairs.
@@ -86,7 +99,7 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
     for k, lr in enumerate(cfg["lrs"], 1):
         space = entry_space(encoder, encoder_id, cfg["entry_pooling"], ds, dataset_key)
         last = k == len(cfg["lrs"])
-        runs = {}
+        runs, run_cfgs = {}, {}
         with warnings.catch_warnings(record=True) as caught:  # kept in the record and shown by the notebook
             warnings.simplefilter("always")
             spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000),
@@ -97,8 +110,10 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
                                sts_max_pairs=cfg["sts_max_pairs"],
                                space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
-                runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir)
+                runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
+                run_cfgs[(name, seed)] = (run_cfg, cand)
         best = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+        keep_only_best(runs, best, run_cfgs, ds, data_dir)
         steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
                           best=best, best_run=runs[best], warnings=[str(w.message) for w in caught], space_name=f"{ENTRY_POOLINGS[cfg['entry_pooling']]}"))
         encoder, encoder_id = runs[best]["path"], runs[best]["key"]
@@ -171,3 +186,27 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
+    """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
+    spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
+    from . import budget
+    if ds is None:
+        ds = defsentplus.load_entry_dataset(cfg["dataset"], models.load_tokenizer(cfg["model"]), cfg["max_entries"],
+                                            data_dir, paper_data=cfg.get("paper_data", False))
+    n_steps = len(cfg["lrs"])
+    trainings = sum(len(cfg["seeds"]) * (2 if k == n_steps and cfg["ica"] else 1) for k in range(1, n_steps + 1))
+    n_defs = len(ds["definitions"])
+    sts_sentences = budget.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(cfg["inference_poolings"])
+    model, tokenizer = defsentplus.load_model(cfg["model"])
+    device = next(model.parameters()).device
+    space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
+    examples = list(zip(ds["ids"], ds["definitions"]))
+    step_s, batch_s = budget.measure(
+        model, lambda m: defsentplus.loss(m, tokenizer, examples[:cfg["batch_size"]], cfg["pooling"], space),
+        lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space))
+    what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (" + ICA" if cfg["ica"] else "")
+    return budget.Plan(what, trainings, trainings * math.ceil(n_defs / cfg["batch_size"]),
+                       n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,
+                       budget.device_name(device))

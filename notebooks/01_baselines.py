@@ -55,7 +55,7 @@ MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v
 # %%
 import pandas as pd
 
-from defsent_lite import config, models, plots, preflight, results, scores
+from defsent_lite import budget, config, models, plots, preflight, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -67,6 +67,9 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
 POOLINGS = ["cls", "mean"]
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
+                              budget.sts_sentences(DATA_ROOT) + budget.transfer_sentences(DATA_ROOT), DATA_ROOT))
 sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
 transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["batch_size"])
 

@@ -90,6 +90,8 @@ pd.DataFrame(untrained).T.round(4)
 # %%
 # tolerance: fraction; final loss=loss
 base = defsent.base_config(S, MODEL)
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
                          for p, (best, search, _) in final.items() for x, r in search.items()}).T.round(4)

@@ -48,7 +48,7 @@ POOLINGS = ["cls", "mean", "max"]
 # %%
 import pandas as pd
 
-from defsent_lite import checks, config, defsent, encode, models, preflight, results, scores, sts
+from defsent_lite import budget, checks, config, defsent, encode, models, preflight, results, scores, sts
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -57,6 +57,9 @@ model, tokenizer, head, head_kind = defsent.load_model(MODEL)
 print("scale:", S["name"], "| model:", MODEL, "| word-prediction head:", head_kind)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
 base = defsent.base_config(S, MODEL)
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
+                      extra_encoded=len(POOLINGS) * (1 + len(S["seeds"])) * budget.sts_sentences(DATA_ROOT)))
 
 
 def sts_scores(name_or_path, pooling):

@@ -50,7 +50,7 @@ POOLINGS = None   # None: smoke = the best pooling by dev MRR, paper = all three
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import checks, config, defsent, preflight, results, scores
+from defsent_lite import budget, checks, config, defsent, preflight, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -58,6 +58,9 @@ preflight.check("12", SCALE, DATA_ROOT, [MODEL])  # every file and model it need
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
 base = defsent.base_config(S, MODEL)
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(defsent.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
+                      extra_encoded=3 * (1 + len(S["seeds"])) * budget.transfer_sentences(DATA_ROOT)))
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}
 POOLINGS = POOLINGS or ([checks.best_of(dev_mrr, float, "pooling by dev MRR")] if S["name"] == "smoke" else list(final))

@@ -59,6 +59,8 @@ for name in "cba":
     pooling, entry_pooling = COMBINATION[name]
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
     cfg = pst.pst_config(S, MODEL, name, pooling, entry_pooling, ica=full, steps=None if full else 1)
+    if S["name"] == "paper":  # before any training: what will run, timed here
+        print(pst.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
 
@@ -77,6 +79,9 @@ def best_row(run):
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT)
 rows, poolings = {}, {}
 rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(defsent.plan(defsent.base_config(S, MODEL), ["cls"], S["defsent_lr_xs"], S["seeds"],
+                      defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True)))
 _, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
 m, tok = models.load(ds_runs[0]["path"])
 rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT)))

@@ -54,6 +54,8 @@ preflight.check("23", SCALE, DATA_ROOT, [MODEL])  # every file and model it need
 grid = {}
 for pooling, entry_pooling in defsentplus.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1)
+    if S["name"] == "paper":  # before any training: what will run, timed here
+        print(pst.plan(cfg, data_dir=DATA_ROOT))
     steps, report = pst.run(cfg, DATA_ROOT)
     grid[defsentplus.combination_name(pooling, entry_pooling)] = steps[0]["best_run"]
 print("scale:", S["name"], "| model:", MODEL, "|", report["source"], f"({report['entries']} entries)")

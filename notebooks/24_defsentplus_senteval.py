@@ -47,12 +47,15 @@ POOLING, ENTRY_POOLING = "cls", "mean"
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import checks, config, preflight, pst, results, scores
+from defsent_lite import budget, checks, config, preflight, pst, results, scores
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("24", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), data_dir=DATA_ROOT,
+                   extra_encoded=2 * budget.transfer_sentences(DATA_ROOT)))
 steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), DATA_ROOT)
 final = steps[-1]["best_run"]
 pooling = checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")

@@ -64,6 +64,8 @@ S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("30", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 base = dict(gausscse.base_config(S, MODEL, DATA_ROOT), reduction=REDUCTION)
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 print("scale:", S["name"], "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
       "| batch", base["batch_size"], "| lr", base["lr"])

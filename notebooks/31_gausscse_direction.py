@@ -58,6 +58,8 @@ S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("31", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 base = dict(gausscse.base_config(S, MODEL, DATA_ROOT), reduction=REDUCTION)
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
 counts = {name: len(gausscse.direction_pairs(name, rows, sick_full)[0]) for name, rows in tests.items()}

@@ -75,6 +75,8 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 # %%
 # tolerance: fraction; size=exact
 base = gausscse.base_config(S, MODEL, DATA_ROOT)
+if S["name"] == "paper":  # before any training: what will run, timed here
+    print(gausscse.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))
 run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)
 gausscse.direction_by_length(run, tests, sick_full)

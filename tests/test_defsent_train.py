@@ -73,7 +73,7 @@ def test_tied_fallback_head_is_u_times_embeddings():
 
 def test_lr_search_picks_best_dev_mrr(monkeypatch):
     fake = {2.0 ** x * 1e-6: m for x, m in [(1, 0.1), (2, 0.3), (3, 0.2)]}
-    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None, data_dir=None: {"dev": {"mrr": fake[cfg["lr"]]}})
+    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
     best, res = defsent.lr_search({"pooling": "cls"}, [1, 2, 3])
     assert best == 2 and set(res) == {1, 2, 3}
     assert defsent.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent.lr_grid()) == 15

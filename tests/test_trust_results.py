@@ -48,7 +48,7 @@ def test_rank_metrics_refuse_nan_logits_that_would_rank_first():
 
 def test_lr_search_refuses_a_nan_candidate(monkeypatch):
     fake = {2.0 ** x * 1e-6: mrr for x, mrr in ((0, float("nan")), (1, 0.4))}
-    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None, data_dir=None: {"dev": {"mrr": fake[cfg["lr"]]}})
+    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
     with pytest.raises(checks.NonFinite, match="candidate 0"):
         defsent.lr_search(dict(pooling="cls"), xs=[0, 1])
 

@@ -1,0 +1,141 @@
+"""Issue 14, point 6: the plan printed before paper-scale training counts exactly the trainings
+the run functions will ask for, and its time comes from a measurement on this device; only
+checkpoints that a later step loads are kept (the others are dropped once scored)."""
+import math
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
+
+from defsent_lite import budget, cache, config, defsent, defsentplus, gausscse, pst
+from tiny_root import gausscse_root
+
+
+def test_a_plan_adds_its_parts_and_says_what_it_rests_on():
+    p = budget.Plan("x", 2, 100, 640, 0.5, 0.2, 64, "cpu (2 threads, fp32)")
+    assert p.seconds == pytest.approx(100 * 0.5 + 10 * 0.2)
+    text = str(p)
+    assert "2 trainings, 100 steps, 640 sentences" in text and "about 1 min on cpu" in text
+    assert "0.500 s per training step" in text
+    assert budget.hours(7200) == "2.0 h"
+
+
+def test_time_per_call_is_measured_wall_time():
+    t = budget.seconds_per_call(lambda: time.sleep(0.02), "cpu", warmup=0, repeats=3)
+    assert 0.015 < t < 0.5
+
+
+def test_paper_scale_on_a_cpu_warns_first(capsys, monkeypatch):
+    assert budget.paper_cpu_warning("smoke", "cpu") is None
+    assert "paper scale on a CPU" in budget.paper_cpu_warning("paper", "cpu")
+    from defsent_lite import preflight
+    monkeypatch.setattr(preflight, "check_data", lambda *a, **k: preflight.DataCheck([], []))
+    preflight.check("30", "paper", None, [], fetch=False)
+    assert capsys.readouterr().out.startswith("WARNING: paper scale on a CPU")
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm(tmp_path_factory):
+    """A tiny BERT with an MLM head and the offline (bert-base-uncased) vocabulary, saved."""
+    path = tmp_path_factory.mktemp("tiny") / "mlm"
+    tok = AutoTokenizer.from_pretrained(defsent.models.resolve("offline"))
+    torch.manual_seed(0)
+    BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=32)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path), tok
+
+
+def tiny_defsent_dataset(tok, n=96):
+    words = ["cat", "dog", "house", "tree", "water", "light", "music", "stone", "river", "cloud", "bread", "glass"]
+    rows = [(w, f"definition {i} of the word in plain terms", tok.convert_tokens_to_ids(w))
+            for i, w in enumerate(words * (n // len(words)))]
+    return dict(train=rows, dev=rows[:24], test=rows[24:48]), dict(source="tiny")
+
+
+def test_defsent_keeps_only_the_checkpoints_later_loaded(tiny_mlm, tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    path, tok = tiny_mlm
+    dataset = tiny_defsent_dataset(tok)
+    base = dict(defsent.base_config(config.scale("smoke"), path), train_max=None, eval_max=None)
+    xs, seeds = [1.0, 5.0, 9.0], [0, 1]
+    planned = defsent.plan(base, ["cls"], xs, seeds, dataset)
+    trained = []
+    original = defsent.load_model
+    monkeypatch.setattr(defsent, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
+    best_x, search, runs = defsent.final_runs(base, "cls", xs, seeds, dataset)
+    assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
+    assert planned.steps == planned.trainings * math.ceil(96 / 16) == sum(r["steps"] for r in search.values()) + runs[1]["steps"]
+    kept = [r["path"] for r in runs]
+    assert all((Path(p) / "config.json").is_file() for p in kept)
+    dropped = [x for x in xs if x != best_x]
+    assert all(search[x]["path"] is None for x in dropped) and search[best_x]["path"] == kept[0]
+    on_disk = sorted(str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))
+    assert on_disk == sorted(kept)  # 4 trainings, 2 checkpoints left: the seeds' final runs
+    before = len(trained)
+    again = defsent.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
+    assert len(trained) == before and again[0] == best_x and [r["path"] for r in again[2]] == kept
+
+
+def test_a_dropped_checkpoint_is_recomputed_only_when_its_files_are_needed(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    calls = []
+
+    def compute(folder):
+        calls.append(folder)
+        (folder / "weights.bin").write_bytes(b"w" * 100)
+        return dict(score=1.0)
+    entry = cache.cached_run("k", dict(a=1), compute)
+    assert cache.drop_files("k", dict(a=1)) and not entry.folder.exists()
+    kept = cache.cached_run("k", dict(a=1), compute, need_files=False)
+    assert kept.result == dict(score=1.0) and kept.folder is None and len(calls) == 1
+    again = cache.cached_run("k", dict(a=1), compute)  # needs the files: trained again, not a corrupt entry
+    assert len(calls) == 2 and (again.folder / "weights.bin").is_file()
+    assert not cache.drop_files("missing", dict(a=1))
+
+
+def test_pst_keeps_the_best_run_of_each_step_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    tok = AutoTokenizer.from_pretrained(defsentplus.models.resolve("offline"))
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(tmp_path / "tiny")
+    tok.save_pretrained(tmp_path / "tiny")
+    pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
+    names, ids, defs, _ = defsentplus.entry_dataset(pairs)
+    ds = dict(names=names, ids=ids, definitions=defs)
+    cfg = dict(model=str(tmp_path / "tiny"), dataset="a", pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3],
+               seeds=[0, 1], batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
+    planned = pst.plan(cfg, ds)
+    steps = pst.run_pst(cfg, ds, "tiny-data")
+    runs = [r for st in steps for r in st["runs"].values()]
+    assert planned.trainings == len(runs) == 6 and planned.steps == sum(r["steps"] for r in runs)
+    with_files = [r for r in runs if r["path"] is not None]
+    assert with_files == [st["best_run"] for st in steps]
+    on_disk = sorted(str(p.parent) for p in (tmp_path / "cache" / "defsentplus").glob("*/files-*/model/config.json"))
+    assert on_disk == sorted(r["path"] for r in with_files)  # 6 trainings, 2 checkpoints left
+    again = pst.run_pst(cfg, ds, "tiny-data")  # cached: the same bests, their checkpoints still there
+    assert [st["best_run"]["path"] for st in again] == [r["path"] for r in with_files]
+
+
+def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeypatch):
+    root = gausscse_root(tmp_path / "data", triplets=40, pairs=30)
+    base = dict(gausscse.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
+                dev_max=None, test_max=None)
+    planned = gausscse.plan(base, [0, 1], root)
+    asked = []
+    monkeypatch.setattr(gausscse, "run", lambda cfg, data_dir=None: asked.append(cfg) or dict(n=1.0))
+    monkeypatch.setattr(gausscse, "average_runs", lambda results: results[0])
+    gausscse.run_settings(base, [0, 1], root)
+    assert planned.trainings == len(asked) == 8 and planned.steps == 8 * (40 // 8)
+
+
+def test_evaluation_sizes_and_an_encoding_only_plan():
+    shared = config.data_root()
+    assert budget.transfer_sentences(shared) == (5331 * 2 + 3775 + 10000 + 10606) + (67349 + 872 + 1821) \
+        + (5452 + 500) + 2 * (4076 + 1725)  # SentEval's counts (../shared/data/senteval/SOURCES.md)
+    assert budget.sts_sentences(shared, max_pairs=10) == 7 * 2 * 10
+    p = budget.encoding_plan("untrained", "offline", 640, shared)
+    assert p.trainings == 0 and p.steps == 0 and p.batch_s > 0 and p.seconds == pytest.approx(10 * p.batch_s)
