@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
+from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from defsent_lite import budget, cache, config, defsent, defsentplus, gausscse, pst
-from tiny_root import gausscse_root
+from defsent_lite import budget, cache, config, defsent, gausscse, pst
+from tiny_root import gausscse_root, tiny_pst_setup
 
 
 def test_a_plan_adds_its_parts_and_says_what_it_rests_on():
@@ -98,15 +98,8 @@ def test_a_dropped_checkpoint_is_recomputed_only_when_its_files_are_needed(tmp_p
 
 def test_pst_keeps_the_best_run_of_each_step_only(tmp_path, monkeypatch):
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
-    tok = AutoTokenizer.from_pretrained(defsentplus.models.resolve("offline"))
-    torch.manual_seed(0)
-    BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=32)).save_pretrained(tmp_path / "tiny")
-    tok.save_pretrained(tmp_path / "tiny")
-    pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
-    names, ids, defs, _ = defsentplus.entry_dataset(pairs)
-    ds = dict(names=names, ids=ids, definitions=defs)
-    cfg = dict(model=str(tmp_path / "tiny"), dataset="a", pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3],
+    tiny, ds = tiny_pst_setup(tmp_path)
+    cfg = dict(model=tiny, dataset="a", pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3],
                seeds=[0, 1], batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
     planned = pst.plan(cfg, ds)
     steps = pst.run_pst(cfg, ds, "tiny-data")

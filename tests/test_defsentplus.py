@@ -6,6 +6,7 @@ from sklearn.decomposition import PCA, TruncatedSVD
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedLM, RobertaModel
 
 from defsent_lite import defsentplus, pst
+from tiny_root import tiny_pst_setup
 
 
 def tiny_bert():
@@ -97,17 +98,9 @@ def test_missing_pooler_is_refused(tmp_path):
 
 
 def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch):
-    from transformers import AutoTokenizer
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
-    torch.manual_seed(0)
-    tok = AutoTokenizer.from_pretrained(defsentplus.models.resolve("offline"))
-    BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=32)).save_pretrained(tmp_path / "tiny")
-    tok.save_pretrained(tmp_path / "tiny")
-    pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
-    names, ids, defs, _ = defsentplus.entry_dataset(pairs)
-    ds = dict(names=names, ids=ids, definitions=defs)
-    cfg = dict(model=str(tmp_path / "tiny"), pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0, 1],
+    tiny, ds = tiny_pst_setup(tmp_path)
+    cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0, 1],
                batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
     loaded, original_load = [], defsentplus.load_model
     monkeypatch.setattr(defsentplus, "load_model", lambda name, **kw: loaded.append(name) or original_load(name, **kw))

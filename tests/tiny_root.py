@@ -32,3 +32,20 @@ def copy_tree(rel, dest_root):
     """A whole shared folder, copied."""
     shutil.copytree(SHARED / rel, Path(dest_root) / rel)
     return Path(dest_root) / rel
+
+
+def tiny_pst_setup(folder):
+    """A tiny randomly initialised BERT (offline vocabulary) saved under folder/tiny, and an
+    80-definition, 40-entry DefSent+ dataset: what a PST loop test trains in seconds."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from defsent_lite import defsentplus, models
+    tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(Path(folder) / "tiny")
+    tok.save_pretrained(Path(folder) / "tiny")
+    pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
+    names, ids, defs, _ = defsentplus.entry_dataset(pairs)
+    return str(Path(folder) / "tiny"), dict(names=names, ids=ids, definitions=defs)
