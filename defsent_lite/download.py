@@ -280,7 +280,9 @@ def _alive(pid):
 
 
 def download(root, only=None, sources=None, checksums=None, mirror=None, log=print):
-    """Fetch the selected sources into root, each on its own; a list of SourceReport."""
+    """Fetch the selected sources into root, each on its own; a list of SourceReport. mirror: a base
+    URL replacing every host (default: DEFSENT_MIRROR)."""
+    mirror = os.environ.get("DEFSENT_MIRROR") if mirror is None else mirror
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(root)

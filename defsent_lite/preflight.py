@@ -80,7 +80,8 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     result = check_data(notebook, scale, data_dir)
     if result.missing and (on_colab() if fetch is None else fetch):
         from . import download
-        reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale))
+        reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale),
+                                    log=log)
         log(download.summary(reports))
         result = check_data(notebook, scale, data_dir)
     problems = [p for p in map(model_problem, dict.fromkeys(models_needed)) if p]

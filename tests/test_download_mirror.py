@@ -12,6 +12,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import urllib.parse
 
 import pytest
@@ -130,3 +131,23 @@ def test_fetch_for_a_notebook_takes_only_what_it_reads(mirrored, tmp_path, monke
     assert [r.name for r in reports] == ["SICK-test_annotated", "SNLI", "MNLI", "SICK-full", "nli_for_simcse"]
     assert preflight.check_data("30", "paper", tmp_path, catalogue).missing == []
     assert preflight.check_data("10", "paper", tmp_path, catalogue).missing[0][0].startswith("Oxford")
+
+
+@pytest.mark.parametrize("colab", [True, False])
+def test_on_colab_the_preflight_fetches_what_is_missing_then_passes(mirrored, tmp_path, monkeypatch, colab):
+    import sys
+    import types
+    site_, catalogue, _, _ = mirrored
+    monkeypatch.setattr(sources, "SOURCES", catalogue)
+    monkeypatch.setenv("DEFSENT_MIRROR", site_.base)  # the one setting that replaces every host
+    if colab:
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+        lines = []
+        preflight.check("31", "paper", tmp_path, [], log=lines.append)
+        text = "\n".join(lines)
+        assert re.search(r"nli_for_simcse +fetched", text) and "SNLI: fetching " + site_.base in text
+        assert lines[-1].startswith("preflight: 2 data needs met")
+    else:  # off Colab nothing is fetched unasked: the message says how
+        with pytest.raises(preflight.PreflightFailed, match="fetch --for 31 --scale paper"):
+            preflight.check("31", "paper", tmp_path, [])
+        assert not any(tmp_path.iterdir())
