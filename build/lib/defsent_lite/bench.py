@@ -1,0 +1,143 @@
+"""Benchmark helpers: wall-clock timing and the sentence-transformers baseline."""
+import time
+
+import numpy as np
+import torch
+
+from . import encode
+
+
+def best_time(fn, repeats=3):
+    """Best wall-clock seconds of `repeats` calls (the least disturbed run), and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeats=3):
+    """Time our `encode` (mean pooling) against SentenceTransformer.encode on the same model,
+    sentences, batch size and threads, interleaving the runs; returns timings and min cosine."""
+    from sentence_transformers import SentenceTransformer
+
+    from . import models
+    ours_model, tok = models.load(model_path, device="cpu")
+    st = SentenceTransformer(str(model_path), device="cpu")
+    run_ours = lambda: encode.encode(ours_model, tok, sentences, pooling="mean", batch_size=batch_size,  # noqa: E731
+                                     max_length=st.max_seq_length, progress=False).numpy()
+    run_st = lambda: st.encode(sentences, batch_size=batch_size, convert_to_numpy=True,  # noqa: E731
+                               show_progress_bar=False)
+    t_ours, t_st = float("inf"), float("inf")
+    for _ in range(repeats):  # interleave so both see the same machine state
+        t, ours = best_time(run_ours, 1)
+        t_ours = min(t_ours, t)
+        t, ref = best_time(run_st, 1)
+        t_st = min(t_st, t)
+    cos = (ours * ref).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(ref, axis=1)
+    return dict(sentences=len(sentences), threads=torch.get_num_threads(), batch_size=batch_size,
+                ours_s=t_ours, st_s=t_st, speedup=t_st / t_ours, min_cosine=float(cos.min()))
+
+
+def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, pooling="cls"):
+    """Definitions per second of DefSent training (forward, backward, Adam step) and the
+    size of the only vocabulary-wide tensor, the [batch, vocab] logits."""
+    from . import defsent, train
+    model, tok, head, kind = defsent.load_model(model_name)
+    splits, _ = defsent.build_dataset(tok)
+    batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
+    t0 = time.perf_counter()
+    train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id), batches, lr=1e-5,
+                params=defsent.trainable_parameters(model), optimizer="adam", progress=False)
+    seconds = time.perf_counter() - t0
+    return dict(head=kind, batch_size=batch_size, steps=len(batches), seconds=seconds,
+                definitions_per_s=sum(len(b) for b in batches) / seconds,
+                logits_mib=batch_size * model.config.vocab_size * 4 / 2 ** 20)
+
+
+def run_isolated(name, **kwargs):
+    """Run a benchmark function of this module in a fresh Python process; adds its peak RSS (MiB)."""
+    import json
+    import subprocess
+    import sys
+    code = ("import json, resource; from defsent_lite import bench; "
+            f"r = bench.{name}(**{kwargs!r}); "
+            "r['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; print(json.dumps(r))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean", batch_size=128):
+    """Definitions per second of build_entry_embeddings (streaming, length-sorted, dynamic padding)
+    on DefSent+ dataset `dataset` (its first max_definitions definitions when given)."""
+    from . import defsentplus, models
+    from .entries import build_entry_embeddings
+    model_name = "offline"
+    model, tok = models.load(model_name)
+    ds = defsentplus.load_entry_dataset(dataset, tok)
+    ids, defs = ds["ids"], ds["definitions"]
+    if max_definitions:  # the first definitions, their entries renumbered 0..n-1
+        ids, defs = torch.unique(torch.tensor(ids[:max_definitions]), return_inverse=True)[1].tolist(), defs[:max_definitions]
+    t0 = time.perf_counter()
+    space = build_entry_embeddings(model, tok, ids, defs, pooling, batch_size=batch_size, progress=False)
+    seconds = time.perf_counter() - t0
+    return dict(model=model_name, dataset=dataset, definitions=len(defs), entries=int(space.shape[0]),
+                seconds=seconds, definitions_per_s=len(defs) / seconds, space_mib=space.numel() * 4 / 2 ** 20)
+
+
+def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="mean", batch_size=128, max_length=128):
+    """Baseline: every definition padded to max_length, in file order, all vectors kept, then
+    averaged per entry with a Python loop (what the streaming builder avoids)."""
+    from . import defsentplus, models
+    from .pooling import pool
+    model, tok = models.load("offline")
+    ds = defsentplus.load_entry_dataset(dataset, tok)
+    ids, defs = ds["ids"][:max_definitions], ds["definitions"][:max_definitions]
+    t0 = time.perf_counter()
+    vecs = []
+    with torch.inference_mode():
+        for s in range(0, len(defs), batch_size):
+            b = tok(defs[s:s + batch_size], padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+            vecs.append(pool(pooling, model(**b).last_hidden_state, b["attention_mask"]))
+    vecs = torch.cat(vecs)
+    space = torch.stack([vecs[[i for i, e in enumerate(ids) if e == entry]].mean(0) for entry in sorted(set(ids))])
+    seconds = time.perf_counter() - t0
+    return dict(definitions=len(defs), entries=int(space.shape[0]), seconds=seconds, definitions_per_s=len(defs) / seconds)
+
+
+def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev"):
+    """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
+    from . import gauss, gausscse, models, train
+    encoder, tok = models.load("offline", eval_mode=False)
+    model = gauss.GaussModel(encoder)
+    batches = train.batched(gausscse.training_triplets(source=gausscse.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
+    t0 = time.perf_counter()
+    train.train(model, lambda m, b: gausscse.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
+    seconds = time.perf_counter() - t0
+    return dict(batch_size=batch_size, steps=len(batches), seconds=seconds, steps_per_s=len(batches) / seconds,
+                triplets_per_s=len(batches) * batch_size / seconds)
+
+
+def similarity_matrix_cost(sizes=(16, 64, 256), dims=(384, 768, 1024), repeats=5):
+    """Seconds for the [B, B] sim(a||b) matrix: broadcasting [B,1,d] against [1,B,d] (baseline)
+    vs the matrix-product form (kl_matrix), and their max difference."""
+    from . import gauss
+    rows = []
+    g = torch.Generator().manual_seed(0)
+    for B in sizes:
+        for d in dims:
+            mu, var = torch.randn(B, d, generator=g), torch.rand(B, d, generator=g) + 0.1
+            t_b, ref = best_time(lambda: gauss.kl_similarity(mu[:, None], var[:, None], mu[None], var[None]), repeats)
+            t_m, out = best_time(lambda: gauss.similarity_matrix(mu, var, mu, var), repeats)
+            rows.append(dict(B=B, d=d, broadcast_ms=1e3 * t_b, matmul_ms=1e3 * t_m, speedup=t_b / t_m,
+                             max_abs_diff=float((ref - out).abs().max())))
+    return rows
+
+
+if __name__ == "__main__":  # python -m defsent_lite.bench entries: all of offline dataset a
+    import json
+    import sys
+    if sys.argv[1:] != ["entries"]:
+        sys.exit("usage: python -m defsent_lite.bench entries")
+    print(json.dumps(run_isolated("entry_embeddings_throughput", dataset="a"), indent=1))

@@ -1,0 +1,127 @@
+"""What a paper-scale notebook is about to run, and how long it should take on this device.
+
+Counts come from the run configs (trainings, optimizer steps, sentences encoded for evaluation);
+the time per training step and per encoded batch is measured here, on this device, by a short
+warm-up with the notebook's own model and loss (forward + backward under the same autocast as
+training). Optimizer updates, data loading and the SentEval classifiers are not in the estimate;
+it is printed with the measurements it rests on (README: how it compares with a run's real time).
+"""
+import math
+import time
+from typing import NamedTuple
+
+import torch
+
+from . import config, encode
+
+
+class Plan(NamedTuple):
+    what: str
+    trainings: int
+    steps: int            # optimizer steps over all trainings
+    encoded: int          # sentences encoded for evaluation (and entry spaces)
+    step_s: float         # measured seconds per training step
+    batch_s: float        # measured seconds per encoded batch of `batch` sentences
+    batch: int
+    device: str
+
+    @property
+    def seconds(self):
+        return self.steps * self.step_s + math.ceil(self.encoded / self.batch) * self.batch_s
+
+    def __str__(self):
+        return (f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
+                f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
+                f"(warm-up here: {self.step_s:.3f} s per training step without the optimizer update, "
+                f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
+                f"Runs already in the cache are not repeated.")
+
+
+def hours(seconds):
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def device_name(device):
+    device = torch.device(device)
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} ({encode.precision_name(device)})"
+    return f"cpu ({torch.get_num_threads()} threads, fp32)"
+
+
+def _sync(device):
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def seconds_per_call(fn, device, warmup=1, repeats=3):
+    """Mean wall time of fn() after `warmup` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    _sync(device)
+    return (time.perf_counter() - t0) / repeats
+
+
+def measure(model, loss_fn, encode_fn, repeats=5):
+    """(seconds per training step, seconds per encoded batch) of a model: loss_fn(model) -> loss,
+    encode_fn(model) -> anything (inference)."""
+    device = next(model.parameters()).device
+    was_training = model.training
+
+    def step():
+        model.train()
+        with encode.autocast_for(device):
+            loss = loss_fn(model)
+        loss.backward()
+        model.zero_grad(set_to_none=True)
+
+    def infer():
+        model.eval()
+        with torch.inference_mode(), encode.autocast_for(device):
+            encode_fn(model)
+    try:
+        return (seconds_per_call(step, device, warmup=2, repeats=repeats),
+                seconds_per_call(infer, device, warmup=2, repeats=repeats))
+    finally:
+        model.train(was_training)
+        model.zero_grad(set_to_none=True)
+
+
+def sts_sentences(data_dir=None, max_pairs=None):
+    """Sentences one STS evaluation encodes (every task, both sides)."""
+    from . import sts
+    return sum(2 * len(gold) for _, _, gold in sts.load_tasks(None, data_dir, max_pairs=max_pairs).values())
+
+
+def paper_cpu_warning(scale_name, device=None):
+    """The line a paper-scale notebook prints first on a machine without a GPU (None elsewhere)."""
+    if scale_name == "paper" and config.device(device).type != "cuda":
+        return ("WARNING: paper scale on a CPU. Every training below runs in fp32 on "
+                f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
+                "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU).")
+    return None
+
+
+def transfer_sentences(data_dir=None):
+    """Sentences one SentEval transfer evaluation encodes (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC)."""
+    from . import data
+    n = sum(len(data.load_binary_task(t, data_dir)[0]) for t in data.BINARY_FILES)
+    n += sum(len(v[0]) for v in data.load_sst2(data_dir).values()) + sum(len(v[0]) for v in data.load_trec(data_dir).values())
+    return n + sum(len(a) + len(b) for a, b, _ in data.load_mrpc(data_dir).values())
+
+
+def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
+    """A plan without training (untrained encoders): the time to encode `encoded` sentences."""
+    from . import data, models
+    model, tokenizer = models.load(model_name)
+    s1, _, _ = data.load_sts("STSB", data_dir)
+    sentences = (s1 * (batch // len(s1) + 1))[:batch]
+    device = next(model.parameters()).device
+
+    def infer():
+        with torch.inference_mode(), encode.autocast_for(device):
+            encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)
+    return Plan(what, 0, 0, encoded, 0.0, seconds_per_call(infer, device), batch, device_name(device))

@@ -1,0 +1,248 @@
+"""Runs cached by a key of everything that changes their result, so notebooks stay independent
+yet share work, and a resumed run can be trusted.
+
+Key = the run's config (which names the data it reads by content: `data_identity`,
+`content_digest`) + a hash of the package's source (`code_identity`): editing the code starts
+new entries instead of serving old results. An entry is `<cache>/<kind>/<key>/result.json`,
+written under a unique temporary name and renamed (concurrent writers never clash); it holds a
+SHA-256 of its result and of every file it stands for (a saved model, a tensor), each written
+in its own folder first. A corrupt or truncated entry is reported with its path and recomputed.
+Nothing non-finite is cached.
+"""
+import functools
+import hashlib
+import json
+import os
+import shutil
+import uuid
+import warnings
+from pathlib import Path
+from typing import NamedTuple
+
+from . import config
+from .checks import NonFinite, first_non_finite
+
+PACKAGE = Path(__file__).resolve().parent
+# modules that never change a cached result (testing, benchmarks, plots, downloading, preflight, Colab setup)
+NOT_IN_CODE_IDENTITY = {"nbcompare.py", "run_notebooks.py", "plots.py", "bench.py", "download.py", "sources.py",
+                        "convert.py", "preflight.py", "colab.py"}
+
+
+class CorruptEntry(UserWarning):
+    """A cache entry could not be trusted (unreadable, truncated, checksum mismatch): recomputed."""
+
+
+class Entry(NamedTuple):
+    result: object   # the JSON result
+    folder: Path     # where the entry's files are (a saved model, a tensor); None for a plain result
+
+
+# ---------------------------------------------------------------- identities
+
+@functools.lru_cache(maxsize=4)
+def code_identity(package=PACKAGE):
+    """SHA-256 (16 hex) of the package's Python source, modules that cannot change a result excluded."""
+    h = hashlib.sha256()
+    for f in sorted(Path(package).glob("*.py")):
+        if f.name not in NOT_IN_CODE_IDENTITY:
+            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+_digests = {}
+
+
+def file_digest(path):
+    """SHA-256 of a file's bytes, remembered per (path, size, mtime) within the process."""
+    st = os.stat(path)
+    memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    if memo not in _digests:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _digests[memo] = h.hexdigest()
+    return _digests[memo]
+
+
+def data_identity(data_dir, *parts):
+    """Fingerprint (16 hex) of the contents of the files under each `part` (a file or folder
+    relative to the data root): two roots with the same files have the same identity wherever
+    they are; an edited, added or removed file changes it."""
+    root = config.data_root(data_dir)
+    h = hashlib.sha256()
+    for part in parts:
+        p = root / part
+        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else []
+        h.update(f"{part}: {len(files)} files\n".encode())
+        for f in files:
+            h.update(f"{f.relative_to(root).as_posix()} {file_digest(f)}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def content_digest(value):
+    """SHA-256 (16 hex) of a JSON-serialisable value or a tensor/array (its dtype, shape and bytes)."""
+    h = hashlib.sha256()
+    if hasattr(value, "detach") or hasattr(value, "__array__"):
+        import numpy as np
+        arr = value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)
+        h.update(f"{arr.dtype} {arr.shape}\n".encode() + np.ascontiguousarray(arr).tobytes())
+    else:
+        h.update(json.dumps(value, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:16]
+
+
+def config_key(cfg):
+    """Short stable hash of a JSON-serialisable config dict and the code identity."""
+    text = json.dumps(dict(config=cfg, code=code_identity()), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_dir(kind, cfg):
+    """Folder of one cached run: <cache>/<kind>/<key>/ (not created)."""
+    return config.cache_dir() / kind / config_key(cfg)
+
+
+# ---------------------------------------------------------------- reading and writing entries
+
+def atomic_write_text(path, text):
+    """Write under a unique temporary name in the same folder, then rename over `path`."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _canonical(result):
+    return json.dumps(result, sort_keys=True, default=str, allow_nan=False)
+
+
+def _read_entry(path):
+    """(result, folder) of a sound entry; raises ValueError saying what is wrong."""
+    try:
+        entry = json.loads(path.read_text())
+        result, digest = entry["result"], entry["sha256"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"unreadable ({type(e).__name__}: {e})") from None
+    if hashlib.sha256(_canonical(result).encode()).hexdigest() != digest:
+        raise ValueError("the result does not match its recorded SHA-256")
+    folder = path.parent / entry["files_in"] if entry.get("files_in") else None
+    for rel, (size, sha) in entry.get("files", {}).items():
+        f = folder / rel
+        if not f.is_file():
+            raise ValueError(f"{f} is missing")
+        if f.stat().st_size != size:
+            raise ValueError(f"{f} has {f.stat().st_size} bytes, expected {size} (truncated?)")
+        if file_digest(f) != sha:
+            raise ValueError(f"{f} does not match its recorded SHA-256")
+    return Entry(result, folder)
+
+
+def lookup(kind, cfg):
+    """The cached Entry of (kind, cfg), or None when there is none or it is corrupt (reported)."""
+    path = run_dir(kind, cfg) / "result.json"
+    if not path.exists():
+        return None
+    try:
+        return _read_entry(path)
+    except ValueError as e:
+        warnings.warn(f"cache entry {path} is corrupt: {e}; recomputing", CorruptEntry, stacklevel=2)
+        return None
+
+
+def store(kind, cfg, result, folder=None):
+    """Cache a JSON-serialisable result (and the files under `folder`, a folder inside the run's
+    folder that the writer filled); refuses NaN/inf anywhere in the result. Returns the Entry."""
+    bad = first_non_finite(result)
+    if bad:
+        raise NonFinite(f"refusing to cache a non-finite result of {kind} {config_key(cfg)}: {bad}")
+    text = _canonical(result)  # sorted keys: the checksum does not depend on key order
+    path = run_dir(kind, cfg) / "result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    files = {}
+    if folder is not None:
+        files = {f.relative_to(folder).as_posix(): (f.stat().st_size, file_digest(f))
+                 for f in sorted(Path(folder).rglob("*")) if f.is_file()}
+    entry = dict(config=cfg, code=code_identity(), sha256=hashlib.sha256(text.encode()).hexdigest(),
+                 files_in=Path(folder).name if folder is not None else None, files=files,
+                 result=json.loads(json.dumps(result, default=str)))  # as computed: key order kept for tables
+    atomic_write_text(path, json.dumps(entry, indent=1, default=str))
+    return Entry(entry["result"], Path(folder) if folder is not None else None)
+
+
+def lookup_json(kind, cfg):
+    """The cached result of (kind, cfg), or None."""
+    found = lookup(kind, cfg)
+    return None if found is None else found.result
+
+
+def store_json(kind, cfg, result):
+    """Cache a JSON-serialisable result; returns it as stored (JSON round trip)."""
+    return store(kind, cfg, result).result
+
+
+def cached_json(kind, cfg, compute):
+    """Return compute()'s JSON-serialisable result, reusing the cached one when sound."""
+    found = lookup(kind, cfg)
+    return found.result if found is not None else store_json(kind, cfg, compute())
+
+
+def cached_run(kind, cfg, compute, need_files=True):
+    """Entry of compute(folder), which writes its files (a model, a tensor) into `folder`, a new
+    folder of this writer only, and returns a JSON result; reused when cached and sound. An entry
+    whose files were dropped (drop_files) is reused only when need_files is False."""
+    found = lookup(kind, cfg)
+    if found is not None and (found.folder is not None or not need_files):
+        return found
+    parent = run_dir(kind, cfg)
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = parent / f"files-{uuid.uuid4().hex[:12]}"
+    folder.mkdir()
+    try:
+        return store(kind, cfg, compute(folder), folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def cached_tensor(kind, cfg, compute):
+    """Like cached_json for a tensor (saved as tensor.pt, loaded with weights_only=True);
+    a tensor with NaN or inf is refused."""
+    import torch
+
+    def compute_into(folder):
+        value = compute()
+        if not torch.isfinite(value).all():
+            raise NonFinite(f"refusing to cache a tensor of {kind} with NaN or inf values")
+        torch.save(value, folder / "tensor.pt")
+        return dict(shape=list(value.shape), dtype=str(value.dtype))
+    entry = cached_run(kind, cfg, compute_into)
+    return torch.load(entry.folder / "tensor.pt", weights_only=True)
+
+
+def drop_files(kind, cfg):
+    """Delete the files of a cached run (a checkpoint no later step loads), keeping its result.
+    The entry then records that its files were dropped: cached_run(..., need_files=True)
+    recomputes such an entry, need_files=False returns its result without files. `cfg` is the
+    run's config or its config_key. Returns whether anything was dropped."""
+    folder = config.cache_dir() / kind / (cfg if isinstance(cfg, str) else config_key(cfg))
+    path = folder / "result.json"
+    if not path.exists():
+        return False
+    try:
+        found = _read_entry(path)
+    except ValueError:
+        return False
+    if found.folder is None:
+        return False
+    entry = json.loads(path.read_text())
+    entry.update(files_in=None, files={}, files_dropped=True)
+    atomic_write_text(path, json.dumps(entry, indent=1, default=str))
+    shutil.rmtree(found.folder, ignore_errors=True)
+    return True

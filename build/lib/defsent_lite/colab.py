@@ -1,0 +1,128 @@
+"""Open a notebook in Colab and run it: the install cell every notebook starts with, the badges,
+and the runtime setup (Drive, paths, what the GPU will compute in).
+
+REPOSITORY names where the repository is published; the badges in README.md and in each
+notebook's title cell, and each notebook's install cell, are written from it:
+
+    python -m defsent_lite.colab            # rewrite badges and install cells from REPOSITORY
+    python -m defsent_lite.colab --check    # exit 1 if any is out of date (a unit test does this)
+"""
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from . import config
+
+REPOSITORY = "defsent-lite/defsent_lite"   # owner/name on GitHub: change it where you publish, then run this module
+BRANCH = "main"
+DRIVE_HOME = "/content/drive/MyDrive/defsent_lite"
+LOCAL_HOME = "/content/defsent_lite"
+
+INSTALL_CELL = '''# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
+# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    USE_DRIVE = False
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/{repository}@{branch}"], check=True)
+    from defsent_lite import colab
+    colab.setup(drive=USE_DRIVE)'''
+BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+
+
+def notebook_url(name, repository=REPOSITORY, branch=BRANCH):
+    return f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{name}"
+
+
+def badge(name, repository=REPOSITORY):
+    return BADGE.format(url=notebook_url(name, repository))
+
+
+def install_cell(repository=REPOSITORY):
+    return INSTALL_CELL.format(repository=repository, branch=BRANCH)
+
+
+def device_report(device=None):
+    """One line: the GPU, its memory and the precision training will use (or that there is none)."""
+    import torch
+    from . import encode
+    device = config.device(device)
+    if device.type != "cuda":
+        return ("no GPU: cpu, fp32. Smoke scale runs here; paper scale needs a GPU "
+                "(Colab: Runtime > Change runtime type > GPU)")
+    props = torch.cuda.get_device_properties(device)
+    return (f"GPU: {props.name}, {props.total_memory / 2**30:.1f} GiB, compute capability {props.major}.{props.minor}"
+            f" -> {encode.precision_name(device)}")
+
+
+def setup(drive=False):
+    """On Colab: mount Drive on request, point DEFSENT_HOME there (else /content/defsent_lite) so
+    that data, cache and results survive where the user wants, and print the device."""
+    if drive:
+        from google.colab import drive as google_drive
+        google_drive.mount("/content/drive")
+    os.environ.setdefault("DEFSENT_HOME", DRIVE_HOME if drive else LOCAL_HOME)
+    Path(os.environ["DEFSENT_HOME"]).mkdir(parents=True, exist_ok=True)
+    print("DEFSENT_HOME:", os.environ["DEFSENT_HOME"], "| data, cache and results go there")
+    print(device_report())
+
+
+# ---------------------------------------------------------------- keeping notebooks and README in step
+
+NOTEBOOKS = config.REPO / "notebooks"
+README = config.REPO / "README.md"
+BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
+CELL_RE = re.compile(r"# %%\n# Colab: install defsent_lite.*?colab\.setup\(drive=USE_DRIVE\)\n", re.S)
+
+
+def synced_notebook(text, name, repository=REPOSITORY):
+    """A jupytext .py with its badge (the line after the title) and install cell (the first code
+    cell) written from `repository`."""
+    text = re.sub(r"\n#\n# " + BADGE_RE.pattern, "", text)
+    title_end = text.index("\n", text.index("# # "))
+    text = text[:title_end] + "\n#\n# " + badge(name, repository) + text[title_end:]
+    cell = "# %%\n" + install_cell(repository) + "\n"
+    if CELL_RE.search(text):
+        return CELL_RE.sub(lambda _: cell, text, count=1)
+    first_code = text.index("# %% tags=[\"parameters\"]")
+    return text[:first_code] + cell + "\n" + text[first_code:]
+
+
+def synced_readme(text, repository=REPOSITORY):
+    """README with every notebook badge pointing at `repository`."""
+    return re.sub(r"\(https://colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/notebooks/",
+                  f"(https://colab.research.google.com/github/{repository}/blob/{BRANCH}/notebooks/", text)
+
+
+def out_of_date(repository=REPOSITORY):
+    """{path: synced text} for every notebook .py and README.md that differs from its synced form."""
+    out = {}
+    for py in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")):
+        text = py.read_text()
+        new = synced_notebook(text, py.with_suffix(".ipynb").name, repository)
+        if new != text:
+            out[py] = new
+    text = README.read_text()
+    if synced_readme(text, repository) != text:
+        out[README] = synced_readme(text, repository)
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m defsent_lite.colab", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--check", action="store_true", help="only report what is out of date")
+    args = p.parse_args(argv)
+    stale = out_of_date()
+    for path, text in stale.items():
+        print(("out of date: " if args.check else "rewrote: ") + str(path.relative_to(config.REPO)))
+        if not args.check:
+            path.write_text(text)
+    if stale and not args.check:
+        print("now sync the notebooks: jupytext --update --to ipynb notebooks/[0-9]*.py")
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

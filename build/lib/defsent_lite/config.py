@@ -1,0 +1,174 @@
+"""Scale presets, data root, cache dir, device and seeding: the one place for settings.
+
+Every setting has an environment override, so a notebook's parameters cell can be
+changed by hand (Colab) or from the shell (CI):
+
+    DEFSENT_HOME      what relative paths resolve against (default: the repository checkout,
+                      else ~/defsent_lite; never the working directory). Colab: /content/defsent_lite,
+                      or a Drive folder (colab.setup)
+    DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default data)
+    DEFSENT_CACHE     cache of trained runs and embeddings                (default .cache)
+    DEFSENT_SCALE     smoke | cpu | paper                                 (default smoke)
+    DEFSENT_RESULTS   where result tables (CSV) are written                (default results;
+                      the pytest config sets a temporary folder)
+    DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
+                      the pytest config sets 0 so that nbval compares clean outputs)
+"""
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import torch
+
+OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+# What each scale means. `None` = use everything.
+SCALES = {
+    "smoke": dict(
+        model=OFFLINE_MODEL,
+        seeds=[0],
+        sts_max_pairs=500,           # evenly spaced pairs per task; the full set is in 90_benchmarks
+        transfer_max_examples=1000,  # training examples per task: a small real subset
+        transfer_max_eval=500,       # dev / test examples of SST-2, TREC and MRPC
+        transfer_kfold=5,
+        transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
+        batch_size=64,
+        defsent_train_max=1600,      # training definitions per run (seeded subset)
+        defsent_eval_max=500,        # dev/test definitions scored
+        defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
+        dsp_max_entries=390,         # DefSent+: seeded sample of entries (all their definitions) per dataset
+        dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
+        dsp_inference_poolings=["cls", "mean", "prompt"],
+        dsp_sts_max_pairs=100,       # STS pairs per task after each DefSent+ training (smoke: 100 to keep CI short)
+        dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
+        gauss_train_max=192,         # GaussCSE: seeded sample of the offline training triplets
+        gauss_batch_size=32,
+        gauss_lr=5e-5,
+        gauss_epochs=1,
+        gauss_dev_max=300,           # evenly spaced SNLI-dev pairs (threshold and model selection)
+        gauss_test_max=300,          # evenly spaced pairs per test set
+        gauss_seeds=[0],
+    ),
+    "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
+        model=OFFLINE_MODEL,
+        seeds=[0],
+        sts_max_pairs=None,
+        transfer_max_examples=None,
+        transfer_max_eval=None,
+        transfer_kfold=10,
+        transfer_inner_search=True,
+        batch_size=64,
+        defsent_train_max=None,
+        defsent_eval_max=None,
+        defsent_lr_xs=[6.0],
+        dsp_max_entries=None,
+        dsp_lrs=[5e-5, 4e-5, 3e-5],
+        dsp_inference_poolings=["cls", "mean", "prompt"],
+        dsp_sts_max_pairs=None,
+        dsp_ica_max_iter=1000,
+        gauss_train_max=None,        # all 7,409 offline triplets
+        gauss_batch_size=16,         # Appendix E grid optimum for BERT-base (16, 5e-5)
+        gauss_lr=5e-5,
+        gauss_epochs=1,              # the official code's epoch count (paper: 3)
+        gauss_dev_max=2000,          # SNLI-dev pairs for selection every 100 steps and the threshold (CPU time)
+        gauss_test_max=None,
+        gauss_seeds=[0],
+    ),
+    "paper": dict(
+        model="bert-base-uncased",
+        seeds=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        sts_max_pairs=None,
+        transfer_max_examples=None,
+        transfer_max_eval=None,
+        transfer_kfold=10,
+        transfer_inner_search=True,
+        batch_size=128,
+        defsent_train_max=None,
+        defsent_eval_max=None,
+        defsent_lr_xs=[i / 2 for i in range(15)],
+        dsp_max_entries=None,
+        dsp_lrs=[5e-5, 4e-5, 3e-5],  # bert-base-uncased; defsentplus.PAPER_LRS has the other models
+        dsp_inference_poolings=["cls", "mean", "prompt"],
+        dsp_sts_max_pairs=None,
+        dsp_ica_max_iter=1000,
+        gauss_train_max=None,        # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
+        gauss_batch_size=16,         # for models outside Table 5; gausscse.paper_hyperparameters has the grid optima
+        gauss_lr=5e-5,
+        gauss_epochs=3,
+        gauss_dev_max=None,
+        gauss_test_max=None,
+        gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
+    ),
+}
+
+
+def scale_name(name=None):
+    """The scale asked for (argument, else DEFSENT_SCALE, else smoke), checked."""
+    name = name or os.environ.get("DEFSENT_SCALE", "smoke")
+    if name not in SCALES:
+        raise ValueError(f"unknown scale {name!r} (DEFSENT_SCALE); choose one of {sorted(SCALES)}")
+    return name
+
+
+def scale(name=None):
+    """The settings dict of a scale (a copy, safe to edit)."""
+    return dict(SCALES[scale_name(name)], name=scale_name(name))
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def project_root():
+    """What relative paths resolve against (never the working directory): DEFSENT_HOME, else the
+    repository checkout that holds this package, else ~/defsent_lite (a pip-installed package)."""
+    if os.environ.get("DEFSENT_HOME"):
+        return Path(os.environ["DEFSENT_HOME"]).expanduser()
+    if (REPO / "pyproject.toml").is_file() and (REPO / "notebooks").is_dir():
+        return REPO
+    return Path.home() / "defsent_lite"
+
+
+def resolve_path(path):
+    """An absolute path as given; a relative one under project_root()."""
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else project_root() / path
+
+
+def data_root(path=None):
+    """The data root: argument, else DEFSENT_DATA, else data/ (relative: under project_root())."""
+    return resolve_path(path or os.environ.get("DEFSENT_DATA", "data"))
+
+
+def cache_dir(path=None):
+    """Where cached runs live (created on first use): argument, else DEFSENT_CACHE, else .cache/."""
+    d = resolve_path(path or os.environ.get("DEFSENT_CACHE", ".cache"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def results_dir(path=None):
+    """Where result tables go: argument, else DEFSENT_RESULTS, else results/."""
+    d = resolve_path(path or os.environ.get("DEFSENT_RESULTS", "results"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def show_progress():
+    """Whether long loops draw tqdm bars (DEFSENT_PROGRESS, default on)."""
+    return os.environ.get("DEFSENT_PROGRESS", "1") not in ("0", "false", "False", "")
+
+
+def device(name=None):
+    """cuda when present, else cpu (argument or DEFSENT_DEVICE overrides)."""
+    name = name or os.environ.get("DEFSENT_DEVICE")
+    if name:
+        return torch.device(name)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def set_seed(seed):
+    """Seed python, numpy and torch (all devices) in one call."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)

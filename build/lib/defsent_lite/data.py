@@ -1,0 +1,436 @@
+"""Readers for the papers' data (STS, SentEval transfer, NLI, dictionaries); download.py fetches it.
+
+Every reader takes a data root in the layout of `../shared/data` (see config.data_root):
+
+    sts/raw/  sts/senteval/  senteval/  nli/  dictionary/
+
+A missing file raises DataMissing naming the path and how to get the data; a malformed
+line raises ValueError naming `file:line`. Nothing is skipped silently, except the STS
+rule that a pair with an empty gold score is dropped (SentEval does the same).
+"""
+import csv
+import functools
+import io
+import math
+from pathlib import Path
+
+from . import config
+
+HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
+              "`python -m defsent_lite.download fetch --root <folder>` on a connected machine")
+
+
+class DataMissing(FileNotFoundError):
+    """A data file or root is not there."""
+
+
+def require(path):
+    """Return `path` if it exists, else raise DataMissing that says how to get it."""
+    path = Path(path)
+    if not path.exists():
+        raise DataMissing(f"{path} not found: {HOW_TO_GET}")
+    return path
+
+
+def read_text(path, encoding="utf-8"):
+    """A text file's contents; bytes that are not `encoding` are an error naming file:line."""
+    raw = require(path).read_bytes()
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        column = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ValueError(f"{path}:{line}: byte 0x{raw[e.start]:02x} at column {column} is not valid {encoding} "
+                         f"({e.reason})") from None
+
+
+def read_lines(path, encoding="utf-8"):
+    """Lines of a text file without their terminators (LF or CRLF); an empty file is an error."""
+    text = read_text(path, encoding)
+    if not text:
+        raise ValueError(f"{path}: the file is empty")
+    return [line.rstrip("\r") for line in text.split("\n")[: -1 if text.endswith("\n") else None]]
+
+
+def _fields(path, lineno, line, n, sep="\t", exact=False):
+    """Split a line and check it has at least (exact: exactly) n fields."""
+    parts = line.split(sep)
+    if len(parts) < n or (exact and len(parts) != n):
+        raise ValueError(f"{path}:{lineno}: expected {'' if exact else 'at least '}{n} tab-separated fields, "
+                         f"got {len(parts)}")
+    return parts
+
+
+def _number(path, lineno, text, what):
+    """A finite float read from a field, or an error naming file:line."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{path}:{lineno}: {what} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{path}:{lineno}: {what} {text!r} is not finite")
+    return value
+
+
+def _header(path, line, expected, sep="\t"):
+    """Check a file's first line starts with the expected column names (a file without its
+    header would otherwise lose its first row)."""
+    if line.split(sep)[:len(expected)] != list(expected):
+        raise ValueError(f"{path}:1: expected a header starting with {sep.join(expected)!r}, got {line[:80]!r}")
+
+
+def _rows(path, rows):
+    """Rows read from a file; none (an empty file or a header only) is an error."""
+    if not rows:
+        raise ValueError(f"{path}: no data lines (empty file or header only)")
+    return rows
+
+
+def _nonempty(path, lineno, *sentences):
+    for s in sentences:
+        if not s.strip():
+            raise ValueError(f"{path}:{lineno}: empty sentence")
+
+
+# ---------------------------------------------------------------- STS
+
+STS_SUBSETS = {
+    "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
+    "STS13": ["FNWN", "headlines", "OnWN"],  # SMT is not redistributable: never used
+    "STS14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
+    "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
+    "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
+}
+STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
+
+
+def read_sts_subset(input_path, gold_path, fields=2):
+    """One STS subset: (sent1, sent2, gold) lists; pairs with an empty gold line are dropped.
+    Each input line has exactly `fields` tab-separated fields (raw STS16: 4, the first 2 text)."""
+    inputs, golds = read_lines(input_path), read_lines(gold_path)
+    if len(inputs) != len(golds):
+        raise ValueError(f"{input_path}: {len(inputs)} lines but {gold_path} has {len(golds)}")
+    s1, s2, gold = [], [], []
+    for i, (line, g) in enumerate(zip(inputs, golds), 1):
+        if not g.strip():
+            continue
+        a, b = _fields(input_path, i, line, fields, exact=True)[:2]
+        _nonempty(input_path, i, a, b)
+        gold.append(_number(gold_path, i, g, "gold score"))
+        s1.append(a)
+        s2.append(b)
+    _rows(gold_path, s1)
+    return s1, s2, gold
+
+
+def _sts_year(task, root, variant):
+    folder = root / "sts" / variant / task
+    raw16 = task == "STS16" and variant == "raw"
+    prefix = "STS2016." if raw16 else "STS."
+    s1, s2, gold = [], [], []
+    for name in STS_SUBSETS[task]:
+        a, b, g = read_sts_subset(folder / f"{prefix}input.{name}.txt", folder / f"{prefix}gs.{name}.txt",
+                                  fields=4 if raw16 else 2)
+        s1 += a
+        s2 += b
+        gold += g
+    return s1, s2, gold
+
+
+def read_stsb(path):
+    """STS Benchmark csv, split on tabs (never CSV-parse: unbalanced quotes)."""
+    s1, s2, gold = [], [], []
+    for i, line in enumerate(read_lines(path), 1):
+        f = _fields(path, i, line, 7)
+        _nonempty(path, i, f[5], f[6])
+        gold.append(_number(path, i, f[4], "score"))
+        s1.append(f[5])
+        s2.append(f[6])
+    _rows(path, s1)
+    return s1, s2, gold
+
+
+def read_sick(path):
+    """SemEval-2014 SICK file (CRLF, header): dicts with sentences, relatedness and NLI label."""
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            _header(path, line, ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment"])
+            continue
+        f = _fields(path, i, line, 5)
+        _nonempty(path, i, f[1], f[2])
+        score = _number(path, i, f[3], "relatedness")
+        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], relatedness=score, label=_sick_label(path, i, f[4])))
+    return _rows(path, rows)
+
+
+SICK_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def _sick_label(path, lineno, text):
+    if text.lower() not in SICK_LABELS:
+        raise ValueError(f"{path}:{lineno}: label {text!r} is not one of {SICK_LABELS} (any case)")
+    return text.lower()
+
+
+def load_sts(task, data_dir=None, variant="raw", split="test"):
+    """(sent1, sent2, gold) of one STS task: STS12-16 "all" setting, STSB or SICKR (test by default)."""
+    if variant not in ("raw", "senteval"):
+        raise ValueError(f"unknown STS variant {variant!r}: use 'raw' or 'senteval'")
+    root = require(config.data_root(data_dir))
+    if task in STS_SUBSETS:
+        return _sts_year(task, root, variant)
+    if task == "STSB":
+        return read_stsb(root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv")
+    if task == "SICKR":
+        name = {"test": "test_annotated"}.get(split, split)
+        rows = read_sick(root / "sts" / variant / "SICK" / f"SICK_{name}.txt")
+        return [r["sentence_a"] for r in rows], [r["sentence_b"] for r in rows], [r["relatedness"] for r in rows]
+    raise ValueError(f"unknown STS task {task!r}; choose from {STS_TASKS}")
+
+
+# ---------------------------------------------------------------- SentEval transfer tasks
+
+BINARY_FILES = {  # task: (positive file, negative file); SentEval reads them as latin-1
+    "MR": ("MR/rt-polarity.pos", "MR/rt-polarity.neg"),
+    "CR": ("CR/custrev.pos", "CR/custrev.neg"),
+    "SUBJ": ("SUBJ/subj.objective", "SUBJ/subj.subjective"),
+    "MPQA": ("MPQA/mpqa.pos", "MPQA/mpqa.neg"),
+}
+
+
+def load_binary_task(task, data_dir=None):
+    """MR/CR/SUBJ/MPQA: (sentences, labels), positives first; empty lines kept as SentEval does."""
+    root = require(config.data_root(data_dir)) / "senteval"
+    sentences, labels = [], []
+    for label, rel in zip((1, 0), BINARY_FILES[task]):
+        lines = read_lines(root / rel, encoding="latin-1")
+        sentences += [" ".join(line.split()) for line in lines]
+        labels += [label] * len(lines)
+    return sentences, labels
+
+
+def load_sst2(data_dir=None):
+    """SST-2 {train, dev, test}: (sentences, labels)."""
+    root = require(config.data_root(data_dir)) / "senteval" / "SST" / "binary"
+    out = {}
+    for split in ("train", "dev", "test"):
+        path = root / f"sentiment-{split}"
+        sents, labels = [], []
+        for i, line in enumerate(read_lines(path), 1):
+            f = _fields(path, i, line, 2)
+            if f[1] not in ("0", "1"):
+                raise ValueError(f"{path}:{i}: label {f[1]!r} is not 0 or 1")
+            sents.append(" ".join(f[0].split()))
+            labels.append(int(f[1]))
+        out[split] = (_rows(path, sents), labels)
+    return out
+
+
+TREC_CLASSES = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+
+
+def load_trec(data_dir=None):
+    """TREC {train, test}: (questions, coarse-label ids)."""
+    root = require(config.data_root(data_dir)) / "senteval" / "TREC"
+    out = {}
+    for split, name in (("train", "train_5500.label"), ("test", "TREC_10.label")):
+        path = root / name
+        sents, labels = [], []
+        for i, line in enumerate(read_lines(path, encoding="latin-1"), 1):
+            target, _, rest = line.strip().partition(":")
+            coarse_fine, _, question = rest.partition(" ")
+            if target not in TREC_CLASSES or not question.strip():
+                raise ValueError(f"{path}:{i}: expected '<CLASS>:<fine> <question>'")
+            sents.append(" ".join(question.split()))
+            labels.append(TREC_CLASSES.index(target))
+        out[split] = (_rows(path, sents), labels)
+    return out
+
+
+def load_mrpc(data_dir=None):
+    """MRPC {train, test}: (sentences A, sentences B, labels)."""
+    root = require(config.data_root(data_dir)) / "senteval" / "MRPC"
+    out = {}
+    for split in ("train", "test"):
+        path = root / f"msr_paraphrase_{split}.txt"
+        a, b, y = [], [], []
+        for i, line in enumerate(read_lines(path, encoding="utf-8-sig"), 1):
+            if i == 1:
+                _header(path, line, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"])
+                continue
+            f = _fields(path, i, line, 5)
+            if f[0] not in ("0", "1"):
+                raise ValueError(f"{path}:{i}: label {f[0]!r} is not 0 or 1")
+            _nonempty(path, i, f[3], f[4])
+            a.append(f[3])
+            b.append(f[4])
+            y.append(int(f[0]))
+        out[split] = (_rows(path, a), b, y)
+    return out
+
+
+# ---------------------------------------------------------------- NLI
+
+NLI_FILES = {
+    "snli_dev": "nli/snli/snli_1.0_dev.csv",
+    "snli_test": "nli/snli/snli_1.0_test.csv",
+    "mnli_dev_matched": "nli/mnli/multinli_1.0_dev_matched.csv",
+    "mnli_dev_mismatched": "nli/mnli/multinli_1.0_dev_mismatched.csv",
+}
+NLI_LABELS = ("entailment", "neutral", "contradiction", "-")
+
+
+def read_nli_csv(path):
+    """SNLI/MNLI csv (pairID,sentence1,sentence2,label): dicts premise, hypothesis, label."""
+    rows = []
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    for i, rec in enumerate(reader, 1):
+        if i == 1:
+            if rec[:4] != ["pairID", "sentence1", "sentence2", "label"]:
+                raise ValueError(f"{path}:1: expected header pairID,sentence1,sentence2,label")
+            continue
+        if len(rec) != 4 or rec[3] not in NLI_LABELS:
+            raise ValueError(f"{path}:{reader.line_num}: expected 4 fields with a label in {NLI_LABELS}")
+        _nonempty(path, reader.line_num, rec[1], rec[2])
+        rows.append(dict(pair_id=rec[0], premise=rec[1], hypothesis=rec[2], label=rec[3]))
+    return _rows(path, rows)
+
+
+def load_nli(name, data_dir=None):
+    """One NLI evaluation set by name: snli_dev, snli_test, mnli_dev_(mis)matched, sick_test."""
+    root = require(config.data_root(data_dir))
+    if name == "sick_test":
+        return [dict(pair_id=r["pair_id"], premise=r["sentence_a"], hypothesis=r["sentence_b"], label=r["label"])
+                for r in read_sick(root / "sts" / "raw" / "SICK" / "SICK_test_annotated.txt")]
+    if name not in NLI_FILES:
+        raise ValueError(f"unknown NLI set {name!r}; choose from {sorted(NLI_FILES) + ['sick_test']}")
+    return read_nli_csv(root / NLI_FILES[name])
+
+
+def read_sick_full(path):
+    """Full SICK.txt with the directional labels entailment_AB / entailment_BA."""
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            _header(path, line, ["pair_ID", "sentence_A", "sentence_B", "entailment_label", "relatedness_score",
+                                 "entailment_AB", "entailment_BA"])
+            continue
+        f = _fields(path, i, line, 12)
+        _nonempty(path, i, f[1], f[2])
+        for value, allowed in ((f[5], SICK_AB), (f[6], SICK_BA)):
+            if value not in allowed:
+                raise ValueError(f"{path}:{i}: direction label {value!r} is not one of {allowed}")
+        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], label=_sick_label(path, i, f[3]),
+                         ab=f[5], ba=f[6], split=f[11]))
+    return _rows(path, rows)
+
+
+SICK_AB = ("A_entails_B", "A_neutral_B", "A_contradicts_B")
+SICK_BA = ("B_entails_A", "B_neutral_A", "B_contradicts_A")
+
+
+def read_simcse_nli(path):
+    """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source 'nli_for_simcse')."""
+    rows = []
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    header = next(reader, None)
+    if header != ["sent0", "sent1", "hard_neg"]:
+        raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {header}")
+    for f3 in reader:
+        if len(f3) != 3 or not all(x.strip() for x in f3):
+            raise ValueError(f"{path}:{reader.line_num}: expected 3 non-empty fields, got {f3!r}")
+        rows.append(dict(premise=f3[0], entailment=f3[1], contradiction=f3[2], source="nli_for_simcse"))
+    return _rows(path, rows)
+
+
+def read_triplets(path):
+    """NLI training triplets (premise, entailment, contradiction, source); no quoting."""
+    rows = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            _header(path, line, ["premise", "entailment", "contradiction"])
+            continue
+        f = _fields(path, i, line, 3)
+        _nonempty(path, i, *f[:3])
+        rows.append(dict(premise=f[0], entailment=f[1], contradiction=f[2], source=f[3] if len(f) > 3 else ""))
+    return _rows(path, rows)
+
+
+# ---------------------------------------------------------------- dictionaries
+
+def read_oxford_tsv(path):
+    """Oxford TSV of ../shared/data (header word, definition, example): (word, definition) pairs."""
+    pairs = []
+    for i, line in enumerate(read_lines(path), 1):
+        if i == 1:
+            if not line.startswith("word\tdefinition"):
+                raise ValueError(f"{path}:1: expected header 'word<TAB>definition<TAB>example'")
+            continue
+        f = _fields(path, i, line, 2)
+        _word(path, i, f[0])
+        pairs.append((f[0], f[1]))
+    return _rows(path, pairs)
+
+
+def read_ishiwatari(path):
+    """Ishiwatari et al. (2019) `<split>.txt`: field 1 `word%oxford.N`, field 4 the definition."""
+    pairs = []
+    for i, line in enumerate(read_lines(path), 1):
+        f = _fields(path, i, line, 4)
+        pairs.append((_word(path, i, f[0].rsplit("%", 1)[0]), f[3]))
+    return _rows(path, pairs)
+
+
+def _word(path, lineno, word):
+    if not word.strip():
+        raise ValueError(f"{path}:{lineno}: empty word")
+    return word
+
+
+def load_oxford(data_dir=None):
+    """Oxford definitions by split: the original archive layout if present, else the valid/test TSVs.
+
+    Returns {split: [(word, definition), ...]}; a split that is not at hand is absent
+    (offline: no 'train').
+    """
+    root = require(config.data_root(data_dir)) / "dictionary" / "oxford"
+    out = {}
+    for split in ("train", "valid", "test"):
+        original, tsv = root / "ishiwatari" / f"{split}.txt", root / f"{split}.tsv"
+        if original.exists():
+            out[split] = read_ishiwatari(original)
+        elif tsv.exists():
+            out[split] = read_oxford_tsv(tsv)
+    if not out:
+        raise DataMissing(f"no Oxford split under {root}: {HOW_TO_GET}")
+    return out
+
+
+def wordnet_definitions(data_dir=None):
+    """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased.
+    Read once per process (about 25 s), then served from memory as a fresh list."""
+    return list(_wordnet_definitions(str(config.data_root(data_dir))))
+
+
+@functools.lru_cache(maxsize=2)
+def _wordnet_definitions(data_dir):
+    from . import cache  # the parsed glosses are cached on disk too: later kernels load them in about 1 s
+    pairs = cache.cached_json("wordnet", dict(data=cache.data_identity(data_dir, "dictionary/wordnet")),
+                              lambda: _read_wordnet(data_dir))
+    return [tuple(p) for p in pairs]
+
+
+def _read_wordnet(data_dir):
+    import os
+    nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
+    if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):
+        import nltk
+        if str(nltk_dir) not in nltk.data.path:
+            nltk.data.path.insert(0, str(nltk_dir))
+    from nltk.corpus import wordnet as wn
+    try:
+        synsets = list(wn.all_synsets())
+    except LookupError:
+        raise DataMissing(f"WordNet not found (looked in {nltk_dir} and NLTK_DATA): {HOW_TO_GET}") from None
+    return [(lemma.replace("_", " ").lower(), s.definition()) for s in synsets for lemma in s.lemma_names()]

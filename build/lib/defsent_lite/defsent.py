@@ -1,0 +1,312 @@
+"""DefSent: pool a definition, feed it to the frozen word-prediction (MLM) head, predict the word.
+
+The head (transform + LayerNorm + decoder tied to the input embeddings) and the word
+embeddings stay frozen; the rest of the encoder is fine-tuned with cross-entropy on the
+id of the defined word (DefSent, Sec. 2). A checkpoint without an MLM head (the offline
+all-MiniLM-L6-v2) falls back to the frozen input-embedding matrix as decoder: logits = u E^T.
+"""
+import json
+import math
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import config, data, dictionary, models
+from .checks import best_of, require_finite, require_nonempty
+from .encode import check_sentences, eval_mode, full_precision, hidden_states, tokenize_batch
+from .pooling import pool
+
+HEAD_ATTRS = ("cls", "lm_head")  # BertForMaskedLM.cls, RobertaForMaskedLM.lm_head
+FALLBACK = "tied input embeddings (checkpoint has no MLM head)"
+PRETRAINED = "pre-trained MLM head"
+
+
+class TiedEmbeddingHead(nn.Module):
+    """Decoder-only head: logits = u E^T with the (frozen) input-embedding matrix E."""
+
+    def __init__(self, embedding):
+        super().__init__()
+        self.embedding = embedding
+
+    def forward(self, u):
+        return u @ self.embedding.weight.T
+
+
+def freeze(module):
+    for p in module.parameters():
+        p.requires_grad_(False)
+    return module
+
+
+def word_prediction_head(model):
+    """The model's own MLM head, every parameter frozen: head(u) gives exactly the MLM logits."""
+    for attr in HEAD_ATTRS:
+        if hasattr(model, attr):
+            return freeze(getattr(model, attr))
+    raise ValueError(f"{type(model).__name__} has no MLM head ({' or '.join(HEAD_ATTRS)}); "
+                     "load it with models.load(..., mlm_head=True)")
+
+
+def load_model(name_or_path, device=None):
+    """(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head,
+    or the tied-embedding fallback when the checkpoint carries no head weights."""
+    model, tokenizer = models.load(name_or_path, mlm_head=True, device=device, eval_mode=False)
+    freeze(model.get_input_embeddings())
+    if models.head_was_loaded(model):
+        return model, tokenizer, word_prediction_head(model), PRETRAINED
+    return model, tokenizer, TiedEmbeddingHead(model.get_input_embeddings()), FALLBACK
+
+
+def trainable_parameters(model, freeze_embedding_layer=False):
+    """Encoder parameters to fine-tune. freeze_embedding_layer=True also keeps position/type
+    embeddings and their LayerNorm fixed, as the official code does (the paper names only the head)."""
+    if freeze_embedding_layer:
+        freeze(model.base_model.embeddings)
+    return [p for p in model.base_model.parameters() if p.requires_grad]
+
+
+# ---------------------------------------------------------------- data
+
+def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SPLIT_SEED, paper_data=False):
+    """Word/definition/target-id triples split 8:1:1 by word, and a report of what was dropped.
+
+    Oxford (all splits at hand); offline, when the train split is missing, WordNet
+    definitions of single-token words are added (use_wordnet=None decides so). Cached by
+    (tokenizer, data root, options): reading WordNet takes about 25 s, the cache under 1 s.
+    paper_data=True (paper scale): the Oxford train split or an error, never the stand-in.
+    """
+    from . import cache
+    if paper_data:
+        dictionary.require_oxford_train(data_dir)
+    cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=cache.data_identity(data_dir, "dictionary"),
+               use_wordnet=use_wordnet, seed=seed)
+    splits, report = cache.cached_json("defsent_data", cfg, lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed))
+    return {k: [tuple(x) for x in v] for k, v in splits.items()}, report
+
+
+def _build_dataset(tokenizer, data_dir, use_wordnet, seed):
+    pairs, used = dictionary.oxford_pairs(data_dir)
+    if use_wordnet is None:
+        use_wordnet = "train" not in used
+    source = f"Oxford {'+'.join(used)}" + (" + WordNet 3.0" if use_wordnet else "")
+    if use_wordnet:
+        pairs = pairs + data.wordnet_definitions(data_dir)
+    pairs = dictionary.merge_entries(pairs)
+    ids = dictionary.single_token_ids([w for w, _ in pairs], tokenizer)
+    report = dict(source=source, definitions=len(pairs),
+                  dropped_not_single_token=sum(w not in ids for w, _ in pairs),
+                  dropped_empty_definition=sum(w in ids and not d.strip() for w, d in pairs))
+    kept = [(w, d) for w, d in pairs if w in ids and d.strip()]
+    splits = dictionary.split_by_word(kept, seed)
+    report.update({f"{k}_definitions": len(v) for k, v in splits.items()})
+    report.update({f"{k}_words": len({w for w, _ in v}) for k, v in splits.items()})
+    return {k: [(w, d, ids[w]) for w, d in v] for k, v in splits.items()}, report
+
+
+def subsample(examples, n, seed):
+    """A seeded random subset of n examples (all when n is None or larger)."""
+    if not n or len(examples) <= n:
+        return list(examples)
+    g = torch.Generator().manual_seed(seed)
+    return [examples[i] for i in sorted(torch.randperm(len(examples), generator=g)[:n].tolist())]
+
+
+def collate(tokenizer, examples, max_length=128, pooling="cls"):
+    """Tokenised definitions (in the prompt template for prompt pooling) plus target ids."""
+    batch = tokenize_batch(tokenizer, [d for _, d, _ in examples], pooling, max_length)
+    batch["targets"] = torch.tensor([t for _, _, t in examples])
+    return batch
+
+
+# ---------------------------------------------------------------- loss and metrics
+
+def word_logits(model, head, batch, pooling, mask_token_id=None):
+    """Vocabulary logits of the pooled definitions of a batch (only [B, V] is materialised);
+    prompt pooling needs the tokenizer's mask_token_id."""
+    inputs = {k: v for k, v in batch.items() if k != "targets"}
+    h = hidden_states(model, inputs)
+    pooled = pool(pooling, h, inputs["attention_mask"], inputs["input_ids"], mask_token_id)
+    with full_precision(pooled.device):  # [B, V] logits in fp32 under autocast too
+        return head(pooled.float())
+
+
+def loss(model, head, batch, pooling, mask_token_id=None):
+    """Cross-entropy of the defined word's id (DefSent's objective)."""
+    device = next(model.parameters()).device
+    batch = {k: v.to(device) for k, v in batch.items()}
+    return F.cross_entropy(word_logits(model, head, batch, pooling, mask_token_id).float(), batch["targets"])
+
+
+def gold_ranks(logits, targets, what="word prediction"):
+    """1-based rank of each gold id among all logits; ties count in the gold's favour.
+    NaN logits are refused: a NaN gold would otherwise rank first (nothing compares greater)."""
+    require_finite(logits, f"{what}: vocabulary logits")
+    gold = logits.gather(1, targets[:, None])
+    return (logits > gold).sum(1) + 1
+
+
+def rank_metrics(logits, targets, what="word prediction"):
+    """MRR and top-1/3/10 accuracy of the gold ids."""
+    return metrics_from_ranks(gold_ranks(logits, targets, what), what)
+
+
+def metrics_from_ranks(ranks, what="word prediction"):
+    require_nonempty(ranks, f"{what}: ranks")
+    ranks = ranks.double()
+    return dict(mrr=float((1 / ranks).mean()), top1=float((ranks <= 1).double().mean()),
+                top3=float((ranks <= 3).double().mean()), top10=float((ranks <= 10).double().mean()))
+
+
+@torch.no_grad()
+def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_length=128, what="DefSent"):
+    """Word-prediction metrics over examples, computed batch by batch (`what` names the run in errors)."""
+    require_nonempty(examples, f"{what}: evaluation definitions")
+    device = next(model.parameters()).device
+    ranks = []
+    with eval_mode(model):
+        for start in range(0, len(examples), batch_size):
+            batch = collate(tokenizer, examples[start:start + batch_size], max_length, pooling)
+            batch = {k: v.to(device) for k, v in batch.items()}
+            logits = word_logits(model, head, batch, pooling, tokenizer.mask_token_id).float()
+            ranks.append(gold_ranks(logits, batch["targets"], what).cpu())
+    return metrics_from_ranks(torch.cat(ranks), what)
+
+
+@torch.no_grad()
+def top_k_words(model, tokenizer, head, sentences, pooling, k=5, max_length=128):
+    """The k most probable words for each sentence (DefSent Tables 6 and 7)."""
+    check_sentences(sentences)
+    device = next(model.parameters()).device
+    with eval_mode(model):
+        batch = tokenize_batch(tokenizer, sentences, pooling, max_length).to(device)
+        top = word_logits(model, head, dict(batch), pooling, tokenizer.mask_token_id).topk(k, dim=1).indices.cpu()
+    return [[tokenizer.convert_ids_to_tokens(int(i)).lstrip("Ġ") for i in row] for row in top]
+
+
+# ---------------------------------------------------------------- saving
+
+def save(model, tokenizer, head_kind, folder, meta):
+    """save_pretrained (with the MLM head only when it is the real one), a metadata file, and a
+    sentence-transformers pooling config so both libraries load the encoder as trained."""
+    folder = Path(folder)
+    target = model if head_kind == PRETRAINED else model.base_model
+    target.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / "defsent_meta.json").write_text(json.dumps(dict(meta, head=head_kind), indent=1))
+    write_sentence_transformers_config(folder, meta["pooling"], model.config.hidden_size)
+    return folder
+
+
+def write_sentence_transformers_config(folder, pooling, dim):
+    """modules.json + 1_Pooling/config.json: SentenceTransformer(folder) then pools as trained."""
+    folder = Path(folder)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (folder / "modules.json").write_text(json.dumps(modules, indent=1))
+    (folder / "1_Pooling").mkdir(exist_ok=True)
+    mode = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens", "max": "pooling_mode_max_tokens"}
+    cfg = {"word_embedding_dimension": dim, **{v: k == pooling for k, v in mode.items()}}
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(cfg, indent=1))
+
+
+
+# ---------------------------------------------------------------- one cached training run
+
+def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
+    """Train DefSent once for `cfg` on `dataset` (build_dataset's, built from data_dir when None)
+    and return its result dict; cached by cfg and the dataset's content.
+
+    cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer,
+    warmup_ratio, freeze_embedding_layer. The trained encoder is saved in the run's folder
+    (`result["path"]`); a second call with the same cfg and data reuses it. A run whose
+    checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
+    need_checkpoint, else returned with path None.
+    """
+    from . import cache, train
+    if dataset is None:
+        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False))
+    splits, report = dataset
+    key = dict(cfg, dataset=cache.content_digest(splits))
+    what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
+
+    def compute(folder):
+        config.set_seed(cfg["seed"])
+        model, tokenizer, head, head_kind = load_model(cfg["model"])
+        train_set = subsample(splits["train"], cfg["train_max"], cfg["seed"])
+        batches = train.batched(train_set, cfg["batch_size"], seed=cfg["seed"])
+        history = train.train(
+            model, lambda m, b: loss(m, head, collate(tokenizer, b, pooling=cfg["pooling"]), cfg["pooling"],
+                                     tokenizer.mask_token_id), batches, cfg["lr"],
+            params=trainable_parameters(model, cfg.get("freeze_embedding_layer", False)),
+            optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"],
+            describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
+        evals = {k: evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"],
+                             what=f"{what} {k}") for k in ("dev", "test")}
+        meta = dict(method="DefSent", base_model=cfg["model"], pooling=cfg["pooling"], seed=cfg["seed"],
+                    lr=cfg["lr"], data=report["source"], train_definitions=len(train_set))
+        save(model, tokenizer, head_kind, folder / "model", meta)
+        return dict(dev=evals["dev"], test=evals["test"], head=head_kind, steps=history["steps"],
+                    final_loss=history["loss"][-1], train_definitions=len(train_set), data=report)
+    entry = cache.cached_run("defsent", key, compute, need_files=need_checkpoint)
+    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
+
+
+def lr_grid(xs=None):
+    """DefSent's learning-rate grid 2^x * 1e-6, x in {0, 0.5, ..., 7}."""
+    xs = [i / 2 for i in range(15)] if xs is None else xs
+    return {x: 2.0 ** x * 1e-6 for x in xs}
+
+
+def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
+    """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
+    chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped
+    once scored (their results stay cached, with path None)."""
+    from . import cache
+    results = {x: run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False) for x, lr in lr_grid(xs).items()}
+    best = best_of(results, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({base_cfg['pooling']})")
+    for x, r in results.items():
+        if x != best and "key" in r:
+            cache.drop_files("defsent", r["key"])
+            results[x] = dict(r, path=None)
+    return best, results
+
+
+def base_config(scale, model):
+    """The run config shared by every DefSent run of a scale (pooling, lr and seed added later)."""
+    return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
+                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False, paper_data=scale["name"] == "paper")
+
+
+def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
+    """Choose the learning rate on dev MRR (first seed), then train every seed with it.
+
+    Returns (chosen x, {x: search result}, [result per seed]); all runs are cached."""
+    require_nonempty(seeds, f"DefSent {pooling}: seeds")
+    if dataset is None:
+        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False))
+    best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
+    lr = lr_grid([best_x])[best_x]
+    return best_x, search, [run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds]
+
+
+# ---------------------------------------------------------------- what a notebook will run (paper scale)
+
+def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
+    """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up here."""
+    from . import budget
+    splits, _ = dataset
+    n_train = len(subsample(splits["train"], base["train_max"], 0))
+    n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
+    trainings = len(poolings) * (len(xs) + len(seeds) - 1)  # the search's best rate is the first seed's run
+    model, tokenizer, head, _ = load_model(base["model"])
+    p = poolings[0]
+    train_batch = collate(tokenizer, splits["train"][:base["batch_size"]], pooling=p)
+    eval_batch = collate(tokenizer, splits["dev"][:64], pooling=p)
+    step_s, batch_s = budget.measure(model, lambda m: loss(m, head, train_batch, p, tokenizer.mask_token_id),
+                                     lambda m: word_logits(m, head, eval_batch, p, tokenizer.mask_token_id))
+    what = f"DefSent, {len(poolings)} pooling(s) x ({len(xs)} learning rates + {len(seeds) - 1} more seeds)"
+    return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
+                       trainings * n_eval + extra_encoded, step_s, batch_s, 64,
+                       budget.device_name(next(model.parameters()).device))

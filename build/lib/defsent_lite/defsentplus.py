@@ -1,0 +1,166 @@
+"""DefSent+: a definition, pooled and passed through the pooler, predicts its dictionary entry
+by a softmax over *all* entry embeddings (Eq. 1, 5), which are built from the definitions
+themselves (entries.py, Eq. 2) and frozen. One training = one epoch from the original weights.
+
+Inference (Eq. 14) pools last hidden states (CLS, Mean or Prompt); the pooler is only for training.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import cache, config, dictionary, encode, models, sts, train
+from .encode import hidden_states
+from .entries import ENTRY_POOLINGS
+from .pooling import pool
+
+# (pooling during training, entry pooling): the paper's four encoding combinations
+COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
+BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
+PAPER_LRS = {  # Table 5, raw pre-trained models: 1st, 2nd, 3rd Training
+    "bert-base-uncased": (5e-5, 4e-5, 3e-5), "bert-large-uncased": (4e-5, 4e-5, 3e-5),
+    "roberta-base": (3e-5, 2e-5, 1e-5), "roberta-large": (3e-5, 2e-5, 1e-5)}
+# "default optimizer setting of fine-tuning BERT" (Devlin et al.): AdamW, weight decay 0.01,
+# linear warm-up over 10% of the steps, then linear decay.
+OPTIMIZER = dict(optimizer="adamw", weight_decay=0.01, warmup_ratio=0.1, decay=True)
+
+
+def combination_name(pooling, entry_pooling):
+    """'(CLS, AMP)' style label of an encoding combination."""
+    return f"({'CLS' if pooling == 'cls' else 'Mean'}, {ENTRY_POOLINGS[entry_pooling]})"
+
+
+# ---------------------------------------------------------------- model and pooler
+
+def load_model(name_or_path, device=None, allow_new_pooler=False):
+    """(model, tokenizer): the encoder with its pooler, ready to train (train mode).
+
+    RoBERTa: the pooler's dense layer is copied from the MLM head's dense layer and its
+    activation becomes GELU (Sec. 3.2); BERT keeps its pre-trained pooler (dense + tanh).
+    A checkpoint without pooler weights is refused unless allow_new_pooler (a random pooler
+    would silently change the method).
+    """
+    model, tokenizer = models.load(name_or_path, device=device, eval_mode=False)
+    if model.config.model_type in ("roberta", "xlm-roberta"):
+        mlm, _ = models.load(name_or_path, mlm_head=True, device=device)
+        roberta_pooler_from_mlm_head(model, mlm)
+    elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
+        raise ValueError(f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
+                         "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train a new one.")
+    if getattr(model, "pooler", None) is None:
+        raise ValueError(f"{type(model).__name__} has no pooler layer")
+    return model, tokenizer
+
+
+@torch.no_grad()
+def roberta_pooler_from_mlm_head(model, mlm_model):
+    """Copy lm_head.dense into pooler.dense and switch the pooler's activation to GELU."""
+    model.pooler.dense.weight.copy_(mlm_model.lm_head.dense.weight)
+    model.pooler.dense.bias.copy_(mlm_model.lm_head.dense.bias)
+    model.pooler.activation = nn.GELU()
+    return model
+
+
+def pooler_output(model, pooled):
+    """h_theta(s): the pooler's dense layer and activation on a pooled vector (CLS or mean)."""
+    return model.pooler.activation(model.pooler.dense(pooled))
+
+
+def entry_logits(model, batch, pooling, space, mask_token_id=None):
+    """entry_embed(e') . h(s) for every entry e' (Eq. 5): [B, number of entries]."""
+    h = hidden_states(model, batch)
+    pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
+    with encode.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
+        return pooler_output(model, pooled.float()) @ space.float().T
+
+
+def loss(model, tokenizer, examples, pooling, space, max_length=128):
+    """Cross-entropy of each definition's entry over all entries (Eq. 1, 5)."""
+    device = next(model.parameters()).device
+    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length).to(device)
+    targets = torch.tensor([e for e, _ in examples], device=device)
+    return F.cross_entropy(entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float(), targets)
+
+
+# ---------------------------------------------------------------- data
+
+def entry_dataset(pairs, max_entries=None, seed=0):
+    """Entries (sorted names), entry id of each definition, definitions, and a report.
+
+    Empty definitions are dropped and counted; an entry left with none is dropped and counted.
+    max_entries keeps a seeded random sample of entries with all their definitions (smoke).
+    """
+    kept = [(e, d) for e, d in pairs if d.strip()]
+    names = sorted({e for e, _ in kept})
+    report = dict(definitions_in=len(pairs), dropped_empty_definitions=len(pairs) - len(kept),
+                  dropped_entries_without_definition=len({e for e, _ in pairs}) - len(names))
+    if max_entries and len(names) > max_entries:
+        g = torch.Generator().manual_seed(seed)
+        names = sorted(names[i] for i in torch.randperm(len(names), generator=g)[:max_entries].tolist())
+    index = {e: i for i, e in enumerate(names)}
+    kept = [(index[e], d) for e, d in kept if e in index]
+    report.update(entries=len(names), definitions=len(kept))
+    return names, [e for e, _ in kept], [d for _, d in kept], report
+
+
+def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0, paper_data=False):
+    """Dataset a/b/c (dictionary.defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s);
+    paper_data=True: the Oxford train split or an error."""
+    if paper_data:
+        dictionary.require_oxford_train(data_dir)
+    cfg = dict(dataset=name, max_entries=max_entries, seed=seed, tokenizer=tokenizer.name_or_path,
+               data=cache.data_identity(data_dir, "dictionary"))
+
+    def compute():
+        pairs, used = dictionary.defsentplus_dataset(name, tokenizer, data_dir)
+        names, ids, defs, report = entry_dataset(pairs, max_entries, seed)
+        report["source"] = f"dataset {name}: Oxford {'+'.join(used)}" + (" + WordNet 3.0" if name == "a" else "")
+        return dict(names=names, ids=ids, definitions=defs, report=report)
+    return cache.cached_json("dsp_data", cfg, compute)
+
+
+# ---------------------------------------------------------------- one training (cached)
+
+def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None):
+    """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14)."""
+    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size), data_dir, max_pairs=max_pairs)
+
+
+def best_sts_avg(result):
+    """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
+    scores = [s["avg"] for s in result["sts"].values()]
+    return max(scores) if all(map(math.isfinite, scores)) else math.nan  # a selection over runs refuses NaN
+
+
+def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
+    """Train from the original weights against a frozen entry space; cached by cfg and the
+    content of the space, the dataset and the STS data.
+
+    cfg: model, dataset, max_entries, pooling, lr, seed, batch_size, space_key (what the space
+    is: its encoder, entry pooling and transform), inference_poolings, sts_max_pairs.
+    Returns the result dict with the saved encoder's path and the run's cache key (path None for
+    a run whose checkpoint was dropped, unless need_checkpoint: then it is trained again).
+    """
+    key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
+               sts_data=cache.data_identity(data_dir, "sts/raw"))
+
+    def compute(folder):
+        config.set_seed(cfg["seed"])
+        model, tokenizer = load_model(cfg["model"])
+        device = next(model.parameters()).device
+        E = torch.as_tensor(space, dtype=torch.float32, device=device)
+        examples = list(zip(ds["ids"], ds["definitions"]))
+        batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
+        history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E), batches, cfg["lr"],
+                              describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
+                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})", **OPTIMIZER)
+        model.save_pretrained(folder / "model")
+        tokenizer.save_pretrained(folder / "model")
+        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir)
+        return dict(sts=scores, steps=history["steps"], first_loss=history["loss"][0],
+                    final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
+                    chance_loss=math.log(len(E)),
+                    entries=len(E), definitions=len(examples))
+    entry = cache.cached_run("defsentplus", key, compute, need_files=need_checkpoint)
+    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))

@@ -1,0 +1,129 @@
+"""Dictionary datasets of DefSent (word-level split, vocabulary filter) and DefSent+ (a / b / c).
+
+A dictionary is a list of (entry, definition) pairs; readers live in data.py.
+"""
+import random
+import statistics
+
+from . import config, data
+
+SPLIT_SEED = 0  # DefSent's own split used an unseeded shuffle; ours is fixed and recorded
+
+
+def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1)):
+    """DefSent's 8:1:1 split by word: every definition of a word lands in the same split."""
+    words = sorted({w for w, _ in pairs})
+    random.Random(seed).shuffle(words)
+    n_train = round(len(words) * ratios[0] / sum(ratios))
+    n_dev = round(len(words) * ratios[1] / sum(ratios))
+    split_of = {w: "train" for w in words[:n_train]}
+    split_of.update({w: "dev" for w in words[n_train:n_train + n_dev]})
+    split_of.update({w: "test" for w in words[n_train + n_dev:]})
+    out = {"train": [], "dev": [], "test": []}
+    for w, d in pairs:
+        out[split_of[w]].append((w, d))
+    return out
+
+
+def uses_leading_space(tokenizer):
+    """True for byte-level BPE vocabularies (RoBERTa), where a word token carries its space."""
+    first = tokenizer.convert_ids_to_tokens(tokenizer.encode(" a", add_special_tokens=False))[0]
+    return first.startswith("Ġ")
+
+
+def single_token_ids(words, tokenizer):
+    """{word: token id} for the words that are one token of the vocabulary (RoBERTa: ' word')."""
+    prefix = " " if uses_leading_space(tokenizer) else ""
+    words = sorted(set(words))
+    ids = tokenizer([prefix + w for w in words], add_special_tokens=False)["input_ids"]
+    return {w: i[0] for w, i in zip(words, ids) if len(i) == 1}
+
+
+def definition_stats(pairs):
+    """Words, definitions and mean definition length in whitespace-separated words."""
+    return dict(words=len({w for w, _ in pairs}), definitions=len(pairs),
+                avg_length=statistics.fmean(len(d.split()) for _, d in pairs) if pairs else float("nan"))
+
+
+def token_length_stats(definitions, tokenizer):
+    """Max and median tokenised length of the definitions, [CLS]/[SEP] included."""
+    lengths = [len(ids) for ids in tokenizer(list(definitions))["input_ids"]]
+    return max(lengths), statistics.median(lengths)
+
+
+def merge_entries(pairs, dedupe=True):
+    """Combine same-named entries; drop repeated definitions of an entry when dedupe."""
+    seen, out = set(), []
+    for entry, definition in pairs:
+        key = (entry, definition)
+        if dedupe and key in seen:
+            continue
+        seen.add(key)
+        out.append(key)
+    return out
+
+
+def require_oxford_train(data_dir=None):
+    """The paper's Oxford dataset or an error: at paper scale the offline stand-in (valid+test
+    with WordNet) is never used in its place."""
+    path = config.data_root(data_dir) / "dictionary" / "oxford" / "ishiwatari" / "train.txt"
+    if not path.is_file():
+        raise data.DataMissing(f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
+                               f"(`python -m defsent_lite.download fetch --only oxford --root {config.data_root(data_dir)}`); "
+                               "only the smoke and cpu scales fall back to valid+test with WordNet")
+    return path
+
+
+def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):
+    """All Oxford (word, definition) pairs of the splits at hand, and the splits used."""
+    ox = data.load_oxford(data_dir)
+    used = [s for s in splits if s in ox]
+    return [p for s in used for p in ox[s]], used
+
+
+def defsentplus_dataset(name, tokenizer, data_dir=None):
+    """DefSent+ dataset a (Oxford + WordNet, merged, deduplicated), b (Oxford) or c (Oxford
+    single words in the BERT vocabulary), as (entry, definition) pairs, and the Oxford splits used."""
+    ox, used = oxford_pairs(data_dir)
+    if name == "a":
+        return merge_entries(ox + data.wordnet_definitions(data_dir)), used
+    if name == "b":
+        return ox, used
+    if name == "c":
+        keep = single_token_ids([w for w, _ in ox], tokenizer)
+        return [(w, d) for w, d in ox if w in keep], used
+    raise ValueError(f"unknown DefSent+ dataset {name!r}: choose a, b or c")
+
+
+
+def defsent_table1(pairs, tokenizers, seed=SPLIT_SEED):
+    """DefSent Table 1 rows {(group, split): [words, definitions, avg_length]}.
+
+    `tokenizers` maps a group label ("In BERT vocab.", ...) to a tokenizer, or to None when
+    that tokenizer is not at hand (its rows are then NaN).
+    """
+    groups = {"All": pairs}
+    for label, tok in tokenizers.items():
+        keep = single_token_ids([w for w, _ in pairs], tok) if tok is not None else None
+        groups[label] = [p for p in pairs if p[0] in keep] if keep is not None else None
+    rows = {}
+    for label, group in groups.items():
+        splits = split_by_word(group, seed) if group is not None else {}
+        for name in ("train", "dev", "test"):
+            s = definition_stats(splits[name]) if group is not None else {}
+            rows[(label, name.capitalize())] = [s.get("words", float("nan")), s.get("definitions", float("nan")),
+                                                s.get("avg_length", float("nan"))]
+    return rows
+
+
+def defsentplus_table1(bert_tokenizer, roberta_tokenizer=None, data_dir=None):
+    """DefSent+ Table 1 rows {label: [definitions, entries, max/median length BERT, RoBERTa]}."""
+    labels = {"a": "a (Oxford + WordNet)", "b": "b (Oxford)", "c": "c (Oxford single words in BERT vocab.)"}
+    rows = {}
+    for name, label in labels.items():
+        pairs, _ = defsentplus_dataset(name, bert_tokenizer, data_dir)
+        defs = [d for _, d in pairs]
+        bert = token_length_stats(defs, bert_tokenizer)
+        rob = token_length_stats(defs, roberta_tokenizer) if roberta_tokenizer else (float("nan"),) * 2
+        rows[label] = [len(pairs), len({e for e, _ in pairs}), *bert, *rob]
+    return rows

@@ -1,0 +1,161 @@
+"""Batched sentence encoding: tokenise once, sort by length, pad per batch, pool, return CPU float32."""
+import contextlib
+
+import torch
+from tqdm.auto import tqdm
+
+from . import config
+from .pooling import POOLINGS, pool, prompt_text
+
+
+def tokenize_sorted(tokenizer, sentences, max_length):
+    """Token ids of every sentence (no padding) and the order that sorts them longest first."""
+    enc = tokenizer(list(sentences), truncation=True, max_length=max_length, padding=False)
+    features = [{k: enc[k][i] for k in enc.keys()} for i in range(len(sentences))]
+    order = sorted(range(len(features)), key=lambda i: -len(features[i]["input_ids"]))
+    return features, order
+
+
+def prompt_sentences(tokenizer, sentences, max_length):
+    """Each sentence wrapped in the prompt template; a sentence too long for max_length loses
+    words from its end (never the mask token, which truncation would cut)."""
+    wrapped = [prompt_text(s, tokenizer.mask_token) for s in sentences]
+    lengths = [len(ids) for ids in tokenizer(wrapped)["input_ids"]]
+    for i, n in enumerate(lengths):
+        words = sentences[i].split()
+        while n > max_length and words:
+            words = words[:max(0, min(len(words) - 1, len(words) * max_length // n))]
+            wrapped[i] = prompt_text(" ".join(words), tokenizer.mask_token)
+            n = len(tokenizer(wrapped[i])["input_ids"])
+    return wrapped
+
+
+def tokenize_batch(tokenizer, sentences, pooling, max_length=128):
+    """Padded tensors of one batch as `pooling` needs them (prompt: the template around each)."""
+    if pooling == "prompt":
+        sentences = prompt_sentences(tokenizer, list(sentences), max_length)
+    return tokenizer(list(sentences), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+
+
+def check_sentences(sentences, allow_empty=False):
+    """Sentences must be strings and at least one; empty ones are refused unless allow_empty
+    (SentEval keeps a few)."""
+    if isinstance(sentences, str):
+        raise TypeError("encode() takes a list of sentences, not a single string")
+    if len(sentences) == 0:
+        raise ValueError("no sentences to encode (empty list)")
+    for i, s in enumerate(sentences):
+        if not isinstance(s, str):
+            raise TypeError(f"sentence {i} is {type(s).__name__}, not str")
+        if not allow_empty and not s.strip():
+            raise ValueError(f"sentence {i} is empty (pass allow_empty=True to encode it as [CLS] [SEP])")
+
+
+@contextlib.contextmanager
+def eval_mode(model):
+    """Switch to eval for the block and restore the previous mode (training loops call encode)."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
+
+
+def amp_dtype(device):
+    """The autocast dtype of a device: bf16 on GPUs that have it natively (compute capability
+    >= 8: A100, H100, L4, RTX 30xx+), fp16 on older GPUs (T4, V100: `is_bf16_supported()` is
+    true there by emulation, which is slow), None (fp32) on CPU."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    major, _ = torch.cuda.get_device_capability(device)
+    return torch.bfloat16 if major >= 8 else torch.float16
+
+
+def precision_name(device):
+    """'bf16', 'fp16 with loss scaling' or 'fp32': what training and encoding use on `device`."""
+    dtype = amp_dtype(device)
+    return {torch.bfloat16: "bf16", torch.float16: "fp16 with loss scaling", None: "fp32"}[dtype]
+
+
+def autocast_for(device):
+    """bf16/fp16 autocast on GPU (see amp_dtype); a no-op on CPU (fp32 there)."""
+    dtype = amp_dtype(device)
+    return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+
+
+def full_precision(device):
+    """A block computed in fp32 even under autocast (logits over the vocabulary or all entries)."""
+    return torch.autocast(torch.device(device).type, enabled=False)
+
+
+def hidden_states(model, batch):
+    """Last hidden states of the encoder (works for AutoModel and AutoModelForMaskedLM)."""
+    return model.base_model(**batch).last_hidden_state
+
+
+def encode(model, tokenizer, sentences, pooling="cls", batch_size=64, max_length=128,
+           progress=None, allow_empty=False, desc="encode"):
+    """Embed sentences -> torch.Tensor [n, d] (CPU, float32) in input order.
+
+    pooling: cls | mean | max | prompt (DefSent+'s template, embedding at the mask token).
+    """
+    return encode_poolings(model, tokenizer, sentences, [pooling], batch_size, max_length,
+                           progress, allow_empty, desc)[pooling]
+
+
+def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_length=128,
+                    progress=None, allow_empty=False, desc="encode"):
+    """{pooling: [n, d] tensor}: cls, mean and max share one forward pass; prompt has its own
+    (its input is the template). Each result equals `encode` with that pooling alone."""
+    sentences = list(sentences)
+    check_sentences(sentences, allow_empty)
+    for p in poolings:
+        if p not in POOLINGS:
+            raise ValueError(f"unknown pooling {p!r}; choose from {POOLINGS}")
+    plain = [p for p in dict.fromkeys(poolings) if p != "prompt"]
+    out = _encode_pass(model, tokenizer, sentences, plain, batch_size, max_length, progress, desc) if plain else {}
+    if "prompt" in poolings:
+        wrapped = prompt_sentences(tokenizer, sentences, max_length)
+        out.update(_encode_pass(model, tokenizer, wrapped, ["prompt"], batch_size, max_length, progress, desc))
+    return out
+
+
+def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc):
+    """One length-sorted forward pass over `sentences`, pooled each way of `poolings`."""
+    device = next(model.parameters()).device
+    features, order = tokenize_sorted(tokenizer, sentences, max_length)
+    out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
+    show = config.show_progress() if progress is None else progress
+    batches = range(0, len(order), batch_size)
+    with eval_mode(model), torch.inference_mode(), autocast_for(device):
+        for start in tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False):
+            idx = order[start:start + batch_size]
+            batch = tokenizer.pad([features[i] for i in idx], return_tensors="pt")
+            batch = {k: v.to(device) for k, v in batch.items()}
+            h = hidden_states(model, batch)
+            for p in poolings:
+                out[p][idx] = pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float().cpu()
+    return out
+
+
+def embedder(model, tokenizer, pooling="cls", **kw):
+    """A function list[str] -> numpy array, the form the STS and transfer scorers take."""
+    return lambda sentences: encode(model, tokenizer, sentences, pooling=pooling, **kw).numpy()
+
+
+def embedders(model, tokenizer, poolings, **kw):
+    """{pooling: embed function}; asked for the same sentences, the poolings share one forward
+    pass (the last list's vectors of every pooling are kept until other sentences come)."""
+    last = {"sentences": None, "vectors": None}
+
+    def embed_with(pooling):
+        def embed(sentences):
+            sentences = list(sentences)
+            if last["sentences"] != sentences:
+                last["vectors"] = encode_poolings(model, tokenizer, sentences, poolings, **kw)
+                last["sentences"] = sentences
+            return last["vectors"][pooling].numpy()
+        return embed
+    return {p: embed_with(p) for p in poolings}

@@ -1,0 +1,132 @@
+"""GaussCSE: a sentence is a Gaussian N(mu, diag(var)) read off its CLS vector by two linear
+layers; sim(a||b) = 1 / (1 + KL(N_a||N_b)) (Eq. 2) is asymmetric, and a contrastive loss over
+NLI triplets (Eq. 3) teaches premises broad and hypotheses narrow distributions.
+
+Variance: softplus of the linear output plus VAR_FLOOR, computed in float32 (also under bf16
+autocast), so it is positive, log(var) is finite and 1/var is bounded by 1/VAR_FLOOR.
+"""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .encode import autocast_for, check_sentences, eval_mode, hidden_states, tokenize_sorted
+
+VAR_FLOOR = 1e-4
+LOSS_SETTINGS = ("ent", "ent+con", "ent+rev", "ent+con+rev")
+TEMPERATURE = 0.05
+
+
+class GaussHead(nn.Module):
+    """Two separate linear layers on the CLS vector: mean and (positive) diagonal variance."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.mean = nn.Linear(hidden, hidden)
+        self.var = nn.Linear(hidden, hidden)
+
+    def forward(self, v):
+        v = v.float()
+        with torch.autocast(v.device.type, enabled=False):
+            return self.mean(v), F.softplus(self.var(v)) + VAR_FLOOR
+
+
+class GaussModel(nn.Module):
+    """Encoder + GaussHead; forward(batch) -> (mu, var), each [B, d] float32."""
+
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+        self.head = GaussHead(encoder.config.hidden_size)
+
+    @property
+    def config(self):
+        return self.encoder.config
+
+    def forward(self, batch):
+        return self.head(hidden_states(self.encoder, batch)[:, 0])  # CLS (<s> for RoBERTa)
+
+
+# ---------------------------------------------------------------- similarity
+
+def kl_per_dim(mu_a, var_a, mu_b, var_b):
+    """KL(N_a||N_b) per dimension for diagonal Gaussians (Appendix A); broadcasts, float32."""
+    mu_a, var_a, mu_b, var_b = (t.float() for t in (mu_a, var_a, mu_b, var_b))
+    return 0.5 * (torch.log(var_b) - torch.log(var_a) + var_a / var_b + (mu_a - mu_b) ** 2 / var_b - 1)
+
+
+def kl_divergence(mu_a, var_a, mu_b, var_b):
+    """KL(N_a||N_b) summed over the last dimension; O(d) per pair."""
+    return kl_per_dim(mu_a, var_a, mu_b, var_b).sum(-1)
+
+
+def kl_similarity(mu_a, var_a, mu_b, var_b, reduction="sum"):
+    """sim(a||b) = 1 / (1 + KL(N_a||N_b)) (Eq. 2). Broadcasts: a [B,1,d] with b [1,B,d] gives [B,B].
+
+    reduction="sum" is the paper's (KL over all dimensions); "mean_per_dim" averages
+    1 / (1 + KL_d) over dimensions, as the official code does.
+    """
+    if reduction == "sum":
+        return 1.0 / (1.0 + kl_divergence(mu_a, var_a, mu_b, var_b))
+    if reduction == "mean_per_dim":
+        return (1.0 / (1.0 + kl_per_dim(mu_a, var_a, mu_b, var_b))).mean(-1)
+    raise ValueError(f"unknown similarity reduction {reduction!r}: use 'sum' (paper) or 'mean_per_dim' (official code)")
+
+
+def kl_matrix(mu_a, var_a, mu_b, var_b):
+    """[n, m] matrix of KL(N_a[i]||N_b[j]) by matrix products, never materialising [n, m, d].
+
+    Computed in float64: the expanded Mahalanobis term cancels (KL(a||a) = 0 is a difference
+    of sums of size ~d), which in float32 leaves errors near 1e-4 for d = 384."""
+    dtype = torch.float64
+    mu_a, var_a, mu_b, var_b = (t.to(dtype) for t in (mu_a, var_a, mu_b, var_b))
+    inv_b = 1.0 / var_b
+    log_term = torch.log(var_b).sum(-1)[None, :] - torch.log(var_a).sum(-1)[:, None]
+    trace = var_a @ inv_b.T
+    maha = (mu_a ** 2) @ inv_b.T - 2 * mu_a @ (mu_b * inv_b).T + (mu_b ** 2 * inv_b).sum(-1)[None, :]
+    return (0.5 * (log_term + trace + maha - mu_a.shape[-1])).float()
+
+
+def similarity_matrix(mu_a, var_a, mu_b, var_b, reduction="sum"):
+    """[n, m] matrix of sim(a[i]||b[j]); the paper's sum uses the matmul form (kl_matrix)."""
+    if reduction == "sum":
+        return 1.0 / (1.0 + kl_matrix(mu_a, var_a, mu_b, var_b).clamp(min=0))
+    return kl_similarity(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None], reduction)
+
+
+# ---------------------------------------------------------------- loss (Eq. 3)
+
+def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, reduction="sum"):
+    """Eq. 3 over a batch of triplets; pre/ent/con are (mu, var) pairs of [B, d].
+
+    Row i's candidates: sim(ent_j||pre_i) for all j (positive j = i), plus sim(con_j||pre_i)
+    with "con", plus sim(pre_j||ent_i) (the reversed entailment pairs) with "rev".
+    """
+    if setting not in LOSS_SETTINGS:
+        raise ValueError(f"unknown loss setting {setting!r}; choose from {LOSS_SETTINGS}")
+    blocks = [similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T]  # [i, j] = sim(ent_j||pre_i)
+    if "con" in setting:
+        blocks.append(similarity_matrix(con[0], con[1], pre[0], pre[1], reduction).T)  # sim(con_j||pre_i)
+    if "rev" in setting:
+        blocks.append(similarity_matrix(pre[0], pre[1], ent[0], ent[1], reduction).T)  # sim(pre_j||ent_i)
+    logits = torch.cat(blocks, dim=1) / temperature
+    return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
+
+
+# ---------------------------------------------------------------- encoding
+
+@torch.no_grad()
+def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
+    """(mu, var) float32 CPU tensors [n, d] in input order; length-sorted batches, no fixed padding."""
+    sentences = list(sentences)
+    check_sentences(sentences)
+    device = next(model.parameters()).device
+    features, order = tokenize_sorted(tokenizer, sentences, max_length)
+    d = model.config.hidden_size
+    mu, var = torch.empty(len(sentences), d), torch.empty(len(sentences), d)
+    with eval_mode(model), autocast_for(device):
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            batch = {k: v.to(device) for k, v in tokenizer.pad([features[i] for i in idx], return_tensors="pt").items()}
+            m, v = model(batch)
+            mu[idx], var[idx] = m.float().cpu(), v.float().cpu()
+    return mu, var

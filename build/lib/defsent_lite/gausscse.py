@@ -1,0 +1,375 @@
+"""GaussCSE end to end: training data, one cached training run per loss setting, and the
+evaluations of Tables 1-4 (NLI accuracy / AUPRC, entailment direction)."""
+import warnings
+
+import numpy as np
+import torch
+
+from . import cache, config, data, gauss, models, nli, train
+
+NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
+DEV_SET = "snli_dev"
+
+
+def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"):
+    """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
+    paper's SNLI+MNLI train; `python -m defsent_lite.download fetch --only nli_for_simcse`),
+    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
+    train_dir = config.data_root(data_dir) / "nli" / "train"
+    if source not in ("offline", "simcse"):
+        raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
+    rows = data.read_simcse_nli(train_dir / "nli_for_simcse.csv") if source == "simcse" else \
+        data.read_triplets(train_dir / "triplets.tsv")
+    rows = [r for r in rows if r["source"] not in exclude_sources]
+    if max_triplets and len(rows) > max_triplets:
+        g = torch.Generator().manual_seed(seed)
+        rows = [rows[i] for i in sorted(torch.randperm(len(rows), generator=g)[:max_triplets].tolist())]
+    return [(r["premise"], r["entailment"], r["contradiction"]) for r in rows]
+
+
+def evenly_spaced(rows, n):
+    """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
+    if not n or len(rows) <= n:
+        return list(rows)
+    return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
+
+
+def sentence_gaussians(model, tokenizer, sentences, batch_size=64):
+    """(mu, var, row of each sentence): every distinct sentence encoded once, for all the pairs built on them."""
+    uniq = list(dict.fromkeys(sentences))
+    mu, var = gauss.encode(model, tokenizer, uniq, batch_size=batch_size)
+    return mu, var, {s: i for i, s in enumerate(uniq)}
+
+
+def similarities_in(gaussians, first, second, reduction="sum"):
+    """sim(first[k]||second[k]) and sim(second[k]||first[k]) for each k, from sentence_gaussians' table."""
+    mu, var, pos = gaussians
+    a = torch.tensor([pos[s] for s in first], dtype=torch.long)
+    b = torch.tensor([pos[s] for s in second], dtype=torch.long)
+    fwd = gauss.kl_similarity(mu[a], var[a], mu[b], var[b], reduction)
+    bwd = gauss.kl_similarity(mu[b], var[b], mu[a], var[a], reduction)
+    return fwd.numpy(), bwd.numpy()
+
+
+def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_size=64):
+    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence encoded once."""
+    return similarities_in(sentence_gaussians(model, tokenizer, list(first) + list(second), batch_size), first, second, reduction)
+
+
+def nli_scores(model, tokenizer, rows, reduction="sum"):
+    """sim(hyp||pre) per NLI row (the score thresholded for entailment)."""
+    fwd, _ = pair_similarities(model, tokenizer, [r["hypothesis"] for r in rows], [r["premise"] for r in rows], reduction)
+    return fwd
+
+
+def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE"):
+    """eval_fn for train.train: SNLI-dev AUPRC (the paper's model selection, every 100 steps)."""
+    labels = nli.binary_labels(dev_rows)
+    return lambda model: nli.auprc(nli_scores(model, tokenizer, dev_rows, reduction), labels, what=f"{what}: SNLI-dev AUPRC")
+
+
+def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
+    """Encode premises, entailments and contradictions in one forward pass; Eq. 3."""
+    device = next(model.parameters()).device
+    sentences = [s for column in zip(*batch) for s in column]
+    enc = tokenizer(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(device)
+    mu, var = model(dict(enc))
+    n = len(batch)
+    pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
+    return gauss.contrastive_loss(pre, ent, con, setting, reduction=reduction)
+
+
+def describe_batch(model, tokenizer):
+    """For NonFiniteLoss: the batch's first premises and the range of its means and variances."""
+    def describe(batch):
+        with torch.no_grad():
+            mu, var = gauss.encode(model, tokenizer, [s for t in batch for s in t])
+        return (f"premises {[p[:30] for p, _, _ in batch[:2]]}..., mu in [{mu.min():.3g}, {mu.max():.3g}], "
+                f"var in [{var.min():.3g}, {var.max():.3g}]")
+    return describe
+
+
+def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="sum", what="GaussCSE"):
+    """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
+    plus per-example correctness for McNemar's test. `what` names the run in errors."""
+    dev_scores, dev_labels = nli_scores(model, tokenizer, dev_rows, reduction), nli.binary_labels(dev_rows)
+    threshold = nli.best_threshold(dev_scores, dev_labels, what=f"{what}: SNLI-dev threshold")
+    out = dict(threshold=threshold, dev_auprc=nli.auprc(dev_scores, dev_labels, what=f"{what}: SNLI-dev AUPRC"),
+               nli={}, direction={}, nli_correct={}, direction_correct={})
+    for name, rows in test_sets.items():
+        hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
+        entailing, entailed = direction_pairs(name, rows, sick_full)
+        table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
+        scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
+        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, what=f"{what}: {name} accuracy"),
+                                auprc=100 * nli.auprc(scores, labels, what=f"{what}: {name} AUPRC"))
+        out["nli_correct"][name] = ((scores > threshold) == (labels == 1)).astype(int).tolist()
+        fwd, bwd = similarities_in(table, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
+        out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
+        out["direction_correct"][name] = (fwd > bwd).astype(int).tolist()
+    return out
+
+
+def direction_pairs(name, rows, sick_full):
+    """(entailing, entailed) sentences of a test set's entailment pairs; SICK's bilateral pairs excluded."""
+    if name == "SICK":
+        ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
+        entailing, entailed, _ = nli.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
+        return entailing, entailed
+    ent = [r for r in rows if r["label"] == "entailment"]
+    return [r["premise"] for r in ent], [r["hypothesis"] for r in ent]
+
+
+def eval_data(max_pairs=None, data_dir=None):
+    """SNLI dev, the three test sets (evenly spaced subsets when max_pairs) and full SICK."""
+    dev = evenly_spaced(data.load_nli(DEV_SET, data_dir), max_pairs)
+    tests = {k: evenly_spaced(data.load_nli(v, data_dir), max_pairs) for k, v in NLI_TEST_SETS.items()}
+    sick_full = data.read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
+    return dev, tests, sick_full
+
+
+def run(cfg, data_dir=None):
+    """Train GaussCSE once for cfg (cached by its hash) and evaluate it.
+
+    cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
+    test_max, reduction, exclude_sources, train_source.
+    """
+    what = f"GaussCSE {cfg['setting']} (lr {cfg['lr']:g}, batch {cfg['batch_size']}, seed {cfg['seed']})"
+
+    def compute():
+        config.set_seed(cfg["seed"])
+        encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
+        model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
+        triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
+        batches = [b for e in range(cfg["epochs"]) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
+        batches = [b for b in batches if len(b) > 1]  # a 1-triplet batch has no in-batch negatives
+        dev, tests, sick_full = eval_data(cfg["test_max"], data_dir)
+        dev = evenly_spaced(dev, cfg["dev_max"])
+        history = train.train(model, lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
+                              batches, cfg["lr"], optimizer="adamw", weight_decay=0.0, warmup_ratio=1.0, decay=False,
+                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what), eval_every=cfg["eval_every"],
+                              describe_batch=describe_batch(model, tokenizer), desc=what)
+        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what)
+        return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
+                    loss_curve=history["loss"], triplets=len(triplets))
+    return cache.cached_json("gausscse", dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK")), compute)
+
+
+def length_baselines(tests, sick_full):
+    """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
+    return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)) for name, rows in tests.items()}
+
+
+def paper_hyperparameters(model):
+    """(batch size, lr) with the best SNLI-dev AUPRC in the paper's grid (Table 5), or None for a
+    model the paper does not report."""
+    from . import results
+    cells = {(batch, lr): auprc for (name, batch), row in results.GAUSSCSE_TABLE5.items() if name == model
+             for lr, auprc in zip(results.GAUSSCSE_GRID_LRS, row)}
+    return max(cells, key=cells.get) if cells else None
+
+
+def train_source(scale_name, data_dir=None):
+    """Paper scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
+    nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
+    if scale_name == "paper":
+        return "simcse"
+    train_dir = config.data_root(data_dir) / "nli" / "train"
+    offline = (train_dir / "triplets.tsv").is_file() or not (train_dir / "nli_for_simcse.csv").is_file()
+    return "offline" if offline else "simcse"
+
+
+def base_config(scale, model, data_dir=None):
+    """A scale's GaussCSE config (setting added per run); at paper scale the batch size and lr
+    are the model's Table 5 optimum (the scale's defaults, with a warning, for other models)."""
+    batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
+    if scale["name"] == "paper":
+        best = paper_hyperparameters(model)
+        if best is None:
+            warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
+                          "run `python -m defsent_lite.gausscse --grid SETTING` to search it")
+        batch_size, lr = best or (batch_size, lr)
+    return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"],
+                seed=scale["gauss_seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
+                dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[],
+                train_source=train_source(scale["name"], data_dir))
+
+
+def average_runs(results):
+    """Mean NLI and direction scores (and dev AUPRC) over seeds, as the paper reports; the
+    per-example correctness that McNemar's test needs is the first seed's."""
+    first = results[0]
+    if len(results) == 1:
+        return first
+
+    def mean(get):
+        return float(np.mean([get(r) for r in results]))
+    nli_means = {t: {k: mean(lambda r: r["nli"][t][k]) for k in first["nli"][t]} for t in first["nli"]}
+    direction = {t: mean(lambda r: r["direction"][t]) for t in first["direction"]}
+    return dict(first, nli=nli_means, direction=direction, dev_auprc=mean(lambda r: r["dev_auprc"]),
+                seeds=len(results))
+
+
+def run_settings(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
+    """One cached run per loss setting and seed; {setting: seed-averaged result}."""
+    return {s: average_runs([run(dict(base, setting=s, seed=k), data_dir) for k in seeds]) for s in settings}
+
+
+def grid_search(base, setting, batch_sizes=(16, 32, 64, 128), lrs=(1e-5, 3e-5, 5e-5), data_dir=None):
+    """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr (columns)."""
+    import pandas as pd
+    cells = {(b, lr): 100 * run(dict(base, setting=setting, batch_size=b, lr=lr), data_dir)["dev_auprc"]
+             for b in batch_sizes for lr in lrs}
+    grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
+    return grid.rename(columns=lambda lr: f"{lr:g}")
+
+
+def tables(runs, tests, sick_full):
+    """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
+    import pandas as pd
+    nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
+                for s, r in runs.items()}
+    direction = {"Length-baseline": length_baselines(tests, sick_full), **{s: r["direction"] for s, r in runs.items()}}
+    d = pd.DataFrame(direction).T[list(NLI_TEST_SETS)]
+    d["avg"] = d.mean(axis=1)
+    return pd.DataFrame(nli_rows).T, d
+
+
+LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-9), "(0, 0.5]": (1e-9, 0.5),
+                     "(0.5, 1]": (0.5, 1.0), "> 1": (1.0, np.inf)}
+
+
+def log_length_ratios(name, rows, sick_full):
+    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
+    entailing, entailed = direction_pairs(name, rows, sick_full)
+    return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
+
+
+def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
+    """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
+    characters: pairs, and share right, where the length baseline is right (> 0) or not (<= 0)."""
+    import pandas as pd
+    edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
+    table = {}
+    for name, rows in tests.items():
+        groups = pd.cut(log_length_ratios(name, rows, sick_full), edges, labels=list(bins))
+        correct = pd.Series(run_result["direction_correct"][name], dtype=float)
+        table[name] = correct.groupby(groups, observed=False).agg(["size", "mean"]).round(3).stack()
+    return pd.DataFrame(table)
+
+
+def mcnemar_table(runs):
+    """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
+    import itertools
+
+    import pandas as pd
+    rows = []
+    for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
+        for a, b in itertools.combinations([s for s in gauss.LOSS_SETTINGS if s in runs], 2):
+            for name in NLI_TEST_SETS:
+                nb, nc, p = nli.mcnemar(runs[a][key][name], runs[b][key][name])
+                rows.append(dict(task=task, pair=f"{a} vs {b}", set=name, b=nb, c=nc, p=float(f"{p:.3g}"), significant=p < 0.05))
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- what a notebook will run (paper scale)
+
+def plan(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
+    """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
+    eval_every steps, the test sets at the end), timed by a warm-up here."""
+    from . import budget
+    triplets = training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"])
+    steps = base["epochs"] * (len(triplets) // base["batch_size"])
+    dev, tests, _ = eval_data(base["test_max"], data_dir)
+    dev = evenly_spaced(dev, base["dev_max"])
+    distinct = lambda rows: len({s for r in rows for s in (r["premise"], r["hypothesis"])})  # encoded once each
+    encoded = distinct(dev) * (steps // base["eval_every"] + 2) + sum(distinct(rows) for rows in tests.values())
+    encoder, tokenizer = models.load(base["model"], eval_mode=False)
+    model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
+    batch = triplets[:base["batch_size"]]
+    sentences = [s for t in triplets[:22] for s in t][:64]
+    step_s, batch_s = budget.measure(model, lambda m: triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
+                                     lambda m: gauss.encode(m, tokenizer, sentences))
+    trainings = len(settings) * len(seeds)
+    return budget.Plan(f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds, {len(triplets):,} triplets",
+                       trainings, trainings * steps, trainings * encoded, step_s, batch_s, 64,
+                       budget.device_name(next(model.parameters()).device))
+
+
+def main(argv=None):
+    """python -m defsent_lite.gausscse --scale cpu: the four loss settings (seed-averaged), NLI,
+    direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--model", help="default: the scale's model")
+    ap.add_argument("--reduction", default="sum", choices=["sum", "mean_per_dim"])
+    ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
+    ap.add_argument("--batch-size", type=int)
+    ap.add_argument("--lr", type=float)
+    ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
+    ap.add_argument("--only", nargs="*", choices=gauss.LOSS_SETTINGS, help="train just these settings (cached), no tables")
+    ap.add_argument("--grid", choices=gauss.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
+    args = ap.parse_args(argv)
+    S = config.scale(args.scale)
+    model = args.model or S["model"]
+    base = dict(base_config(S, model), reduction=args.reduction)
+    base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
+    seeds = args.seeds or S["gauss_seeds"]
+    out = args.out or f"gausscse_{S['name']}"
+    if args.grid:
+        meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
+        return save_grid(grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
+    if args.only:  # e.g. two processes with one thread each on a 2-core machine
+        run_settings(base, seeds, settings=args.only)
+        return
+    runs = run_settings(base, seeds)
+    meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
+                epochs=base["epochs"], reduction=args.reduction,
+                data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
+                     f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
+    save_tables(runs, eval_data(base["test_max"]), out, meta)
+
+
+def save_grid(grid, model, path, meta):
+    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save it."""
+    import pandas as pd
+
+    from . import results
+    print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
+    paper = {b: row for (m, b), row in results.GAUSSCSE_TABLE5.items() if m == model}
+    if paper:
+        lrs = [f"{lr:g}" for lr in results.GAUSSCSE_GRID_LRS]
+        print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
+    b, lr = grid.stack().idxmax()
+    print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
+    return grid
+
+
+def save_tables(runs, eval_sets, out, meta):
+    """Print Tables 3 and 2 (ours beside the paper's BERT-base) and McNemar's p-values; save them as CSVs."""
+    import pandas as pd
+
+    from . import results
+    _, tests, sick_full = eval_sets
+    nli_table, dir_table = tables(runs, tests, sick_full)
+    paper_nli = results.paper_table(results.GAUSSCSE_TABLE3, results.GAUSSCSE_NLI_COLS)
+    paper_dir = results.paper_table(results.GAUSSCSE_TABLE2, results.GAUSSCSE_DIR_COLS)
+    mc = mcnemar_table(runs)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        for name, paper, ours in (("nli", paper_nli, nli_table), ("direction", paper_dir, dir_table)):
+            both = results.side_by_side(paper, ours, {k: (k, k) for k in ours.index})
+            print(both.to_string(), "saved", results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta), sep="\n")
+        print(mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
+              "saved", results.save_csv(mc, f"{out}_mcnemar.csv", **meta), sep="\n")
+        three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
+        by_length = pd.concat({s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()})
+        print("direction accuracy by length of the entailing sentence (characters):", by_length.to_string(),
+              "saved", results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta), sep="\n")
+    for s, r in runs.items():
+        print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
+
+
+if __name__ == "__main__":
+    main()

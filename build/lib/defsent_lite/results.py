@@ -1,0 +1,228 @@
+"""The papers' reference numbers, side-by-side "paper / ours / diff" tables, and CSV export.
+
+Numbers are transcribed from ../shared/papers (table and row named in each key).
+"""
+import platform
+from pathlib import Path
+
+import pandas as pd
+
+from . import config
+
+STS_COLS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR", "avg"]
+TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]
+
+# DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
+# Reimers & Gurevych (2019)'s, computed with bert-base.
+DEFSENT_TABLE3 = {
+    "Avg. GloVe embeddings": [55.14, 70.66, 59.73, 68.25, 63.66, 58.02, 53.76, 61.32],
+    "Avg. BERT embeddings": [38.78, 57.98, 57.98, 63.15, 61.06, 46.35, 58.40, 54.81],
+    "BERT CLS-vector": [20.16, 30.01, 20.09, 36.88, 38.08, 16.50, 42.63, 29.19],
+    "InferSent - GloVe": [52.86, 66.75, 62.15, 72.77, 66.87, 68.03, 65.65, 65.01],
+    "Universal Sentence Encoder": [64.49, 67.80, 64.61, 76.83, 73.18, 74.92, 76.69, 71.22],
+    "Sentence-BERT-base (Mean)": [70.97, 76.53, 73.19, 79.09, 74.30, 77.03, 72.91, 74.89],
+    "Sentence-BERT-large (Mean)": [72.27, 78.46, 74.90, 80.99, 76.25, 79.23, 73.75, 76.55],
+    "Sentence-RoBERTa-base (Mean)": [71.54, 72.49, 70.80, 78.74, 73.69, 77.77, 74.46, 74.21],
+    "Sentence-RoBERTa-large (Mean)": [74.53, 77.00, 73.18, 81.85, 76.82, 79.10, 74.29, 76.68],
+    "DefSent-BERT-base (CLS)": [67.56, 79.86, 69.52, 76.83, 76.61, 75.57, 73.05, 74.14],
+    "DefSent-BERT-large (CLS)": [66.22, 82.07, 71.48, 79.34, 75.38, 73.46, 74.30, 74.61],
+    "DefSent-RoBERTa-base (CLS)": [65.55, 80.84, 71.87, 78.77, 79.29, 78.13, 74.92, 75.62],
+    "DefSent-RoBERTa-large (Mean)": [58.36, 76.24, 69.55, 73.15, 76.90, 78.53, 73.81, 72.36],
+}
+
+# DefSent, Table 4: SentEval accuracy (%).
+DEFSENT_TABLE4 = {
+    "Avg. GloVe embeddings": [77.25, 78.30, 91.17, 87.85, 80.18, 83.00, 72.87, 81.52],
+    "Avg. BERT embeddings": [78.66, 86.25, 94.37, 88.66, 84.40, 92.80, 69.45, 84.94],
+    "BERT CLS-vector": [78.68, 84.85, 94.21, 88.23, 84.13, 91.40, 71.13, 84.66],
+    "InferSent - GloVe": [81.57, 86.54, 92.50, 90.38, 84.18, 88.20, 75.77, 85.59],
+    "Universal Sentence Encoder": [80.09, 85.19, 93.98, 86.70, 86.38, 93.20, 70.14, 85.10],
+    "Sentence-BERT-base (Mean)": [83.64, 89.43, 94.39, 89.86, 88.96, 89.60, 76.00, 87.41],
+    "Sentence-BERT-large (Mean)": [84.88, 90.07, 94.52, 90.33, 90.66, 87.40, 75.94, 87.69],
+    "DefSent-BERT-base (CLS)": [80.94, 87.57, 94.59, 89.98, 85.78, 89.73, 73.82, 86.06],
+    "DefSent-BERT-large (CLS)": [85.79, 90.54, 95.58, 90.15, 91.17, 90.47, 73.74, 88.20],
+    "DefSent-RoBERTa-base (CLS)": [83.94, 90.44, 94.05, 90.70, 89.16, 90.80, 75.52, 87.80],
+    "DefSent-RoBERTa-large (Mean)": [86.47, 91.53, 95.02, 91.15, 90.77, 92.33, 73.91, 88.74],
+}
+
+# DefSent, Table 1: words / definitions / average length per split (Oxford, 8:1:1 by word).
+DEFSENT_TABLE1 = {
+    ("All", "Train"): [29413, 97759, 9.921], ("All", "Dev"): [3677, 12127, 9.874],
+    ("All", "Test"): [3677, 12433, 9.846],
+    ("In BERT vocab.", "Train"): [7732, 54142, 9.531], ("In BERT vocab.", "Dev"): [936, 6544, 9.512],
+    ("In BERT vocab.", "Test"): [979, 6930, 9.551],
+    ("In RoBERTa vocab.", "Train"): [7269, 53935, 9.376], ("In RoBERTa vocab.", "Dev"): [901, 6625, 9.372],
+    ("In RoBERTa vocab.", "Test"): [925, 6945, 9.410],
+}
+DEFSENT_TABLE1_COLS = ["words", "definitions", "avg_length"]
+
+# DefSent, Table 2: word prediction (MRR, top-1, top-3, top-10), mean of 10 seeds.
+DEFSENT_TABLE2 = {
+    ("BERT-base (no fine-tuning)", "CLS"): [.0009, .0000, .0000, .0000],
+    ("BERT-base (no fine-tuning)", "Mean"): [.0132, .0001, .0043, .0242],
+    ("BERT-base (no fine-tuning)", "Max"): [.0327, .0157, .0320, .0626],
+    ("BERT-base", "CLS"): [.3200, .2079, .3670, .5418], ("BERT-base", "Mean"): [.3091, .1972, .3524, .5356],
+    ("BERT-base", "Max"): [.2939, .1840, .3350, .5207],
+    ("BERT-large", "CLS"): [.3587, .2388, .4139, .6011], ("BERT-large", "Mean"): [.3286, .2091, .3792, .5723],
+    ("BERT-large", "Max"): [.2925, .1814, .3356, .5194],
+    ("RoBERTa-base", "CLS"): [.3436, .2241, .3983, .5836], ("RoBERTa-base", "Mean"): [.3365, .2170, .3906, .5783],
+    ("RoBERTa-base", "Max"): [.3072, .1941, .3523, .5386],
+    ("RoBERTa-large", "CLS"): [.3863, .2611, .4460, .6364], ("RoBERTa-large", "Mean"): [.3995, .2699, .4634, .6599],
+    ("RoBERTa-large", "Max"): [.3175, .2015, .3646, .5543],
+}
+DEFSENT_TABLE2_COLS = ["mrr", "top1", "top3", "top10"]
+
+# DefSent+ (Liu et al., 2024), Table 1: dictionary datasets.
+DEFSENTPLUS_TABLE1 = {
+    "a (Oxford + WordNet)": [331472, 150518, 138, 12, 141, 12],
+    "b (Oxford)": [122209, 36767, 108, 12, 113, 12],
+    "c (Oxford single words in BERT vocab.)": [67553, 9647, 85, 12, 93, 12],
+}
+# DefSent+, Table 2 (mean over 10 runs, BERT-base-uncased rows and DefSent's baseline).
+DEFSENTPLUS_TABLE2 = {
+    "DefSent BERT-base": [67.30, 81.96, 71.92, 77.68, 76.71, 76.90, 73.28, 75.11],
+    "DefSent+ BERT-base 1st-(Mean,AMP)-c": [65.24, 82.25, 72.37, 80.80, 77.11, 77.38, 72.38, 75.36],
+    "DefSent+ BERT-base 1st-(CLS,AMP)-b": [68.03, 81.97, 74.37, 81.59, 79.18, 79.48, 71.64, 76.61],
+    "DefSent+ BERT-base 1st-(CLS,AMP)-a": [69.09, 83.44, 75.88, 82.63, 80.26, 81.13, 72.73, 77.88],
+    "DefSent+ BERT-base 2nd-(CLS,AMP)-a": [70.18, 84.18, 76.54, 83.21, 80.66, 81.50, 72.53, 78.40],
+    "DefSent+ BERT-base 3rd-(CLS,AMP)-a": [69.91, 84.19, 76.90, 83.52, 80.60, 81.17, 72.64, 78.42],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [71.23, 84.56, 76.93, 83.19, 80.69, 81.57, 72.38, 78.65],
+}
+
+# DefSent+, Table 8: STS average after 1st Training on dataset a per encoding combination.
+DEFSENTPLUS_TABLE8_COLS = ["(Mean, AMP)", "(CLS, AMP)", "(Mean, AC)", "(CLS, AC)"]
+DEFSENTPLUS_TABLE8 = {
+    "BERT-base": [77.50, 77.88, 74.62, 75.10], "BERT-large": [78.16, 79.40, 75.27, 76.54],
+    "RoBERTa-base": [76.68, 76.78, 78.44, 77.66], "RoBERTa-large": [76.97, 79.39, 79.81, 79.49],
+}
+
+# DefSent+, Table 4 (SentEval accuracy). The extracted table splits each DefSent+ name over two
+# lines, each with numbers; we keep the line that carries the model name (BERT-base(ICA)).
+DEFSENTPLUS_TABLE4 = {
+    "DefSent BERT-base": [81.72, 88.14, 94.89, 90.11, 87.04, 89.20, 75.83, 86.70],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [83.43, 89.78, 95.26, 90.58, 89.18, 89.60, 77.68, 87.93],
+    "SimCSE BERT-base": [81.18, 86.20, 94.43, 88.87, 85.50, 89.80, 74.49, 85.78],
+}
+
+DEFSENTPLUS_TABLE1_COLS = ["definitions", "entries", "max_len_bert", "median_len_bert",
+                           "max_len_roberta", "median_len_roberta"]
+
+
+def paper_table(table, columns):
+    """A reference dict as a DataFrame (tuple keys become a MultiIndex)."""
+    df = pd.DataFrame.from_dict(table, orient="index", columns=columns)
+    if isinstance(next(iter(table)), tuple):
+        df.index = pd.MultiIndex.from_tuples(df.index)
+    return df
+
+
+def side_by_side(paper, ours, pairs, digits=2):
+    """Rows 'paper', 'ours', 'diff' (ours - paper) for each (paper row, our row) pair.
+
+    `paper` and `ours` are DataFrames with the same columns; `pairs` maps a label to
+    (paper row key, our row key).
+    """
+    rows = {}
+    for label, (p_key, o_key) in pairs.items():
+        p, o = paper.loc[p_key], ours.loc[o_key]
+        rows[(label, "paper")] = p
+        rows[(label, "ours")] = o
+        rows[(label, "diff")] = o - p
+    out = pd.DataFrame(rows).T
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["row", "source"])
+    return out[list(paper.columns)].astype(float).round(digits)
+
+
+def versions():
+    """Package versions that decide the numbers."""
+    import numpy
+    import scipy
+    import sklearn
+    import torch
+    import transformers
+
+    from . import __version__
+    return {"python": platform.python_version(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "scikit-learn": sklearn.__version__,
+            "numpy": numpy.__version__, "scipy": scipy.__version__, "defsent_lite": __version__}
+
+
+def save_csv(df, name, **meta):
+    """Write a table to the results folder with `# key: value` header lines (model, scale, seeds,
+    subset, versions); returns the file name (what a notebook prints: never an absolute path).
+
+    A relative `name` lands in `config.results_dir()`; read it back with `pd.read_csv(path, comment="#")`.
+    """
+    path = config.results_dir() / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta, **versions())
+    with open(path, "w") as f:
+        for k, v in meta.items():
+            f.write(f"# {k}: {v}\n")
+        df.to_csv(f)
+    return f"results/{name}" if not Path(name).is_absolute() else str(path)
+
+
+# DefSent, Table 6: top-3 predicted words for definitions (BERT-large, CLS).
+DEFSENT_TABLE6 = [
+    ("cost", "be expensive for ( someone )", ["cost", "charge", "pay"]),
+    ("preserve", "prevent ( food ) from rotting", ["preserve", "keep", "spoil"]),
+    ("good", "that which is pleasing or valuable or useful", ["good", "pleasing", "pleasure"]),
+    ("linux", "an open-source operating system modelled on unix.", ["linux", "unix", "gnu"]),
+    ("pile", "place or lay as if in a pile", ["pile", "stack", "heap"]),
+    ("weird", "very strange; bizarre", ["weird", "strange", "bizarre"]),
+    ("sale", "the general activity of selling", ["selling", "sale", "retail"]),
+    ("satellite", "a celestial body orbiting the earth or another planet.", ["planet", "satellite", "orbit"]),
+    ("logic", "the quality of being justifiable by reason", ["reason", "justice", "certainty"]),
+    ("custom", "a thing that one does habitually", ["habit", "routine", "ritual"]),
+    ("chief", "a person who is in charge", ["leader", "boss", "master"]),
+    ("nirvana", "an ideal or idyllic state or place", ["paradise", "dream", "ideal"]),
+]
+
+# DefSent, Table 7: top-5 predicted words for other inputs (BERT-large, CLS).
+DEFSENT_TABLE7 = [
+    ("royal man", ["king", "royal", "prince", "noble", "knight"]),
+    ("royal woman", ["queen", "princess", "royal", "regal", "sovereign"]),
+    ("royal boy", ["boy", "prince", "royal", "king", "baby"]),
+    ("royal girl", ["princess", "queen", "lady", "royal", "belle"]),
+    ("good", ["fine", "good", "great", "right", "solid"]),
+    ("bad", ["bad", "dirty", "awful", "ugly", "nasty"]),
+    ("not good", ["bad", "poor", "wrong", "awful", "terrible"]),
+    ("not bad", ["okay", "fair", "good", "fine", "ok"]),
+    ("Star wars", ["jedi", "star", "trek", "galaxy", "saga"]),
+    ("Star wars in America", ["jedi", "western", "fan", "hollywood", "movie"]),
+    ("Star wars in Europe", ["trek", "space", "adventure", "cinema", "fantas"]),
+    ("Star wars in Japan", ["godzilla", "anime", "gundam", "jedi", "manga"]),
+    ("captain america", ["marvel", "hero", "thor", "superhero", "hulk"]),
+]
+
+# GaussCSE, Tables 1 and 3 (BERT-base): NLI accuracy and AUPRC (x100), SNLI / MNLI / SICK.
+GAUSSCSE_NLI_COLS = ["SNLI acc", "SNLI AUPRC", "MNLI acc", "MNLI AUPRC", "SICK acc", "SICK AUPRC"]
+GAUSSCSE_TABLE3 = {
+    "SimCSE (BERT-base)": [74.96, 66.76, 78.18, 75.88, 86.11, 81.41],
+    "ent": [72.44, 60.65, 67.92, 56.96, 67.70, 68.26],
+    "ent+con": [77.63, 70.95, 77.71, 74.21, 80.38, 82.12],
+    "ent+rev": [69.32, 54.21, 66.04, 53.87, 67.93, 63.60],
+    "ent+con+rev": [76.64, 67.07, 76.85, 71.34, 83.15, 79.45],
+}
+# GaussCSE, Tables 2 and 4 (BERT-base): entailment-direction accuracy.
+GAUSSCSE_DIR_COLS = ["SNLI", "MNLI", "SICK", "avg"]
+GAUSSCSE_TABLE2 = {
+    "Length-baseline": [92.63, 82.64, 69.14, 81.47],
+    "ent": [64.84, 61.11, 60.10, 62.01],
+    "ent+con": [64.55, 56.84, 69.67, 63.68],
+    "ent+rev": [97.60, 92.64, 87.80, 92.68],
+    "ent+con+rev": [97.38, 91.92, 86.22, 91.84],
+}
+# GaussCSE, Table 5 (Appendix E): SNLI-dev AUPRC x100 of the grid, per (model, batch size), lr 1e-5 / 3e-5 / 5e-5.
+GAUSSCSE_GRID_LRS = [1e-5, 3e-5, 5e-5]
+GAUSSCSE_TABLE5 = {
+    ("bert-base-uncased", 16): [63.05, 65.72, 66.21], ("bert-base-uncased", 32): [62.02, 64.69, 64.84],
+    ("bert-base-uncased", 64): [60.44, 62.93, 64.20], ("bert-base-uncased", 128): [58.99, 61.26, 62.66],
+    ("bert-large-uncased", 16): [64.66, 65.65, 61.09], ("bert-large-uncased", 32): [63.73, 65.56, 63.42],
+    ("bert-large-uncased", 64): [62.24, 65.01, 62.46], ("bert-large-uncased", 128): [60.72, 63.41, 64.68],
+    ("roberta-base", 16): [64.66, 65.78, 66.31], ("roberta-base", 32): [63.06, 65.09, 65.68],
+    ("roberta-base", 64): [61.59, 64.18, 64.95], ("roberta-base", 128): [60.48, 62.54, 63.84],
+    ("roberta-large", 16): [66.22, 67.17, 61.69], ("roberta-large", 32): [65.96, 67.10, 60.64],
+    ("roberta-large", 64): [64.26, 66.01, 66.88], ("roberta-large", 128): [63.07, 64.91, 65.72],
+}

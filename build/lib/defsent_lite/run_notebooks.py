@@ -1,0 +1,56 @@
+"""Run the notebooks top to bottom: sync each jupytext `.py` to its `.ipynb`, execute in place.
+
+    python -m defsent_lite.run_notebooks            # all notebooks/NN_*.py, in order
+    python -m defsent_lite.run_notebooks 01 90      # those whose name starts with 01 or 90
+
+Progress bars are turned off (DEFSENT_PROGRESS=0) so that the stored outputs are the ones
+`pytest --nbval` reproduces. The run cache starts empty (a fresh temporary folder, deleted at the
+end, whatever DEFSENT_CACHE says): stored outputs are those of a cold-cache run, never of stale
+cached runs. Notebooks run in order and share that cache (11 reuses the encoders 10 trained).
+At paper scale no cell has a time limit (a training cell runs for hours); otherwise one hour.
+"""
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def run(py_path, timeout=None):
+    """Sync one paired notebook from its .py and execute it in its folder."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb_path = py_path.with_suffix(".ipynb")
+    nb = jupytext.read(py_path)
+    if timeout is None:
+        timeout = -1 if os.environ.get("DEFSENT_SCALE") == "paper" else 3600  # -1: no limit
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(py_path.parent)}})
+    client.execute()
+    nbformat.write(nb, nb_path)
+    return nb_path
+
+
+def main(prefixes):
+    os.environ["DEFSENT_PROGRESS"] = "0"
+    cache = tempfile.mkdtemp(prefix="defsent_cache_")
+    os.environ["DEFSENT_CACHE"] = cache
+    paths = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.py") if not prefixes or p.name.startswith(tuple(prefixes)))
+    try:
+        for p in paths:
+            t0 = time.perf_counter()
+            print(f"running {p.name} ...", flush=True)
+            run(p)
+            print(f"  wrote {p.with_suffix('.ipynb').name} in {time.perf_counter() - t0:.0f} s", flush=True)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,84 @@
+"""Unsupervised STS: Spearman x100 between cosine similarity and gold, "all" setting.
+
+STS12-16: each year's subsets concatenated (empty gold dropped, STS13 without SMT);
+STS-B and SICK-R: the test sets. Every distinct sentence is embedded once across tasks.
+"""
+import numpy as np
+from scipy.stats import spearmanr
+
+from . import data
+from .checks import require_finite, require_nonempty
+
+TASKS = data.STS_TASKS
+
+
+def as_numpy(x):
+    """Array or tensor -> float64 numpy array."""
+    if hasattr(x, "detach"):
+        x = x.detach().float().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def cosine_rows(a, b):
+    """Cosine similarity of matching rows of a and b."""
+    na = np.linalg.norm(a, axis=1).clip(min=1e-12)
+    nb = np.linalg.norm(b, axis=1).clip(min=1e-12)
+    return (a * b).sum(1) / (na * nb)
+
+
+def spearman_x100(pred, gold, what="STS"):
+    """Spearman x100; empty, non-finite or constant input is an error naming `what` (else NaN)."""
+    pred, gold = np.asarray(pred, np.float64), np.asarray(gold, np.float64)
+    require_nonempty(gold, f"{what}: pairs")
+    require_finite(pred, f"{what}: predicted similarities")
+    require_finite(gold, f"{what}: gold scores")
+    for values, name in ((gold, "gold score"), (pred, "predicted similarity")):
+        if np.ptp(values) == 0:
+            raise ValueError(f"{what}: every pair has the same {name} ({values[0]:g}); Spearman is undefined")
+    return float(100.0 * spearmanr(pred, gold).statistic)
+
+
+def load_tasks(tasks=None, data_dir=None, variant="raw", max_pairs=None):
+    """{task: (s1, s2, gold)}; max_pairs keeps an evenly spaced subset of each task (smoke runs)."""
+    out = {}
+    for task in tasks or TASKS:
+        s1, s2, gold = data.load_sts(task, data_dir, variant)
+        if max_pairs and len(gold) > max_pairs:
+            keep = np.linspace(0, len(gold) - 1, max_pairs).round().astype(int)
+            s1, s2, gold = [s1[i] for i in keep], [s2[i] for i in keep], [gold[i] for i in keep]
+        out[task] = (s1, s2, gold)
+    return out
+
+
+def embed_unique(embed, sentences):
+    """Embed each distinct sentence once: {sentence: row index}, matrix."""
+    unique = list(dict.fromkeys(sentences))
+    vectors = as_numpy(embed(unique))
+    if vectors.shape[0] != len(unique):
+        raise ValueError(f"embed returned {vectors.shape[0]} rows for {len(unique)} sentences")
+    if not np.isfinite(vectors).all():
+        raise ValueError("embed returned NaN or inf values")
+    return {s: i for i, s in enumerate(unique)}, vectors
+
+
+def evaluate(embed, data_dir=None, tasks=None, variant="raw", max_pairs=None):
+    """Spearman x100 per task and their average 'avg'. `embed(list[str]) -> [n, d]`."""
+    return evaluate_each({"_": embed}, data_dir, tasks, variant, max_pairs)["_"]
+
+
+def evaluate_each(embeds, data_dir=None, tasks=None, variant="raw", max_pairs=None):
+    """{name: scores} for several embed functions (e.g. `encode.embedders`' poolings, which then
+    share one forward pass): the data is read once and the same sentence list goes to each."""
+    loaded = load_tasks(tasks, data_dir, variant, max_pairs)
+    all_sentences = [s for s1, s2, _ in loaded.values() for s in s1 + s2]
+    out = {}
+    for name, embed in embeds.items():
+        index, vectors = embed_unique(embed, all_sentences)
+        scores = {}
+        for task, (s1, s2, gold) in loaded.items():
+            a = vectors[[index[s] for s in s1]]
+            b = vectors[[index[s] for s in s2]]
+            scores[task] = spearman_x100(cosine_rows(a, b), gold, task)
+        scores["avg"] = float(np.mean(list(scores.values())))
+        out[name] = scores
+    return out

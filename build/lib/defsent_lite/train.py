@@ -1,0 +1,115 @@
+"""The one training loop every method shares: a loss function is passed in.
+
+Adam or AdamW, linear warm-up (then constant, or linear decay), gradient clipping,
+bf16/fp16 autocast on GPU, a seed, periodic evaluation with best-state tracking, and a
+hard stop with the step number when the loss is NaN or inf.
+"""
+import copy
+import math
+
+import torch
+from tqdm.auto import tqdm
+
+from . import config
+from .checks import NonFinite
+from .encode import amp_dtype, autocast_for
+
+
+class NonFiniteLoss(FloatingPointError):
+    """The loss became NaN or inf; the message names the step."""
+
+
+def warmup_factor(step, warmup_steps, total_steps, decay):
+    """Learning-rate multiplier: linear warm-up, then 1 (decay=False) or linear decay to 0."""
+    if step < warmup_steps:
+        return (step + 1) / max(1, warmup_steps)
+    if not decay:
+        return 1.0
+    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+
+
+def make_optimizer(params, name, lr, weight_decay):
+    params = [p for p in params if p.requires_grad]
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    raise ValueError(f"unknown optimizer {name!r}: use 'adam' or 'adamw'")
+
+
+def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_decay=0.0,
+          warmup_ratio=0.1, decay=False, grad_clip=None, eval_fn=None, eval_every=None,
+          describe_batch=None, progress=None, desc="train"):
+    """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)`.
+
+    eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
+    the best state is loaded back into `model` before returning. Returns a history dict.
+    No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
+    """
+    if not batches:
+        raise ValueError(f"{desc}: no training batches (is the training data empty?)")
+    empty = [i for i, b in enumerate(batches, 1) if isinstance(b, (list, tuple)) and not b]
+    if empty:
+        raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
+    params = list(model.parameters()) if params is None else list(params)
+    opt = make_optimizer(params, optimizer, lr, weight_decay)
+    total = len(batches)
+    warmup = math.floor(total * warmup_ratio)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_factor(s, warmup, total, decay))
+    device = next(model.parameters()).device
+    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype(device) == torch.float16)  # fp16 only
+    history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
+    best_state = None
+    show = config.show_progress() if progress is None else progress
+    model.train()
+    bar = tqdm(batches, desc=desc, disable=not show, leave=False)
+    for step, batch in enumerate(bar, 1):
+        with autocast_for(device):
+            loss = loss_fn(model, batch)
+        if not torch.isfinite(loss):
+            info = f" ({describe_batch(batch)})" if describe_batch else ""
+            raise NonFiniteLoss(f"loss became {loss.item()} at step {step} of {total}{info}; "
+                                f"try a lower learning rate than {lr:g}")
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        if grad_clip:
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(params, grad_clip)
+        scaler.step(opt)  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
+        scaler.update()
+        sched.step()
+        history["loss"].append(loss.item())
+        if eval_fn and ((eval_every and step % eval_every == 0) or step == total):
+            score = eval_fn(model)
+            if not math.isfinite(score):
+                raise NonFinite(f"{desc}: evaluation score {score} at step {step} of {total}; "
+                                f"try a lower learning rate than {lr:g}")
+            history["eval"].append((step, score))
+            if history["best_score"] is None or score > history["best_score"]:
+                history["best_step"], history["best_score"] = step, score
+                if step != total:
+                    best_state = copy.deepcopy(model.state_dict())
+                else:
+                    best_state = None  # the current weights are the best
+            model.train()
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    require_finite_weights(model, f"{desc}: after step {total} of {total} (lr {lr:g})")
+    model.eval()
+    return history
+
+
+def require_finite_weights(model, what):
+    """The loss is checked before each update, so the last update is checked here, on the weights."""
+    for name, p in model.named_parameters():
+        if not torch.isfinite(p).all():
+            raise NonFinite(f"{what}: weight {name} is NaN or inf; try a lower learning rate")
+
+
+def batched(items, batch_size, seed=None):
+    """Split a list into batches, shuffled with `seed` when given (the one-epoch order)."""
+    items = list(items)
+    if seed is not None:
+        g = torch.Generator().manual_seed(seed)
+        items = [items[i] for i in torch.randperm(len(items), generator=g).tolist()]
+    return [items[i:i + batch_size] for i in range(0, len(items), batch_size)]

@@ -1,0 +1,152 @@
+"""SentEval-style transfer tasks scored with scikit-learn logistic regression.
+
+Protocols follow SentEval's defaults (tools/validation.py):
+- MR, CR, SUBJ, MPQA: k-fold cross-validation, the C of each outer fold chosen by an
+  inner k-fold over C in {2^-2 .. 2^3};
+- TREC, MRPC: k-fold over C in {2^-1 .. 2^5} on train, refit, score the test set
+  (MRPC features [|u - v|, u * v]);
+- SST-2: C in {2^-2 .. 2^3} chosen on dev, score test.
+Accuracy in %. SentEval's papers (and DefSent) used its torch classifier instead
+(Adam, batch 64, early stopping, L2 weight decay in {1e-5 .. 1e-2}); scikit-learn's
+L-BFGS fit to convergence is the deterministic stand-in here.
+"""
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+
+from . import data
+from .checks import require_finite
+from .sts import as_numpy
+
+TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
+C_INNER = [2.0 ** t for t in range(-2, 4)]   # InnerKFold and Split classifiers
+C_KFOLD = [2.0 ** t for t in range(-1, 6)]   # KFold classifier (TREC, MRPC)
+
+
+def fit_score(X_train, y_train, X_test, y_test, C, seed):
+    """Accuracy (0-1) of a logistic regression with inverse L2 strength C."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = LogisticRegression(C=C, max_iter=1000, random_state=seed).fit(X_train, y_train)
+    return clf.score(X_test, y_test)
+
+
+def best_c_by_cv(X, y, grid, kfold, seed):
+    """The C of `grid` with the highest mean k-fold accuracy."""
+    folds = list(StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y))
+    means = [np.mean([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds]) for C in grid]
+    return grid[int(np.argmax(means))]
+
+
+def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True):
+    """MR/CR/SUBJ/MPQA: outer k-fold; each fold's C from an inner k-fold (or C=1 when off)."""
+    scores = []
+    for tr, te in StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y):
+        C = best_c_by_cv(X[tr], y[tr], C_INNER, kfold, seed) if inner_search else 1.0
+        scores.append(fit_score(X[tr], y[tr], X[te], y[te], C, seed))
+    return 100.0 * float(np.mean(scores))
+
+
+def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True):
+    """TREC/MRPC: choose C by k-fold on train, refit on all train, score test."""
+    C = best_c_by_cv(X_train, y_train, C_KFOLD, kfold, seed) if search else 1.0
+    return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
+
+
+def dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True):
+    """SST-2: choose C on dev, score test."""
+    C = 1.0
+    if search:
+        C = C_INNER[int(np.argmax([fit_score(X_train, y_train, X_dev, y_dev, c, seed) for c in C_INNER]))]
+    return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
+
+
+def subset(n, max_examples, seed):
+    """Indices of a seeded random subset (all when max_examples is None)."""
+    if not max_examples or n <= max_examples:
+        return np.arange(n)
+    return np.sort(np.random.RandomState(seed).permutation(n)[:max_examples])
+
+
+def pick(items, idx):
+    return [items[i] for i in idx]
+
+
+def capped(splits, max_examples, max_eval, seed):
+    """{split: columns} with train cut to max_examples and dev/test to max_eval (seeded subsets)."""
+    out = {}
+    for name, columns in splits.items():
+        idx = subset(len(columns[0]), max_examples if name == "train" else max_eval, seed)
+        out[name] = tuple(pick(col, idx) for col in columns)
+    return out
+
+
+def embed_many(embed, sentences):
+    """Embed distinct sentences once; rows in the order given."""
+    unique = list(dict.fromkeys(sentences))
+    vectors = require_finite(as_numpy(embed(unique)), "SentEval sentence embeddings")
+    row = {s: i for i, s in enumerate(unique)}
+    return vectors[[row[s] for s in sentences]]
+
+
+def embed_parts(embed, *parts):
+    """Embed several sentence lists in one call (distinct sentences once); one matrix per list."""
+    X = embed_many(embed, [s for part in parts for s in part])
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    return [X[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
+                  max_eval=None):
+    """Accuracy (%) on one task; max_examples caps the training data, max_eval the dev and test
+    sets of SST-2, TREC and MRPC (smoke runs; seeded subsets).
+
+    Each task's sentences go to `embed` in one call (see `evaluate_each`)."""
+    if task in data.BINARY_FILES:
+        sents, labels = data.load_binary_task(task, data_dir)
+        idx = subset(len(sents), max_examples, seed)
+        (X,) = embed_parts(embed, pick(sents, idx))
+        return nested_cv_accuracy(X, np.array(pick(labels, idx)), kfold, seed, inner_search)
+    if task == "SST2":
+        d = capped(data.load_sst2(data_dir), max_examples, max_eval, seed)
+        Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
+        return dev_then_test_accuracy(Xtr, np.array(d["train"][1]), Xdv, np.array(d["dev"][1]),
+                                      Xte, np.array(d["test"][1]), seed, inner_search)
+    if task == "TREC":
+        d = capped(data.load_trec(data_dir), max_examples, max_eval, seed)
+        Xtr, Xte = embed_parts(embed, d["train"][0], d["test"][0])
+        return cv_then_test_accuracy(Xtr, np.array(d["train"][1]), Xte, np.array(d["test"][1]), kfold, seed, inner_search)
+    if task == "MRPC":
+        d = capped(data.load_mrpc(data_dir), max_examples, max_eval, seed)
+        ua, ub, va, vb = embed_parts(embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1])
+        return cv_then_test_accuracy(pair_features(ua, ub), np.array(d["train"][2]), pair_features(va, vb),
+                                     np.array(d["test"][2]), kfold, seed, inner_search)
+    raise ValueError(f"unknown transfer task {task!r}; choose from {TASKS}")
+
+
+def pair_features(u, v):
+    """[|u - v|, u * v] of the two sentences' vectors of each pair (SentEval's MRPC features)."""
+    return np.hstack([np.abs(u - v), u * v])
+
+
+def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
+             max_eval=None):
+    """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]` must accept empty strings
+    (CR and MPQA hold 7 empty lines, which SentEval keeps)."""
+    return evaluate_each({"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval)["_"]
+
+
+def evaluate_each(embeds, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
+                  max_eval=None):
+    """{name: scores} for several embed functions, task by task, so that `encode.embedders`'
+    poolings share one forward pass over each task's sentences."""
+    out = {name: {} for name in embeds}
+    for task in tasks or TASKS:
+        for name, embed in embeds.items():
+            out[name][task] = evaluate_task(task, embed, data_dir, kfold, inner_search, max_examples, seed, max_eval)
+    for scores in out.values():
+        scores["avg"] = float(np.mean(list(scores.values())))
+    return out
