@@ -1,3 +1,0 @@
-"""defsent_lite: small, notebook-first reproductions of DefSent, DefSent+ and GaussCSE."""
-
-__version__ = "0.1.0"
