@@ -57,7 +57,12 @@ def known_checksums():
     return out
 
 
-def sha256_of(path, algorithm="sha256"):
+def sha256_of(path):
+    return digest_of(path, "sha256")
+
+
+def digest_of(path, algorithm):
+    """Hex digest of a file's bytes (sha256; md5 where the publisher gives only that)."""
     h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -172,8 +177,8 @@ def _staged_files(src, url, checksums, staging):
     digest = fetch(url, archive)
     if src.get("sha256") and digest != src["sha256"]:
         raise DownloadError(f"{url}: sha256 {digest} does not match the pinned {src['sha256']}")
-    if src.get("md5") and sha256_of(archive, "md5") != src["md5"]:
-        raise DownloadError(f"{url}: md5 {sha256_of(archive, 'md5')} does not match the publisher's {src['md5']}")
+    if src.get("md5") and digest_of(archive, "md5") != src["md5"]:
+        raise DownloadError(f"{url}: md5 {digest_of(archive, 'md5')} does not match the publisher's {src['md5']}")
     staged = {}
     for member, rel in src["members"].items():
         path = staging / "files" / rel

@@ -282,7 +282,8 @@ def plan(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
     steps = base["epochs"] * (len(triplets) // base["batch_size"])
     dev, tests, _ = eval_data(base["test_max"], data_dir)
     dev = evenly_spaced(dev, base["dev_max"])
-    distinct = lambda rows: len({s for r in rows for s in (r["premise"], r["hypothesis"])})  # encoded once each
+    def distinct(rows):  # each distinct sentence is encoded once (sentence_gaussians)
+        return len({s for r in rows for s in (r["premise"], r["hypothesis"])})
     encoded = distinct(dev) * (steps // base["eval_every"] + 2) + sum(distinct(rows) for rows in tests.values())
     encoder, tokenizer = models.load(base["model"], eval_mode=False)
     model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)

@@ -156,3 +156,14 @@ def test_a_killed_download_leaves_no_temporary_folder(site, tmp_path, sig):
     if sig == signal.SIGKILL:  # nothing can clean up after SIGKILL: the next download does
         download.download(tmp_path, sources=[], log=quiet)
     assert not list(tmp_path.glob(".download-*")) and not (tmp_path / "a/slow.bin").exists()
+
+
+def test_an_archive_pinned_by_the_publishers_md5_is_refused_when_it_differs(site, tmp_path):
+    site.routes["/w.zip"] = zip_bytes({"wordnet/lexnames": DOC})
+    src = dict(name="w", url=site.url("/w.zip"), md5=hashlib.md5(b"another archive").hexdigest(),
+               members={"wordnet/lexnames": "dictionary/lexnames"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={}, log=quiet)
+    assert report.status == "failed" and "does not match the publisher's" in report.detail
+    src["md5"] = hashlib.md5(site.routes["/w.zip"]).hexdigest()
+    (report,) = download.download(tmp_path, sources=[src], checksums={}, log=quiet)
+    assert report.status == "fetched" and download.verify(tmp_path, {}, [src]) == {"dictionary/lexnames": "ok"}
