@@ -30,7 +30,11 @@ class Plan(NamedTuple):
         return self.steps * self.step_s + math.ceil(self.encoded / self.batch) * self.batch_s
 
     def __str__(self):
-        return (f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
+        warning = ""
+        if self.device.startswith("cpu"):
+            warning = (f"WARNING: no GPU: this plan alone is about {hours(self.seconds)} of CPU time here "
+                       "(Colab: Runtime > Change runtime type > GPU). ")
+        return warning + (f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
                 f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
                 f"(warm-up here: {self.step_s:.3f} s per training step without the optimizer update, "
                 f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
@@ -105,12 +109,20 @@ def paper_cpu_warning(scale_name, device=None):
     return None
 
 
-def transfer_sentences(data_dir=None):
-    """Sentences one SentEval transfer evaluation encodes (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC)."""
+def transfer_sentences(data_dir=None, settings=None):
+    """Sentences one SentEval transfer evaluation encodes (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC),
+    under the caps of `settings` (`scores.transfer_settings`; None: all)."""
     from . import data
-    n = sum(len(data.load_binary_task(t, data_dir)[0]) for t in data.BINARY_FILES)
-    n += sum(len(v[0]) for v in data.load_sst2(data_dir).values()) + sum(len(v[0]) for v in data.load_trec(data_dir).values())
-    return n + sum(len(a) + len(b) for a, b, _ in data.load_mrpc(data_dir).values())
+    settings = settings or {}
+    train_cap, eval_cap = settings.get("max_examples"), settings.get("max_eval")
+
+    def capped(n, split):
+        cap = train_cap if split == "train" else eval_cap
+        return min(n, cap) if cap else n
+    n = sum(capped(len(data.load_binary_task(t, data_dir)[0]), "train") for t in data.BINARY_FILES)
+    n += sum(capped(len(v[0]), k) for k, v in data.load_sst2(data_dir).items())
+    n += sum(capped(len(v[0]), k) for k, v in data.load_trec(data_dir).items())
+    return n + sum(2 * capped(len(v[0]), k) for k, v in data.load_mrpc(data_dir).items())
 
 
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):

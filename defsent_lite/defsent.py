@@ -219,8 +219,8 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     and return its result dict; cached by cfg and the dataset's content.
 
     cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer,
-    warmup_ratio, freeze_embedding_layer. The trained encoder is saved in the run's folder
-    (`result["path"]`); a second call with the same cfg and data reuses it. A run whose
+    warmup_ratio, freeze_embedding_layer (and `scoring`, used by final_runs, not in the key). The
+    trained encoder is saved in the run's folder (`result["path"]`); a second call with the same cfg and data reuses it. A run whose
     checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
     need_checkpoint, else returned with path None.
     """
@@ -228,7 +228,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     if dataset is None:
         dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False))
     splits, report = dataset
-    key = dict(cfg, dataset=cache.content_digest(splits))
+    key = dict({k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits))
     what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
 
     def compute(folder):
@@ -273,22 +273,45 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     return best, results
 
 
-def base_config(scale, model):
-    """The run config shared by every DefSent run of a scale (pooling, lr and seed added later)."""
+def base_config(scale, model, data_dir=None):
+    """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
+    `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs)."""
+    from .scores import seed_scoring
     return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
-                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False, paper_data=scale["name"] == "paper")
+                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False, paper_data=scale["name"] == "paper",
+                scoring=seed_scoring(scale, data_dir))
 
 
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     """Choose the learning rate on dev MRR (first seed), then train every seed with it.
 
-    Returns (chosen x, {x: search result}, [result per seed]); all runs are cached."""
+    Returns (chosen x, {x: search result}, [result per seed]); all runs are cached. Only the
+    first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
+    STS and SentEval (`base["scoring"]`, cached by run key) right after training, then its
+    checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
     if dataset is None:
         dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False))
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
     lr = lr_grid([best_x])[best_x]
-    return best_x, search, [run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds]
+    first = run(dict(base, pooling=pooling, seed=seeds[0], lr=lr), dataset)
+    return best_x, search, [first] + [scored_run(dict(base, pooling=pooling, seed=s, lr=lr), dataset) for s in seeds[1:]]
+
+
+def scored_run(cfg, dataset):
+    """A run whose STS and SentEval scores (cfg["scoring"]) are cached and whose checkpoint is dropped."""
+    from . import cache, scores
+    scoring = cfg.get("scoring")
+    if scoring is None:  # a config without scoring keeps its checkpoint
+        return run(cfg, dataset)
+    result = run(cfg, dataset, need_checkpoint=False)
+    if result["path"] is None and scores.trained_scores_cached(result, cfg["pooling"], scoring):
+        return result
+    if result["path"] is None:
+        result = run(cfg, dataset, need_checkpoint=True)
+    scores.score_trained(result, cfg["pooling"], scoring)
+    cache.drop_files("defsent", result["key"])
+    return dict(result, path=None)
 
 
 # ---------------------------------------------------------------- what a notebook will run (paper scale)
@@ -300,6 +323,8 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
     trainings = len(poolings) * (len(xs) + len(seeds) - 1)  # the search's best rate is the first seed's run
+    if base.get("scoring"):  # later seeds are scored on STS and SentEval right after training
+        extra_encoded += len(poolings) * (len(seeds) - 1) * scoring_sentences(base["scoring"])
     model, tokenizer, head, _ = load_model(base["model"])
     p = poolings[0]
     train_batch = collate(tokenizer, splits["train"][:base["batch_size"]], pooling=p)
@@ -310,3 +335,10 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
                        trainings * n_eval + extra_encoded, step_s, batch_s, 64,
                        budget.device_name(next(model.parameters()).device))
+
+
+def scoring_sentences(scoring):
+    """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes."""
+    from . import budget
+    return (budget.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
+            + budget.transfer_sentences(scoring["data_dir"], scoring["transfer"]))

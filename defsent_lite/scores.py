@@ -2,9 +2,11 @@
 
 Several notebooks show the same rows (the untrained model's CLS and mean STS in 01, 11, 21, 22;
 its SentEval rows in 01, 12, 24): each (model, pooling, setting) is computed once per cache, and
-the poolings asked for together share one forward pass (`encode.embedders`).
+the poolings asked for together share one forward pass (`encode.embedders`). A trained run's
+scores are cached under the run's key (`trained_sts`, `trained_transfer`), so they outlive its
+checkpoint: DefSent keeps only the first seed's (see `defsent.final_runs`).
 """
-from . import cache, encode, models, sts, transfer
+from . import cache, config, encode, models, sts, transfer
 
 
 def cached_per_pooling(kind, cfg, poolings, compute_many):
@@ -45,6 +47,61 @@ def transfer_scores(name_or_path, pooling, scale, data_dir=None, batch_size=64):
     model, tokenizer = models.load(name_or_path)
     embed = encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True)
     return transfer.evaluate(embed, data_dir=data_dir, **transfer_settings(scale))
+
+
+def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
+    """STS scores of a trained run's encoder (`run`: a result with "key" and "path"), cached by the
+    run's key; computed from its checkpoint the first time only."""
+    def compute():
+        model, tokenizer = models.load(checkpoint_of(run, "STS"))
+        return sts.evaluate(encode.embedder(model, tokenizer, pooling, batch_size=batch_size), data_dir,
+                            max_pairs=max_pairs)
+    return cache.cached_json("sts_trained", trained_sts_key(run, pooling, max_pairs, data_dir), compute)
+
+
+def trained_transfer(run, pooling, settings, data_dir=None, batch_size=64):
+    """SentEval scores of a trained run's encoder under `settings` (`transfer_settings(scale)`),
+    cached by the run's key; computed from its checkpoint the first time only."""
+    def compute():
+        model, tokenizer = models.load(checkpoint_of(run, "SentEval"))
+        embed = encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True)
+        return transfer.evaluate(embed, data_dir=data_dir, **settings)
+    return cache.cached_json("transfer_trained", trained_transfer_key(run, pooling, settings, data_dir), compute)
+
+
+def trained_sts_key(run, pooling, max_pairs, data_dir=None):
+    return dict(run=run["key"], pooling=pooling, max_pairs=max_pairs, data=cache.data_identity(data_dir, "sts/raw"))
+
+
+def trained_transfer_key(run, pooling, settings, data_dir=None):
+    return dict(run=run["key"], pooling=pooling, data=cache.data_identity(data_dir, "senteval"), **settings)
+
+
+def checkpoint_of(run, what):
+    if run.get("path") is None:
+        raise FileNotFoundError(f"{what} scores of run {run['key']} are not cached and its checkpoint was dropped; "
+                                "train it again (final_runs does so when its scores are missing)")
+    return run["path"]
+
+
+def seed_scoring(scale, data_dir=None):
+    """What a trained DefSent seed is scored on before its checkpoint is dropped: the STS and
+    SentEval evaluations that notebooks 11 and 12 show, with the scale's settings."""
+    return dict(sts_max_pairs=scale["sts_max_pairs"], transfer=transfer_settings(scale),
+                batch_size=scale["batch_size"], data_dir=str(config.data_root(data_dir)))
+
+
+def score_trained(run, pooling, scoring):
+    """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations)."""
+    trained_sts(run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"])
+    trained_transfer(run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"])
+
+
+def trained_scores_cached(run, pooling, scoring):
+    """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
+    d = scoring["data_dir"]
+    return (cache.lookup_json("sts_trained", trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)) is not None
+            and cache.lookup_json("transfer_trained", trained_transfer_key(run, pooling, scoring["transfer"], d)) is not None)
 
 
 def transfer_settings(scale):

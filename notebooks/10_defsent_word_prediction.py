@@ -89,7 +89,7 @@ pd.DataFrame(untrained).T.round(4)
 
 # %%
 # tolerance: fraction; final loss=loss
-base = defsent.base_config(S, MODEL)
+base = defsent.base_config(S, MODEL, DATA_ROOT)
 if S["name"] == "paper":  # before any training: what will run, timed here
     print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}

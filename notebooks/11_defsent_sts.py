@@ -48,7 +48,7 @@ POOLINGS = ["cls", "mean", "max"]
 # %%
 import pandas as pd
 
-from defsent_lite import budget, checks, config, defsent, encode, models, preflight, results, scores, sts
+from defsent_lite import budget, checks, config, defsent, preflight, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -56,23 +56,16 @@ preflight.check("11", SCALE, DATA_ROOT, [MODEL])  # every file and model it need
 model, tokenizer, head, head_kind = defsent.load_model(MODEL)
 print("scale:", S["name"], "| model:", MODEL, "| word-prediction head:", head_kind)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
-base = defsent.base_config(S, MODEL)
+base = defsent.base_config(S, MODEL, DATA_ROOT)
 if S["name"] == "paper":  # before any training: what will run, timed here
     print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
-                      extra_encoded=len(POOLINGS) * (1 + len(S["seeds"])) * budget.sts_sentences(DATA_ROOT)))
-
-
-def sts_scores(name_or_path, pooling):
-    m, tok = models.load(name_or_path)
-    return sts.evaluate(encode.embedder(m, tok, pooling, batch_size=S["batch_size"]), DATA_ROOT,
-                        max_pairs=S["sts_max_pairs"])
-
-
+                      extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT)))  # untrained + 1st seed
 untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
 trained = {}
 for p in POOLINGS:
     _, _, runs = defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset)
-    trained[p] = dict(scores=[sts_scores(r["path"], p) for r in runs], dev_mrr=[r["dev"]["mrr"] for r in runs])
+    trained[p] = dict(scores=[scores.trained_sts(r, p, S["sts_max_pairs"], DATA_ROOT, S["batch_size"]) for r in runs],
+                      dev_mrr=[r["dev"]["mrr"] for r in runs])
 
 # %% [markdown]
 # ## Table 8: every pooling, untrained vs DefSent (mean over seeds)

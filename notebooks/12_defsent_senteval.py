@@ -57,10 +57,10 @@ MODEL = MODEL or S["model"]
 preflight.check("12", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper")
-base = defsent.base_config(S, MODEL)
+base = defsent.base_config(S, MODEL, DATA_ROOT)
 if S["name"] == "paper":  # before any training: what will run, timed here
     print(defsent.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
-                      extra_encoded=3 * (1 + len(S["seeds"])) * budget.transfer_sentences(DATA_ROOT)))
+                      extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT)))  # untrained + 1st seed
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}
 POOLINGS = POOLINGS or ([checks.best_of(dev_mrr, float, "pooling by dev MRR")] if S["name"] == "smoke" else list(final))
@@ -70,7 +70,8 @@ print("scale:", S["name"], "| model:", MODEL, "| head:", head_kind, "| poolings:
 rows = {}
 for p in POOLINGS:
     rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], S, DATA_ROOT, S["batch_size"])[p]
-    seed_scores = [scores.transfer_scores(r["path"], p, S, DATA_ROOT, S["batch_size"]) for r in final[p][2]]
+    seed_scores = [scores.trained_transfer(r, p, scores.transfer_settings(S), DATA_ROOT, S["batch_size"])
+                   for r in final[p][2]]
     rows[("DefSent", p)] = {c: pd.Series([s[c] for s in seed_scores]).mean() for c in results.TRANSFER_COLS}
 ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()}, results.TRANSFER_COLS)
 ours.round(2)

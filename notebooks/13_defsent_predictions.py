@@ -56,8 +56,8 @@ preflight.check("13", SCALE, DATA_ROOT, [MODEL])  # every file and model it need
 untrained = defsent.load_model(MODEL)
 dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["name"] == "paper")
 if S["name"] == "paper":  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
-_, _, runs = defsent.final_runs(defsent.base_config(S, MODEL), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
+    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
+_, _, runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
 trained = defsent.load_model(runs[0]["path"])
 print("scale:", S["name"], "| model:", MODEL, "| pooling:", POOLING, "| head:", trained[3])
 

@@ -80,9 +80,9 @@ untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_
 rows, poolings = {}, {}
 rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
 if S["name"] == "paper":  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL), ["cls"], S["defsent_lr_xs"], S["seeds"],
+    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT), ["cls"], S["defsent_lr_xs"], S["seeds"],
                       defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True)))
-_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
+_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
 m, tok = models.load(ds_runs[0]["path"])
 rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT)))
 ordinal = {1: "1st", 2: "2nd", 3: "3rd"}

@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from defsent_lite import budget, cache, config, defsent, gausscse, pst
+from defsent_lite import budget, cache, config, defsent, gausscse, pst, scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -19,6 +19,8 @@ def test_a_plan_adds_its_parts_and_says_what_it_rests_on():
     text = str(p)
     assert "2 trainings, 100 steps, 640 sentences" in text and "about 1 min on cpu" in text
     assert "0.500 s per training step" in text
+    assert text.startswith("WARNING: no GPU: this plan alone is about 1 min of CPU time here")
+    assert not str(p._replace(device="Tesla T4 (fp16)")).startswith("WARNING")
     assert budget.hours(7200) == "2.0 h"
 
 
@@ -55,28 +57,61 @@ def tiny_defsent_dataset(tok, n=96):
     return dict(train=rows, dev=rows[:24], test=rows[24:48]), dict(source="tiny")
 
 
-def test_defsent_keeps_only_the_checkpoints_later_loaded(tiny_mlm, tmp_path, monkeypatch):
+def tiny_scoring_scale():
+    """The smoke scale with evaluations small enough for a unit test."""
+    return dict(config.scale("smoke"), sts_max_pairs=20, transfer_max_examples=60, transfer_max_eval=20,
+                transfer_kfold=2)
+
+
+def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tiny_mlm, tmp_path, monkeypatch):
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     path, tok = tiny_mlm
     dataset = tiny_defsent_dataset(tok)
-    base = dict(defsent.base_config(config.scale("smoke"), path), train_max=None, eval_max=None)
-    xs, seeds = [1.0, 5.0, 9.0], [0, 1]
+    scale = tiny_scoring_scale()
+    base = dict(defsent.base_config(scale, path), train_max=None, eval_max=None)
+    xs, seeds = [1.0, 5.0, 9.0], [0, 1, 2]
     planned = defsent.plan(base, ["cls"], xs, seeds, dataset)
+    trained, scored = [], []
+    original = defsent.load_model
+    monkeypatch.setattr(defsent, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
+    original_score = scores.score_trained
+    monkeypatch.setattr(scores, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
+    best_x, search, runs = defsent.final_runs(base, "cls", xs, seeds, dataset)
+    assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
+    assert planned.steps == planned.trainings * math.ceil(96 / 16) \
+        == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])
+    per_scoring = budget.sts_sentences(None, 20) + budget.transfer_sentences(None, scores.transfer_settings(scale))
+    assert planned.encoded == planned.trainings * 48 + 2 * per_scoring  # dev+test of each run, seeds 1 and 2 scored
+    assert (Path(runs[0]["path"]) / "config.json").is_file() and runs[1]["path"] is None and runs[2]["path"] is None
+    assert len(scored) == 2 and all(scored)  # scored from their checkpoints, before these were dropped
+    dropped = [x for x in xs if x != best_x]
+    assert all(search[x]["path"] is None for x in dropped) and search[best_x]["path"] == runs[0]["path"]
+    on_disk = [str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json")]
+    assert on_disk == [runs[0]["path"]]  # 5 trainings, 1 checkpoint left: the first seed's final run
+    before = len(trained)
+    again = defsent.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
+    assert len(trained) == before and again[0] == best_x and [r["path"] for r in again[2]] == [r["path"] for r in runs]
+    settings = scores.transfer_settings(scale)
+    sts_seed1 = scores.trained_sts(again[2][1], "cls", 20, None)  # what nb 11 reads: the cached scores
+    assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before
+    assert "avg" in scores.trained_transfer(again[2][2], "cls", settings, None)
+    with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
+        scores.trained_sts(again[2][1], "cls", 21, None)  # scores never computed for this setting
+
+
+def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_mlm, tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    path, tok = tiny_mlm
+    dataset = tiny_defsent_dataset(tok)
+    base = dict(defsent.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
+    _, _, runs = defsent.final_runs(base, "cls", [5.0], [0, 1], dataset)
+    other = dict(base, scoring=dict(base["scoring"], sts_max_pairs=10))  # another STS size: not cached yet
     trained = []
     original = defsent.load_model
     monkeypatch.setattr(defsent, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
-    best_x, search, runs = defsent.final_runs(base, "cls", xs, seeds, dataset)
-    assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
-    assert planned.steps == planned.trainings * math.ceil(96 / 16) == sum(r["steps"] for r in search.values()) + runs[1]["steps"]
-    kept = [r["path"] for r in runs]
-    assert all((Path(p) / "config.json").is_file() for p in kept)
-    dropped = [x for x in xs if x != best_x]
-    assert all(search[x]["path"] is None for x in dropped) and search[best_x]["path"] == kept[0]
-    on_disk = sorted(str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))
-    assert on_disk == sorted(kept)  # 4 trainings, 2 checkpoints left: the seeds' final runs
-    before = len(trained)
-    again = defsent.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
-    assert len(trained) == before and again[0] == best_x and [r["path"] for r in again[2]] == kept
+    _, _, again = defsent.final_runs(other, "cls", [5.0], [0, 1], dataset)
+    assert len(trained) == 1 and again[1]["key"] == runs[1]["key"] and again[1]["path"] is None
+    assert "avg" in scores.trained_sts(again[1], "cls", 10, None)
 
 
 def test_a_dropped_checkpoint_is_recomputed_only_when_its_files_are_needed(tmp_path, monkeypatch):
@@ -129,6 +164,8 @@ def test_evaluation_sizes_and_an_encoding_only_plan():
     shared = config.data_root()
     assert budget.transfer_sentences(shared) == (5331 * 2 + 3775 + 10000 + 10606) + (67349 + 872 + 1821) \
         + (5452 + 500) + 2 * (4076 + 1725)  # SentEval's counts (../shared/data/senteval/SOURCES.md)
+    capped = dict(max_examples=1000, max_eval=500)
+    assert budget.transfer_sentences(shared, capped) == 4 * 1000 + (1000 + 500 + 500) + (1000 + 500) + 2 * (1000 + 500)
     assert budget.sts_sentences(shared, max_pairs=10) == 7 * 2 * 10
     p = budget.encoding_plan("untrained", "offline", 640, shared)
     assert p.trainings == 0 and p.steps == 0 and p.batch_s > 0 and p.seconds == pytest.approx(10 * p.batch_s)
