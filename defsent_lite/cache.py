@@ -246,3 +246,14 @@ def drop_files(kind, cfg):
     atomic_write_text(path, json.dumps(entry, indent=1, default=str))
     shutil.rmtree(found.folder, ignore_errors=True)
     return True
+
+
+def drop_all_but(kind, runs, keep):
+    """Drop the files of every run of {name: result} (results with "key" and "path") but `keep`'s;
+    returns the results, path None where dropped (a checkpoint no later step loads)."""
+    out = dict(runs)
+    for name, r in runs.items():
+        if name != keep and r.get("path") is not None:
+            drop_files(kind, r["key"])
+            out[name] = dict(r, path=None)
+    return out

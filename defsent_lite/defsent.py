@@ -262,14 +262,13 @@ def lr_grid(xs=None):
 def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
     chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped
-    once scored (their results stay cached, with path None)."""
+    as soon as a better rate is seen, so at most two are on disk (results stay cached, path None)."""
     from . import cache
-    results = {x: run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False) for x, lr in lr_grid(xs).items()}
-    best = best_of(results, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({base_cfg['pooling']})")
-    for x, r in results.items():
-        if x != best and "key" in r:
-            cache.drop_files("defsent", r["key"])
-            results[x] = dict(r, path=None)
+    results = {}
+    for x, lr in lr_grid(xs).items():
+        results[x] = run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False)
+        best = best_of(results, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({base_cfg['pooling']})")
+        results = cache.drop_all_but("defsent", results, best)
     return best, results
 
 

@@ -79,10 +79,7 @@ def candidates(space, last_step, ica, max_iter=1000, space_key=None):
 def keep_only_best(runs, best, run_cfgs, ds, data_dir=None):
     """Drop the checkpoints of a step's runs but the best (the only one a later step or notebook
     loads); the best's is trained again if an earlier call had dropped it."""
-    for name, r in runs.items():
-        if name != best and r["path"] is not None:
-            cache.drop_files("defsentplus", r["key"])
-            runs[name] = dict(r, path=None)
+    runs.update(cache.drop_all_but("defsentplus", runs, best))
     if runs[best]["path"] is None:
         run_cfg, cand = run_cfgs[best]
         runs[best] = defsentplus.train_once(run_cfg, cand, ds, data_dir)
@@ -112,6 +109,8 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
                                space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
                 runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
+                so_far = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+                runs = cache.drop_all_but("defsentplus", runs, so_far)  # at most two checkpoints on disk
         best = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
         keep_only_best(runs, best, run_cfgs, ds, data_dir)
         steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,

@@ -1,4 +1,4 @@
-"""SentEval-style transfer tasks scored with scikit-learn logistic regression.
+"""SentEval-style transfer tasks scored with L2-regularised logistic regression.
 
 Protocols follow SentEval's defaults (tools/validation.py):
 - MR, CR, SUBJ, MPQA: k-fold cross-validation, the C of each outer fold chosen by an
@@ -6,22 +6,26 @@ Protocols follow SentEval's defaults (tools/validation.py):
 - TREC, MRPC: k-fold over C in {2^-1 .. 2^5} on train, refit, score the test set
   (MRPC features [|u - v|, u * v]);
 - SST-2: C in {2^-2 .. 2^3} chosen on dev, score test.
-Accuracy in %. SentEval's papers (and DefSent) used its torch classifier instead
-(Adam, batch 64, early stopping, L2 weight decay in {1e-5 .. 1e-2}); scikit-learn's
-L-BFGS fit to convergence is the deterministic stand-in here.
+Accuracy in %. Two classifiers with the same objective (scikit-learn's LogisticRegression):
+`classifier="batched"` (default) fits every fold and every C of a task at once
+(`logreg.fit_many`, on the GPU when there is one); `classifier="sklearn"` fits them one by one
+with scikit-learn's L-BFGS (the reference). SentEval's papers (and DefSent) used its torch
+classifier instead (Adam, batch 64, early stopping, L2 weight decay in {1e-5 .. 1e-2}).
 """
 import warnings
 
 import numpy as np
+import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from . import data
+from . import config, data, logreg
 from .checks import require_finite
 from .sts import as_numpy
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
+CLASSIFIERS = ("batched", "sklearn")
 C_INNER = [2.0 ** t for t in range(-2, 4)]   # InnerKFold and Split classifiers
 C_KFOLD = [2.0 ** t for t in range(-1, 6)]   # KFold classifier (TREC, MRPC)
 
@@ -41,8 +45,10 @@ def best_c_by_cv(X, y, grid, kfold, seed):
     return grid[int(np.argmax(means))]
 
 
-def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True):
+def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
     """MR/CR/SUBJ/MPQA: outer k-fold; each fold's C from an inner k-fold (or C=1 when off)."""
+    if classifier == "batched":
+        return batched_nested_cv_accuracy(X, y, kfold, seed, inner_search)
     scores = []
     for tr, te in StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y):
         C = best_c_by_cv(X[tr], y[tr], C_INNER, kfold, seed) if inner_search else 1.0
@@ -50,18 +56,103 @@ def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True):
     return 100.0 * float(np.mean(scores))
 
 
-def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True):
+def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"):
     """TREC/MRPC: choose C by k-fold on train, refit on all train, score test."""
+    if classifier == "batched":
+        return batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold, seed, search)
     C = best_c_by_cv(X_train, y_train, C_KFOLD, kfold, seed) if search else 1.0
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
 
 
-def dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True):
+def dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True,
+                           classifier="batched"):
     """SST-2: choose C on dev, score test."""
+    if classifier == "batched":
+        return batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search)
     C = 1.0
     if search:
         C = C_INNER[int(np.argmax([fit_score(X_train, y_train, X_dev, y_dev, c, seed) for c in C_INNER]))]
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
+
+
+# ---------------------------------------------------------------- the same protocols, batched
+
+class Problems:
+    """Training-row masks and C values of a protocol's fits, all fitted in one batch."""
+
+    def __init__(self, n):
+        self.n, self.masks, self.Cs = n, [], []
+
+    def add(self, train_rows, C):
+        mask = np.zeros(self.n, bool)
+        mask[train_rows] = True
+        self.masks.append(mask)
+        self.Cs.append(C)
+        return len(self.Cs) - 1
+
+    def predict(self, X, y):
+        """[P, n] predicted labels of every row under every problem's fit (on the GPU when present)."""
+        device = config.device()
+        dtype = torch.float64 if device.type == "cpu" else torch.float32
+        fits = logreg.fit_many(torch.as_tensor(X, dtype=dtype, device=device), torch.as_tensor(y, device=device),
+                               torch.as_tensor(np.stack(self.masks), device=device), self.Cs,
+                               n_classes=int(y.max()) + 1)
+        return fits.predict().cpu().numpy()
+
+
+def accuracy(predicted, y, problem, rows):
+    return float((predicted[problem, rows] == y[rows]).mean())
+
+
+def stratified_folds(y, kfold, seed):
+    return list(StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
+
+
+def add_cv_search(problems, rows, y, grid, kfold, seed):
+    """Problems of a k-fold search over `grid` on `rows` (the folds best_c_by_cv makes):
+    {C: [(problem, held-out rows)]}."""
+    folds = stratified_folds(y[rows], kfold, seed)
+    return {C: [(problems.add(rows[tr], C), rows[te]) for tr, te in folds] for C in grid}
+
+
+def chosen(search, predicted, y, grid):
+    """The C with the highest mean held-out accuracy (the first on ties, as np.argmax)."""
+    means = [np.mean([accuracy(predicted, y, p, rows) for p, rows in search[C]]) for C in grid]
+    return grid[int(np.argmax(means))]
+
+
+def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True):
+    """nested_cv_accuracy with all outer folds x C x inner folds (and every outer refit) in one batch."""
+    problems, grid = Problems(len(y)), C_INNER if inner_search else [1.0]
+    outer = []
+    for tr, te in stratified_folds(y, kfold, seed):
+        search = add_cv_search(problems, tr, y, grid, kfold, seed) if inner_search else None
+        outer.append((search, {C: problems.add(tr, C) for C in grid}, te))
+    predicted = problems.predict(X, y)
+    return 100.0 * float(np.mean([accuracy(predicted, y, refit[chosen(search, predicted, y, grid) if search else 1.0], te)
+                                  for search, refit, te in outer]))
+
+
+def batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True):
+    """cv_then_test_accuracy with the k-fold search and every refit in one batch."""
+    X, y = np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
+    train, test = np.arange(len(y_train)), np.arange(len(y_train), len(y))
+    problems, grid = Problems(len(y)), C_KFOLD if search else [1.0]
+    folds = add_cv_search(problems, train, y, grid, kfold, seed) if search else None
+    refit = {C: problems.add(train, C) for C in grid}
+    predicted = problems.predict(X, y)
+    return 100.0 * accuracy(predicted, y, refit[chosen(folds, predicted, y, grid) if search else 1.0], test)
+
+
+def batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search=True):
+    """dev_then_test_accuracy: one fit per C, chosen on dev, scored on test."""
+    X, y = np.vstack([X_train, X_dev, X_test]), np.concatenate([y_train, y_dev, y_test])
+    a, b = len(y_train), len(y_train) + len(y_dev)
+    problems, grid = Problems(len(y)), C_INNER if search else [1.0]
+    fits = [problems.add(np.arange(a), C) for C in grid]
+    predicted = problems.predict(X, y)
+    best = int(np.argmax([accuracy(predicted, y, p, np.arange(a, b)) for p in fits]))
+    return 100.0 * accuracy(predicted, y, fits[best], np.arange(b, len(y)))
 
 
 def subset(n, max_examples, seed):
@@ -100,30 +191,33 @@ def embed_parts(embed, *parts):
 
 
 def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
-                  max_eval=None):
+                  max_eval=None, classifier="batched"):
     """Accuracy (%) on one task; max_examples caps the training data, max_eval the dev and test
-    sets of SST-2, TREC and MRPC (smoke runs; seeded subsets).
+    sets of SST-2, TREC and MRPC (smoke runs; seeded subsets); classifier: one of CLASSIFIERS.
 
     Each task's sentences go to `embed` in one call (see `evaluate_each`)."""
+    if classifier not in CLASSIFIERS:
+        raise ValueError(f"unknown SentEval classifier {classifier!r}; choose from {CLASSIFIERS}")
     if task in data.BINARY_FILES:
         sents, labels = data.load_binary_task(task, data_dir)
         idx = subset(len(sents), max_examples, seed)
         (X,) = embed_parts(embed, pick(sents, idx))
-        return nested_cv_accuracy(X, np.array(pick(labels, idx)), kfold, seed, inner_search)
+        return nested_cv_accuracy(X, np.array(pick(labels, idx)), kfold, seed, inner_search, classifier)
     if task == "SST2":
         d = capped(data.load_sst2(data_dir), max_examples, max_eval, seed)
         Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
         return dev_then_test_accuracy(Xtr, np.array(d["train"][1]), Xdv, np.array(d["dev"][1]),
-                                      Xte, np.array(d["test"][1]), seed, inner_search)
+                                      Xte, np.array(d["test"][1]), seed, inner_search, classifier)
     if task == "TREC":
         d = capped(data.load_trec(data_dir), max_examples, max_eval, seed)
         Xtr, Xte = embed_parts(embed, d["train"][0], d["test"][0])
-        return cv_then_test_accuracy(Xtr, np.array(d["train"][1]), Xte, np.array(d["test"][1]), kfold, seed, inner_search)
+        return cv_then_test_accuracy(Xtr, np.array(d["train"][1]), Xte, np.array(d["test"][1]), kfold, seed,
+                                     inner_search, classifier)
     if task == "MRPC":
         d = capped(data.load_mrpc(data_dir), max_examples, max_eval, seed)
         ua, ub, va, vb = embed_parts(embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1])
         return cv_then_test_accuracy(pair_features(ua, ub), np.array(d["train"][2]), pair_features(va, vb),
-                                     np.array(d["test"][2]), kfold, seed, inner_search)
+                                     np.array(d["test"][2]), kfold, seed, inner_search, classifier)
     raise ValueError(f"unknown transfer task {task!r}; choose from {TASKS}")
 
 
@@ -133,20 +227,22 @@ def pair_features(u, v):
 
 
 def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
-             max_eval=None):
+             max_eval=None, classifier="batched"):
     """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]` must accept empty strings
     (CR and MPQA hold 7 empty lines, which SentEval keeps)."""
-    return evaluate_each({"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval)["_"]
+    return evaluate_each({"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval,
+                         classifier)["_"]
 
 
 def evaluate_each(embeds, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
-                  max_eval=None):
+                  max_eval=None, classifier="batched"):
     """{name: scores} for several embed functions, task by task, so that `encode.embedders`'
     poolings share one forward pass over each task's sentences."""
     out = {name: {} for name in embeds}
     for task in tasks or TASKS:
         for name, embed in embeds.items():
-            out[name][task] = evaluate_task(task, embed, data_dir, kfold, inner_search, max_examples, seed, max_eval)
+            out[name][task] = evaluate_task(task, embed, data_dir, kfold, inner_search, max_examples, seed, max_eval,
+                                            classifier)
     for scores in out.values():
         scores["avg"] = float(np.mean(list(scores.values())))
     return out

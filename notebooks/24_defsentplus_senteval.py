@@ -17,8 +17,8 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/24_defsentplus_senteval.ipynb)
 #
 # Frozen sentence embeddings (last hidden states pooled) as features for logistic
-# regression on seven classification tasks, SentEval's protocols with scikit-learn (see
-# notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
+# regression on seven classification tasks, SentEval's protocols with scikit-learn's
+# objective fitted in one batch per task (see notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
 # improving STS. The encoder here is the best one after the last PST step of notebook 21
 # (shared through the run cache), with the pooling that scored best on STS.
 #

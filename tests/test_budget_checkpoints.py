@@ -76,7 +76,15 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     monkeypatch.setattr(defsent, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
     original_score = scores.score_trained
     monkeypatch.setattr(scores, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
+    on_disk_after_each_run, original_run = [], defsent.run
+
+    def counting_run(*a, **kw):
+        r = original_run(*a, **kw)
+        on_disk_after_each_run.append(len(list((tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))))
+        return r
+    monkeypatch.setattr(defsent, "run", counting_run)
     best_x, search, runs = defsent.final_runs(base, "cls", xs, seeds, dataset)
+    assert max(on_disk_after_each_run) <= 2  # a rate's checkpoint goes as soon as a better one is seen
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
         == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])

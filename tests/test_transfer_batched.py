@@ -1,0 +1,126 @@
+"""Issue 17: the batched SentEval classifier minimises scikit-learn's objective (checked against
+LogisticRegression converged tightly) and gives the scikit-learn path's accuracies on real data."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from scipy.special import logsumexp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.linear_model import LogisticRegression
+
+from defsent_lite import checks, logreg, transfer
+
+
+def sklearn_objective(clf, X, y, C):
+    """scikit-learn's objective in its mean form at a fitted classifier (hand-written from its docs)."""
+    Z = X @ clf.coef_.T + clf.intercept_
+    if Z.shape[1] == 1:
+        loss = np.logaddexp(0, Z[:, 0]) - y * Z[:, 0]
+    else:
+        loss = logsumexp(Z, 1) - Z[np.arange(len(y)), y]
+    return loss.mean() + (clf.coef_ ** 2).sum() / (2 * C * len(y))
+
+
+def synthetic(n, d, classes, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d) * rng.gamma(1.0, 1.0, d) + rng.randn(d)   # uneven scales, non-zero mean
+    y = (X @ rng.randn(d, classes) * 0.3 + rng.gumbel(size=(n, classes))).argmax(1)
+    return X, y
+
+
+def objective_gradient(coef, intercept, X, y, C):
+    """Largest |gradient| entry of the mean-form objective at (coef [K, d], intercept [K]), in numpy."""
+    Z = X @ coef.T + intercept
+    if Z.shape[1] == 1:
+        R = (1 / (1 + np.exp(-Z)) - y[:, None]) / len(y)
+    else:
+        S = np.exp(Z - logsumexp(Z, 1, keepdims=True))
+        R = (S - np.eye(Z.shape[1])[y]) / len(y)
+    return max(np.abs(R.T @ X + coef / (C * len(y))).max(), np.abs(R.sum(0)).max())
+
+
+@pytest.mark.parametrize("classes", [2, 4])
+def test_each_problem_reaches_scikit_learns_minimum(classes):
+    """The objective is strictly convex: a zero gradient (checked in numpy) is its minimum, and
+    scikit-learn, converged as far as it goes, lands on the same weights and predictions."""
+    X, y = synthetic(400, 12, classes)
+    rng = np.random.RandomState(1)
+    masks = rng.rand(3, len(y)) < 0.7
+    Cs = [0.25, 1.0, 16.0]
+    fits = logreg.fit_many(torch.tensor(X), torch.tensor(y), torch.tensor(masks), Cs, tol=1e-9)
+    coef, intercept = fits.coefficients()
+    predicted = fits.predict().numpy()
+    for p, C in enumerate(Cs):
+        Xp, yp = X[masks[p]], y[masks[p]]
+        assert objective_gradient(coef[p].numpy(), intercept[p].numpy(), Xp, yp, C) < 1e-8
+        ref = LogisticRegression(C=C, tol=1e-12, max_iter=100_000).fit(Xp, yp)
+        ref_objective = sklearn_objective(ref, Xp, yp, C)
+        assert ref_objective - 1e-10 <= fits.objective[p].item() <= ref_objective + 1e-12
+        scale = max(1.0, np.abs(ref.coef_).max(), np.abs(ref.intercept_).max())
+        np.testing.assert_allclose(coef[p].numpy(), ref.coef_, atol=1e-3 * scale)
+        np.testing.assert_allclose(intercept[p].numpy(), ref.intercept_, atol=1e-3 * scale)
+        assert (predicted[p] == ref.predict(X)).all()
+
+
+def test_float32_on_any_device_stays_within_the_stated_tolerance_of_the_minimum():
+    X, y = synthetic(600, 16, 2, seed=3)
+    masks = np.ones((1, len(y)), bool)
+    ours = logreg.fit_many(torch.tensor(X, dtype=torch.float32), torch.tensor(y), torch.tensor(masks), [4.0], tol=1e-4)
+    ref = LogisticRegression(C=4.0, tol=1e-12, max_iter=100_000).fit(X, y)
+    assert ours.objective.item() == pytest.approx(sklearn_objective(ref, X, y, 4.0), abs=1e-6)
+
+
+def test_bad_problems_are_errors_naming_them():
+    X, y = synthetic(50, 4, 2)
+    X, y = torch.tensor(X), torch.tensor(y)
+    with pytest.raises(ValueError, match=r"problems \[1\] have no training rows"):
+        logreg.fit_many(X, y, torch.tensor(np.array([[True] * 50, [False] * 50])), [1.0, 1.0])
+    one_class = (y == y[0]).unsqueeze(0)
+    with pytest.raises(ValueError, match="one class only"):
+        logreg.fit_many(X, y, one_class, [1.0])
+    with pytest.raises(RuntimeError, match=r"did not converge in 1 Newton steps: problems \[0\]"):
+        logreg.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1e6], tol=1e-14, max_newton=1)
+    X[3, 2] = float("nan")
+    with pytest.raises(checks.NonFinite, match="logistic regression features: 1 of 200 values are NaN"):
+        logreg.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1.0])
+    with pytest.raises(ValueError, match="unknown SentEval classifier 'svm'"):
+        transfer.evaluate_task("MR", lambda s: np.zeros((len(s), 2)), classifier="svm")
+
+
+def hashed_bag_of_words(sentences):
+    """A cheap, deterministic sentence embedding (hashed word counts): the classifiers see real data."""
+    return HashingVectorizer(n_features=128, alternate_sign=False, norm="l2").transform(sentences).toarray()
+
+
+SMALL = dict(kfold=5, inner_search=True, max_examples=1500, max_eval=None)
+
+
+@pytest.mark.parametrize("task", transfer.TASKS)
+def test_batched_protocols_give_scikit_learns_accuracy_on_real_data(task):
+    """Every protocol (nested CV, k-fold then test, dev then test) on the task's real sentences,
+    at smoke size: the two classifiers agree within 0.3 points or one test example, whichever is
+    larger (scikit-learn's L-BFGS stops at a gradient of 1e-4, so a point on the boundary may flip)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = transfer.evaluate_task(task, hashed_bag_of_words, **SMALL, classifier="sklearn")
+    ours = transfer.evaluate_task(task, hashed_bag_of_words, **SMALL, classifier="batched")
+    one_example = {"SST2": 100 / 1821, "TREC": 100 / 500, "MRPC": 100 / 1725}.get(task, 0.0)
+    assert abs(ours - ref) <= max(0.3, one_example) + 1e-9, (task, ours, ref)
+
+
+def test_batched_nested_cv_chooses_c_as_the_reference_does(monkeypatch):
+    """With one fit per (train rows, C) shared by both paths, the batched protocol picks the same C
+    per outer fold and scores the same folds."""
+    X, y = synthetic(300, 6, 2, seed=5)
+    chosen_ref = []
+    original = transfer.best_c_by_cv
+    monkeypatch.setattr(transfer, "best_c_by_cv", lambda *a: chosen_ref.append(original(*a)) or chosen_ref[-1])
+    ref = transfer.nested_cv_accuracy(X, y, kfold=4, classifier="sklearn")
+    chosen_ours = []
+    original_chosen = transfer.chosen
+    monkeypatch.setattr(transfer, "chosen", lambda *a: chosen_ours.append(original_chosen(*a)) or chosen_ours[-1])
+    ours = transfer.nested_cv_accuracy(X, y, kfold=4, classifier="batched")
+    assert chosen_ours == chosen_ref and len(chosen_ref) == 4
+    assert ours == pytest.approx(ref, abs=100 / 300)
