@@ -44,9 +44,14 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
 
 def transfer_scores(name_or_path, pooling, scale, data_dir=None, batch_size=64):
     """SentEval scores of a (trained) encoder under one pooling, with the scale's settings."""
+    return encoder_transfer(name_or_path, pooling, transfer_settings(scale), data_dir, batch_size)
+
+
+def encoder_transfer(name_or_path, pooling, settings, data_dir=None, batch_size=64):
+    """SentEval scores of an encoder under one pooling and `transfer.evaluate` settings."""
     model, tokenizer = models.load(name_or_path)
     embed = encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True)
-    return transfer.evaluate(embed, data_dir=data_dir, **transfer_settings(scale))
+    return transfer.evaluate(embed, data_dir=data_dir, **settings)
 
 
 def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
@@ -63,9 +68,7 @@ def trained_transfer(run, pooling, settings, data_dir=None, batch_size=64):
     """SentEval scores of a trained run's encoder under `settings` (`transfer_settings(scale)`),
     cached by the run's key; computed from its checkpoint the first time only."""
     def compute():
-        model, tokenizer = models.load(checkpoint_of(run, "SentEval"))
-        embed = encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True)
-        return transfer.evaluate(embed, data_dir=data_dir, **settings)
+        return encoder_transfer(checkpoint_of(run, "SentEval"), pooling, settings, data_dir, batch_size)
     return cache.cached_json("transfer_trained", trained_transfer_key(run, pooling, settings, data_dir), compute)
 
 

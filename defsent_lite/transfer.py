@@ -40,7 +40,7 @@ def fit_score(X_train, y_train, X_test, y_test, C, seed):
 
 def best_c_by_cv(X, y, grid, kfold, seed):
     """The C of `grid` with the highest mean k-fold accuracy."""
-    folds = list(StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y))
+    folds = stratified_folds(y, kfold, seed)
     means = [np.mean([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds]) for C in grid]
     return grid[int(np.argmax(means))]
 
@@ -50,7 +50,7 @@ def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier=
     if classifier == "batched":
         return batched_nested_cv_accuracy(X, y, kfold, seed, inner_search)
     scores = []
-    for tr, te in StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(X, y):
+    for tr, te in stratified_folds(y, kfold, seed):
         C = best_c_by_cv(X[tr], y[tr], C_INNER, kfold, seed) if inner_search else 1.0
         scores.append(fit_score(X[tr], y[tr], X[te], y[te], C, seed))
     return 100.0 * float(np.mean(scores))
@@ -105,6 +105,7 @@ def accuracy(predicted, y, problem, rows):
 
 
 def stratified_folds(y, kfold, seed):
+    """SentEval's shuffled stratified folds; both classifiers use these."""
     return list(StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
 
 
