@@ -21,9 +21,39 @@ BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
 PAPER_LRS = {  # Table 5, raw pre-trained models: 1st, 2nd, 3rd Training
     "bert-base-uncased": (5e-5, 4e-5, 3e-5), "bert-large-uncased": (4e-5, 4e-5, 3e-5),
     "roberta-base": (3e-5, 2e-5, 1e-5), "roberta-large": (3e-5, 2e-5, 1e-5)}
-# "default optimizer setting of fine-tuning BERT" (Devlin et al.): AdamW, weight decay 0.01,
-# linear warm-up over 10% of the steps, then linear decay.
-OPTIMIZER = dict(optimizer="adamw", weight_decay=0.01, warmup_ratio=0.1, decay=True)
+# What the released code (ryuliuxiaodong/DefSent-Plus) does and what the paper's text says where
+# they differ. "official" is the default; "paper" reads "the default optimizer setting of
+# fine-tuning BERT" (Devlin et al.) as AdamW with weight decay 0.01 and 10% warm-up.
+VARIANTS = {
+    "official": dict(optimizer=dict(optimizer="adamw", weight_decay=0.0, eps=1e-6, warmup_ratio=0.0, decay=True,
+                                    grad_clip=1.0),
+                     max_length=512, ica_standardise=True),
+    "paper": dict(optimizer=dict(optimizer="adamw", weight_decay=0.01, eps=1e-8, warmup_ratio=0.1, decay=True,
+                                 grad_clip=None),
+                  max_length=128, ica_standardise=False),
+}
+DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
+    ("optimiser", "BERT's default fine-tuning setting", "AdamW (transformers), eps 1e-6, weight decay 0",
+     "AdamW, eps 1e-8, weight decay 0.01"),
+    ("schedule", "BERT's default (warm-up, linear decay)", "no warm-up, linear decay", "10% warm-up, linear decay"),
+    ("gradient clipping", "not stated", "global norm 1.0", "none"),
+    ("definition length", "not stated", "padded to the longest definition (no cut below 512)", "cut at 128 tokens"),
+    ("ICA", "FastICA, unit-variance whitening", "StandardScaler, then the same FastICA", "FastICA on the raw space"),
+]
+
+
+def variant_settings(variant):
+    """The settings of a DefSent+ variant (VARIANTS); an unknown name is an error."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown DefSent+ variant {variant!r}; choose from {tuple(VARIANTS)}")
+    return VARIANTS[variant]
+
+
+def differences():
+    """The DefSent+ settings where the paper's text and the official code differ."""
+    import pandas as pd
+    return pd.DataFrame(DIFFERENCES, columns=["setting", "paper text", "official code (default)",
+                                              'variant="paper"']).set_index("setting")
 
 
 def combination_name(pooling, entry_pooling):
@@ -138,12 +168,15 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
     content of the space, the dataset and the STS data.
 
     cfg: model, dataset, max_entries, pooling, lr, seed, batch_size, space_key (what the space
-    is: its encoder, entry pooling and transform), inference_poolings, sts_max_pairs.
+    is: its encoder, entry pooling and transform), inference_poolings, sts_max_pairs, variant
+    (VARIANTS: optimiser, schedule, clipping, definition length; default "official").
     Returns the result dict with the saved encoder's path and the run's cache key (path None for
     a run whose checkpoint was dropped, unless need_checkpoint: then it is trained again).
     """
     key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
                sts_data=cache.data_identity(data_dir, "sts/raw"))
+
+    v = variant_settings(cfg.get("variant", "official"))
 
     def compute(folder):
         config.set_seed(cfg["seed"])
@@ -152,9 +185,9 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         E = torch.as_tensor(space, dtype=torch.float32, device=device)
         examples = list(zip(ds["ids"], ds["definitions"]))
         batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-        history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E), batches, cfg["lr"],
-                              describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
-                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})", **OPTIMIZER)
+        history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]), batches,
+                              cfg["lr"], describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
+                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})", **v["optimizer"])
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
         scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir)

@@ -2,8 +2,11 @@
 layers; sim(a||b) = 1 / (1 + KL(N_a||N_b)) (Eq. 2) is asymmetric, and a contrastive loss over
 NLI triplets (Eq. 3) teaches premises broad and hypotheses narrow distributions.
 
-Variance: softplus of the linear output plus VAR_FLOOR, computed in float32 (also under bf16
-autocast), so it is positive, log(var) is finite and 1/var is bounded by 1/VAR_FLOOR.
+Two heads (`HEADS`): "official" (the released code: mu = tanh(W_mu v), var = exp(W_var v),
+i.e. std = sqrt(exp(log_var))) and "paper" (the text's two linear layers: mu = W_mu v, var =
+softplus(W_var v) + 1e-4). Both are computed in float32 (also under bf16 autocast). The official
+variance is floored at float32's smallest normal number, where exp would underflow to 0 and
+log(var) to -inf (a departure only where the official form gives no number at all).
 """
 import torch
 import torch.nn.functional as F
@@ -11,7 +14,9 @@ from torch import nn
 
 from .encode import autocast_for, check_sentences, eval_mode, hidden_states, tokenize_sorted
 
-VAR_FLOOR = 1e-4
+VAR_FLOOR = 1e-4                                  # the "paper" head's softplus offset
+EXP_VAR_FLOOR = torch.finfo(torch.float32).tiny   # the "official" head's underflow guard
+HEADS = ("official", "paper")
 LOSS_SETTINGS = ("ent", "ent+con", "ent+rev", "ent+con+rev")
 TEMPERATURE = 0.05
 
@@ -19,24 +24,29 @@ TEMPERATURE = 0.05
 class GaussHead(nn.Module):
     """Two separate linear layers on the CLS vector: mean and (positive) diagonal variance."""
 
-    def __init__(self, hidden):
+    def __init__(self, hidden, head="official"):
         super().__init__()
+        if head not in HEADS:
+            raise ValueError(f"unknown GaussCSE head {head!r}; choose from {HEADS}")
+        self.head = head
         self.mean = nn.Linear(hidden, hidden)
         self.var = nn.Linear(hidden, hidden)
 
     def forward(self, v):
         v = v.float()
         with torch.autocast(v.device.type, enabled=False):
+            if self.head == "official":
+                return torch.tanh(self.mean(v)), torch.exp(self.var(v)).clamp_min(EXP_VAR_FLOOR)
             return self.mean(v), F.softplus(self.var(v)) + VAR_FLOOR
 
 
 class GaussModel(nn.Module):
     """Encoder + GaussHead; forward(batch) -> (mu, var), each [B, d] float32."""
 
-    def __init__(self, encoder):
+    def __init__(self, encoder, head="official"):
         super().__init__()
         self.encoder = encoder
-        self.head = GaussHead(encoder.config.hidden_size)
+        self.head = GaussHead(encoder.config.hidden_size, head)
 
     @property
     def config(self):

@@ -11,6 +11,41 @@ NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "si
 DEV_SET = "snli_dev"
 
 
+# What the released code (yoda122/GaussCSE) does and what the paper's text says, where they differ.
+VARIANTS = {
+    "official": dict(head="official", reduction="mean_per_dim", weight_decay=0.01, warmup_ratio=0.1, decay=True,
+                     warmup_from_zero=True, metrics="official", drop_last=True, epochs=1),
+    "paper": dict(head="paper", reduction="sum", weight_decay=0.0, warmup_ratio=1.0, decay=False,
+                  warmup_from_zero=False, metrics="paper", drop_last=False, epochs=3),
+}
+DIFFERENCES = [  # (setting, paper text, official code, ours)
+    ("mean head", "linear map of CLS", "tanh(linear map of CLS)", "variant's"),
+    ("variance", "not specified (positive)", "exp(linear map of CLS)",
+     "official: exp, floored at float32's smallest normal; paper: softplus + 1e-4"),
+    ("similarity", "1 / (1 + sum_d KL_d) (Eq. 2)", "mean_d 1 / (1 + KL_d)", "variant's (reduction setting)"),
+    ("optimiser", "AdamW (decay not stated)", "AdamW, weight decay 0.01 on every parameter", "variant's"),
+    ("schedule", "linear warm-up over the run (Appendix E)", "10% warm-up from 0, then linear decay", "variant's"),
+    ("epochs", "3", "1 (its default; run.sh sets none)", "paper scale: the variant's; smoke and cpu scales: 1"),
+    ("AUPRC", "thresholds 0..1 step 0.001", "sklearn precision_recall_curve + auc", "variant's"),
+    ("NLI threshold", "most accurate on SNLI dev", "grid of 1,001, score >= t", "official: grid, >=; paper: midpoints, >"),
+    ("last partial batch", "not stated", "dropped (drop_last)", "official: dropped; paper: kept (unless 1 triplet)"),
+    ("model selection", "SNLI-dev AUPRC every 100 steps", "the same, also before training", "every 100 steps and at the end"),
+]
+
+
+def variant_settings(variant):
+    """The settings of a GaussCSE variant (VARIANTS); an unknown name is an error."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown GaussCSE variant {variant!r}; choose from {tuple(VARIANTS)}")
+    return VARIANTS[variant]
+
+
+def differences():
+    """The GaussCSE settings where the paper's text and the official code differ, and what we run."""
+    import pandas as pd
+    return pd.DataFrame(DIFFERENCES, columns=["setting", "paper text", "official code", "ours"]).set_index("setting")
+
+
 def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"):
     """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
     paper's SNLI+MNLI train; `python -m defsent_lite.download fetch --only nli_for_simcse`),
@@ -56,16 +91,17 @@ def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_si
     return similarities_in(sentence_gaussians(model, tokenizer, list(first) + list(second), batch_size), first, second, reduction)
 
 
-def nli_scores(model, tokenizer, rows, reduction="sum"):
+def nli_scores(model, tokenizer, rows, reduction="mean_per_dim"):
     """sim(hyp||pre) per NLI row (the score thresholded for entailment)."""
     fwd, _ = pair_similarities(model, tokenizer, [r["hypothesis"] for r in rows], [r["premise"] for r in rows], reduction)
     return fwd
 
 
-def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE"):
+def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE", metrics="official"):
     """eval_fn for train.train: SNLI-dev AUPRC (the paper's model selection, every 100 steps)."""
     labels = nli.binary_labels(dev_rows)
-    return lambda model: nli.auprc(nli_scores(model, tokenizer, dev_rows, reduction), labels, what=f"{what}: SNLI-dev AUPRC")
+    return lambda model: nli.area_under_pr(nli_scores(model, tokenizer, dev_rows, reduction), labels, metrics,
+                                           what=f"{what}: SNLI-dev AUPRC")
 
 
 def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
@@ -89,21 +125,24 @@ def describe_batch(model, tokenizer):
     return describe
 
 
-def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="sum", what="GaussCSE"):
+def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_per_dim", what="GaussCSE",
+             metrics="official"):
     """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
-    plus per-example correctness for McNemar's test. `what` names the run in errors."""
+    plus per-example correctness for McNemar's test. `what` names the run in errors; metrics:
+    one of nli.METRICS."""
     dev_scores, dev_labels = nli_scores(model, tokenizer, dev_rows, reduction), nli.binary_labels(dev_rows)
-    threshold = nli.best_threshold(dev_scores, dev_labels, what=f"{what}: SNLI-dev threshold")
-    out = dict(threshold=threshold, dev_auprc=nli.auprc(dev_scores, dev_labels, what=f"{what}: SNLI-dev AUPRC"),
+    threshold = nli.threshold_for(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev threshold")
+    out = dict(threshold=threshold,
+               dev_auprc=nli.area_under_pr(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev AUPRC"),
                nli={}, direction={}, nli_correct={}, direction_correct={})
     for name, rows in test_sets.items():
         hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
         entailing, entailed = direction_pairs(name, rows, sick_full)
         table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
         scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
-        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, what=f"{what}: {name} accuracy"),
-                                auprc=100 * nli.auprc(scores, labels, what=f"{what}: {name} AUPRC"))
-        out["nli_correct"][name] = ((scores > threshold) == (labels == 1)).astype(int).tolist()
+        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),
+                                auprc=100 * nli.area_under_pr(scores, labels, metrics, what=f"{what}: {name} AUPRC"))
+        out["nli_correct"][name] = (nli.predicted_entailment(scores, threshold, metrics) == (labels == 1)).astype(int).tolist()
         fwd, bwd = similarities_in(table, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
         out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
         out["direction_correct"][name] = (fwd > bwd).astype(int).tolist()
@@ -132,24 +171,31 @@ def run(cfg, data_dir=None):
     """Train GaussCSE once for cfg (cached by its hash) and evaluate it.
 
     cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
-    test_max, reduction, exclude_sources, train_source.
+    test_max, reduction, exclude_sources, train_source, variant (VARIANTS: head, optimiser,
+    schedule and metrics; the similarity's reduction is its own key, set from the variant).
     """
+    v = variant_settings(cfg.get("variant", "official"))
     what = f"GaussCSE {cfg['setting']} (lr {cfg['lr']:g}, batch {cfg['batch_size']}, seed {cfg['seed']})"
 
     def compute():
         config.set_seed(cfg["seed"])
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
-        model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
+        model = gauss.GaussModel(encoder, v["head"]).to(next(encoder.parameters()).device)
         triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
         batches = [b for e in range(cfg["epochs"]) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
-        batches = [b for b in batches if len(b) > 1]  # a 1-triplet batch has no in-batch negatives
+        smallest = cfg["batch_size"] if v["drop_last"] else 2   # a 1-triplet batch has no in-batch negatives
+        batches = [b for b in batches if len(b) >= smallest]
+        if not batches:
+            raise ValueError(f"{what}: no training batches: {len(triplets)} training triplets make no batch of "
+                             f"{smallest} (the official variant drops a last partial batch, as its code does)")
         dev, tests, sick_full = eval_data(cfg["test_max"], data_dir)
         dev = evenly_spaced(dev, cfg["dev_max"])
         history = train.train(model, lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
-                              batches, cfg["lr"], optimizer="adamw", weight_decay=0.0, warmup_ratio=1.0, decay=False,
-                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what), eval_every=cfg["eval_every"],
-                              describe_batch=describe_batch(model, tokenizer), desc=what)
-        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what)
+                              batches, cfg["lr"], optimizer="adamw", weight_decay=v["weight_decay"],
+                              warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"],
+                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what, v["metrics"]),
+                              eval_every=cfg["eval_every"], describe_batch=describe_batch(model, tokenizer), desc=what)
+        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"])
         return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
                     loss_curve=history["loss"], triplets=len(triplets))
     return cache.cached_json("gausscse", dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK")), compute)
@@ -179,9 +225,10 @@ def train_source(scale_name, data_dir=None):
     return "offline" if offline else "simcse"
 
 
-def base_config(scale, model, data_dir=None):
+def base_config(scale, model, data_dir=None, variant="official"):
     """A scale's GaussCSE config (setting added per run); at paper scale the batch size and lr
-    are the model's Table 5 optimum (the scale's defaults, with a warning, for other models)."""
+    are the model's Table 5 optimum (the scale's defaults, with a warning, for other models).
+    variant: "official" (the released code's behaviour, the default) or "paper" (the text's)."""
     batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
     if scale["name"] == "paper":
         best = paper_hyperparameters(model)
@@ -189,10 +236,11 @@ def base_config(scale, model, data_dir=None):
             warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
                           "run `python -m defsent_lite.gausscse --grid SETTING` to search it")
         batch_size, lr = best or (batch_size, lr)
-    return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"],
+    return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"] or variant_settings(variant)["epochs"],
                 seed=scale["gauss_seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
-                dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"], reduction="sum", exclude_sources=[],
-                train_source=train_source(scale["name"], data_dir))
+                dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"],
+                reduction=variant_settings(variant)["reduction"], exclude_sources=[],
+                train_source=train_source(scale["name"], data_dir), variant=variant)
 
 
 def average_runs(results):
@@ -305,7 +353,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--model", help="default: the scale's model")
-    ap.add_argument("--reduction", default="sum", choices=["sum", "mean_per_dim"])
+    ap.add_argument("--variant", default="official", choices=list(VARIANTS), help="official code (default) or paper text")
+    ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
     ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--lr", type=float)
@@ -315,7 +364,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     model = args.model or S["model"]
-    base = dict(base_config(S, model), reduction=args.reduction)
+    base = base_config(S, model, variant=args.variant)
+    base["reduction"] = args.reduction or base["reduction"]
     base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
     seeds = args.seeds or S["gauss_seeds"]
     out = args.out or f"gausscse_{S['name']}"
@@ -327,7 +377,7 @@ def main(argv=None):
         return
     runs = run_settings(base, seeds)
     meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
-                epochs=base["epochs"], reduction=args.reduction,
+                epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
                 data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
                      f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
     save_tables(runs, eval_data(base["test_max"]), out, meta)

@@ -1,11 +1,19 @@
 """GaussCSE evaluation: two-way NLI by a threshold on sim(hyp||pre), AUPRC, entailment direction,
-the length baseline and McNemar's test between loss settings."""
+the length baseline and McNemar's test between loss settings.
+
+Two metric sets (`METRICS`): "official" (the released code: entailment when score >= t, t the
+most accurate of the grid 0, 0.001, ..., 1 on SNLI dev (the smallest on ties); AUPRC as
+scikit-learn's precision_recall_curve integrated by trapezoids) and "paper" (Appendix C's text as
+we read it: entailment when score > t, t the most accurate of every midpoint between scores;
+AUPRC over the thresholds 0, 0.001, ..., 1)."""
 import numpy as np
 from scipy.stats import binomtest, chi2
+from sklearn.metrics import auc, precision_recall_curve
 
 from .checks import require_finite, require_nonempty
 
 AUPRC_THRESHOLDS = np.round(np.arange(0, 1001) / 1000, 3)  # 0, 0.001, ..., 1 (Appendix C)
+METRICS = ("official", "paper")
 
 
 def binary_labels(rows):
@@ -37,11 +45,53 @@ def best_threshold(scores, labels, what="NLI threshold"):
     return float(cands[int(np.argmax(correct))])
 
 
-def accuracy(scores, labels, threshold, what="NLI accuracy"):
-    """Share of pairs where (score > threshold) equals the label."""
+def grid_threshold(scores, labels, num=1000, what="NLI threshold"):
+    """The official code's threshold: of t = 0, 1/num, ..., 1 the one whose (score >= t) is most
+    accurate, the smallest on ties."""
+    scores, labels = checked_scores(scores, labels, what)
+    grid = np.arange(num + 1) / num
+    order, pos_sorted = np.sort(scores), np.sort(scores[labels == 1])
+    n, n_pos = len(scores), int(labels.sum())
+    pred_pos = n - np.searchsorted(order, grid, side="left")          # scores >= t
+    tp = n_pos - np.searchsorted(pos_sorted, grid, side="left")
+    correct = tp + (n - n_pos) - (pred_pos - tp)
+    return float(grid[int(np.argmax(correct))])
+
+
+def predicted_entailment(scores, threshold, metrics="official"):
+    """score >= t (official code) or score > t (paper metrics)."""
+    return np.asarray(scores) >= threshold if metrics == "official" else np.asarray(scores) > threshold
+
+
+def accuracy(scores, labels, threshold, what="NLI accuracy", metrics="paper"):
+    """Share of pairs where the predicted entailment (`predicted_entailment`) equals the label."""
     scores, labels = checked_scores(scores, labels, what)
     require_finite(threshold, f"{what}: threshold")
-    return float(np.mean((scores > threshold) == (labels == 1)))
+    return float(np.mean(predicted_entailment(scores, threshold, metrics) == (labels == 1)))
+
+
+def official_auprc(scores, labels, what="AUPRC"):
+    """The official code's AUPRC: scikit-learn's precision-recall curve, trapezoids (sklearn.metrics.auc)."""
+    scores, labels = checked_scores(scores, labels, what)
+    precision, recall, _ = precision_recall_curve(labels, scores)
+    return float(auc(recall, precision))
+
+
+def threshold_for(scores, labels, metrics, what="NLI threshold"):
+    """The SNLI-dev threshold under a metric set."""
+    check_metrics(metrics)
+    return grid_threshold(scores, labels, what=what) if metrics == "official" else best_threshold(scores, labels, what)
+
+
+def area_under_pr(scores, labels, metrics, what="AUPRC"):
+    """AUPRC under a metric set."""
+    check_metrics(metrics)
+    return official_auprc(scores, labels, what) if metrics == "official" else auprc(scores, labels, what=what)
+
+
+def check_metrics(metrics):
+    if metrics not in METRICS:
+        raise ValueError(f"unknown GaussCSE metric set {metrics!r}; choose from {METRICS}")
 
 
 def precision_recall_points(scores, labels, thresholds=AUPRC_THRESHOLDS):

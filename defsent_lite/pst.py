@@ -11,18 +11,21 @@ import warnings
 import numpy as np
 import torch
 from sklearn.decomposition import FastICA
+from sklearn.preprocessing import StandardScaler
 
 from . import cache, defsentplus, models, scores
 from .checks import best_of
 from .entries import ENTRY_POOLINGS, build_entry_embeddings
 
 
-def ica_transform(X, max_iter=1000, seed=42, scale=100.0):
-    """FastICA with unit-variance whitening, result x scale (DefSent+'s ICA-transformed space).
-
-    Non-convergence is not hidden: a UserWarning names the iteration count reached.
+def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
+    """FastICA with unit-variance whitening, result x scale (DefSent+'s ICA-transformed space);
+    standardise: each dimension scaled to zero mean, unit variance first (the official script's
+    StandardScaler). Non-convergence is not hidden: a UserWarning names the iteration count reached.
     """
     X = np.asarray(X, dtype=np.float64)
+    if standardise:
+        X = StandardScaler().fit_transform(X)
     if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
         raise ValueError(f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
                          f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)")
@@ -63,15 +66,17 @@ def space_views(space, n_points=3000, seed=0):
                 explained_variance_top2=(evals[[-1, -2]] / evals.sum()).tolist())
 
 
-def candidates(space, last_step, ica, max_iter=1000, space_key=None):
+def candidates(space, last_step, ica, max_iter=1000, space_key=None, standardise=True):
     """Eq. 11: the plain space, and at the last step also its ICA transform (when asked;
     cached under space_key when given)."""
     out = {"plain": space}
     if last_step and ica:
         def compute():
-            return torch.as_tensor(ica_transform(space.numpy(), max_iter=max_iter), dtype=torch.float32)
-        key = f"ica{max_iter}"
-        cfg = dict(space_key, space=cache.content_digest(space), max_iter=max_iter) if space_key else None
+            return torch.as_tensor(ica_transform(space.numpy(), max_iter=max_iter, standardise=standardise),
+                                   dtype=torch.float32)
+        key = f"ica{max_iter}" + ("" if standardise else "_raw")
+        cfg = dict(space_key, space=cache.content_digest(space), max_iter=max_iter, standardise=standardise) \
+            if space_key else None
         out[key] = cache.cached_tensor("dsp_ica", cfg, compute) if space_key else compute()
     return out
 
@@ -100,12 +105,13 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
         with warnings.catch_warnings(record=True) as caught:  # kept in the record and shown by the notebook
             warnings.simplefilter("always")
             spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000),
-                                dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], data=dataset_key))
+                                dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], data=dataset_key),
+                                defsentplus.variant_settings(cfg.get("variant", "official"))["ica_standardise"])
         for name, cand in spaces.items():
             for seed in cfg["seeds"]:
                 run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=cfg["pooling"], lr=lr, seed=seed,
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
-                               sts_max_pairs=cfg["sts_max_pairs"],
+                               sts_max_pairs=cfg["sts_max_pairs"], variant=cfg.get("variant", "official"),
                                space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
                 runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
@@ -119,16 +125,18 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
     return steps
 
 
-def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None):
+def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None, variant="official"):
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
-    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name."""
+    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name.
+    variant: "official" (the released code, default) or "paper" (defsentplus.VARIANTS)."""
+    defsentplus.variant_settings(variant)
     lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["name"] == "paper" else scale["dsp_lrs"]
     lrs = list(lrs)[:steps]
     return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
-                paper_data=scale["name"] == "paper")
+                paper_data=scale["name"] == "paper", variant=variant)
 
 
 def run(cfg, data_dir=None):

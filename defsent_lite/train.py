@@ -19,27 +19,28 @@ class NonFiniteLoss(FloatingPointError):
     """The loss became NaN or inf; the message names the step."""
 
 
-def warmup_factor(step, warmup_steps, total_steps, decay):
-    """Learning-rate multiplier: linear warm-up, then 1 (decay=False) or linear decay to 0."""
+def warmup_factor(step, warmup_steps, total_steps, decay, from_zero=False):
+    """Learning-rate multiplier: linear warm-up, then 1 (decay=False) or linear decay to 0.
+    from_zero: the warm-up's first step has factor 0 (transformers' get_linear_schedule_with_warmup)."""
     if step < warmup_steps:
-        return (step + 1) / max(1, warmup_steps)
+        return (step + int(not from_zero)) / max(1, warmup_steps)
     if not decay:
         return 1.0
     return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
 
-def make_optimizer(params, name, lr, weight_decay):
+def make_optimizer(params, name, lr, weight_decay, eps=1e-8):
     params = [p for p in params if p.requires_grad]
     if name == "adam":
-        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, eps=eps)
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, eps=eps)
     raise ValueError(f"unknown optimizer {name!r}: use 'adam' or 'adamw'")
 
 
 def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_decay=0.0,
           warmup_ratio=0.1, decay=False, grad_clip=None, eval_fn=None, eval_every=None,
-          describe_batch=None, progress=None, desc="train"):
+          describe_batch=None, progress=None, desc="train", warmup_from_zero=False, eps=1e-8):
     """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)`.
 
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
@@ -52,10 +53,10 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     if empty:
         raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
     params = list(model.parameters()) if params is None else list(params)
-    opt = make_optimizer(params, optimizer, lr, weight_decay)
+    opt = make_optimizer(params, optimizer, lr, weight_decay, eps)
     total = len(batches)
     warmup = math.floor(total * warmup_ratio)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_factor(s, warmup, total, decay))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_factor(s, warmup, total, decay, warmup_from_zero))
     device = next(model.parameters()).device
     scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype(device) == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)

@@ -7,10 +7,12 @@ Protocols follow SentEval's defaults (tools/validation.py):
   (MRPC features [|u - v|, u * v]);
 - SST-2: C in {2^-2 .. 2^3} chosen on dev, score test.
 Accuracy in %. Two classifiers with the same objective (scikit-learn's LogisticRegression):
-`classifier="batched"` (default) fits every fold and every C of a task at once
-(`logreg.fit_many`, on the GPU when there is one); `classifier="sklearn"` fits them one by one
-with scikit-learn's L-BFGS (the reference). SentEval's papers (and DefSent) used its torch
-classifier instead (Adam, batch 64, early stopping, L2 weight decay in {1e-5 .. 1e-2}).
+`classifier="batched"` fits every fold and every C of a task at once (`logreg.fit_many`, on the
+GPU when there is one); `classifier="sklearn"` fits them one by one with scikit-learn's L-BFGS
+(the reference). `classifier="senteval_torch"` is the classifier the papers ran: SentEval's
+torch logistic regression (Adam, batch 64, early stopping on a dev set, tenacity 5, epoch_size 4)
+with its weight-decay grid {1e-5 .. 1e-2}, every fit of a task at once (`adam_logreg.fit_many`).
+SentEval rounds mean accuracies to 2 decimals (in %) before choosing; so do we.
 """
 import warnings
 
@@ -20,14 +22,31 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from . import config, data, logreg
+from . import adam_logreg, config, data, logreg
 from .checks import require_finite
 from .sts import as_numpy
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
-CLASSIFIERS = ("batched", "sklearn")
+CLASSIFIERS = ("batched", "sklearn", "senteval_torch")
 C_INNER = [2.0 ** t for t in range(-2, 4)]   # InnerKFold and Split classifiers
 C_KFOLD = [2.0 ** t for t in range(-1, 6)]   # KFold classifier (TREC, MRPC)
+L2REGS = [10.0 ** t for t in range(-5, -1)]  # the torch classifier's weight decay, every protocol
+TORCH_CLASSIFIER_DTYPE = torch.float32       # SentEval's; tests compare with a float64 reference
+
+
+def search_grid(classifier, kfold_protocol, search=True):
+    """The values SentEval searches (C of logistic regression, or the torch classifier's weight
+    decay); without a search, the classifier's own default (C = 1, weight decay 0)."""
+    if classifier == "senteval_torch":
+        return L2REGS if search else [0.0]
+    if not search:
+        return [1.0]
+    return C_KFOLD if kfold_protocol else C_INNER
+
+
+def selection_score(accuracies):
+    """Mean accuracy in % rounded to 2 decimals, as SentEval compares the values of its grid."""
+    return round(100 * float(np.mean(accuracies)), 2)
 
 
 def fit_score(X_train, y_train, X_test, y_test, C, seed):
@@ -41,14 +60,14 @@ def fit_score(X_train, y_train, X_test, y_test, C, seed):
 def best_c_by_cv(X, y, grid, kfold, seed):
     """The C of `grid` with the highest mean k-fold accuracy."""
     folds = stratified_folds(y, kfold, seed)
-    means = [np.mean([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds]) for C in grid]
+    means = [selection_score([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds]) for C in grid]
     return grid[int(np.argmax(means))]
 
 
 def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
     """MR/CR/SUBJ/MPQA: outer k-fold; each fold's C from an inner k-fold (or C=1 when off)."""
-    if classifier == "batched":
-        return batched_nested_cv_accuracy(X, y, kfold, seed, inner_search)
+    if classifier != "sklearn":
+        return batched_nested_cv_accuracy(X, y, kfold, seed, inner_search, classifier)
     scores = []
     for tr, te in stratified_folds(y, kfold, seed):
         C = best_c_by_cv(X[tr], y[tr], C_INNER, kfold, seed) if inner_search else 1.0
@@ -58,8 +77,8 @@ def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier=
 
 def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"):
     """TREC/MRPC: choose C by k-fold on train, refit on all train, score test."""
-    if classifier == "batched":
-        return batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold, seed, search)
+    if classifier != "sklearn":
+        return batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold, seed, search, classifier)
     C = best_c_by_cv(X_train, y_train, C_KFOLD, kfold, seed) if search else 1.0
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
 
@@ -67,36 +86,46 @@ def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111,
 def dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True,
                            classifier="batched"):
     """SST-2: choose C on dev, score test."""
-    if classifier == "batched":
-        return batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search)
+    if classifier != "sklearn":
+        return batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search, classifier)
     C = 1.0
     if search:
-        C = C_INNER[int(np.argmax([fit_score(X_train, y_train, X_dev, y_dev, c, seed) for c in C_INNER]))]
+        C = C_INNER[int(np.argmax([selection_score([fit_score(X_train, y_train, X_dev, y_dev, c, seed)])
+                                   for c in C_INNER]))]
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
 
 
 # ---------------------------------------------------------------- the same protocols, batched
 
 class Problems:
-    """Training-row masks and C values of a protocol's fits, all fitted in one batch."""
+    """Training rows, regularisation and dev rows of a protocol's fits, all fitted in one batch."""
 
-    def __init__(self, n):
-        self.n, self.masks, self.Cs = n, [], []
+    def __init__(self, n, classifier="batched"):
+        self.n, self.classifier, self.rows, self.regs, self.devs = n, classifier, [], [], []
 
-    def add(self, train_rows, C):
-        mask = np.zeros(self.n, bool)
-        mask[train_rows] = True
-        self.masks.append(mask)
-        self.Cs.append(C)
-        return len(self.Cs) - 1
+    def add(self, train_rows, reg, dev_rows=None):
+        """A fit on train_rows with C (or weight decay) `reg`; dev_rows: the torch classifier's
+        early-stopping set (None: a 5% split of train_rows, as SentEval's refits). Its index."""
+        self.rows.append(np.asarray(train_rows))
+        self.regs.append(reg)
+        self.devs.append(dev_rows)
+        return len(self.regs) - 1
 
     def predict(self, X, y):
         """[P, n] predicted labels of every row under every problem's fit (on the GPU when present)."""
         device = config.device()
+        n_classes = int(y.max()) + 1
+        if self.classifier == "senteval_torch":
+            X = torch.as_tensor(X, dtype=TORCH_CLASSIFIER_DTYPE, device=device)
+            fits = adam_logreg.fit_many(X, torch.as_tensor(y, device=device), self.rows, self.devs, self.regs,
+                                        n_classes)
+            return fits.predict(X).cpu().numpy()
+        masks = np.zeros((len(self.rows), self.n), bool)
+        for p, rows in enumerate(self.rows):
+            masks[p, rows] = True
         dtype = torch.float64 if device.type == "cpu" else torch.float32
         fits = logreg.fit_many(torch.as_tensor(X, dtype=dtype, device=device), torch.as_tensor(y, device=device),
-                               torch.as_tensor(np.stack(self.masks), device=device), self.Cs,
-                               n_classes=int(y.max()) + 1)
+                               torch.as_tensor(masks, device=device), self.regs, n_classes=n_classes)
         return fits.predict().cpu().numpy()
 
 
@@ -110,49 +139,51 @@ def stratified_folds(y, kfold, seed):
 
 
 def add_cv_search(problems, rows, y, grid, kfold, seed):
-    """Problems of a k-fold search over `grid` on `rows` (the folds best_c_by_cv makes):
-    {C: [(problem, held-out rows)]}."""
+    """Problems of a k-fold search over `grid` on `rows` (the folds best_c_by_cv makes; each
+    held-out fold is also the torch classifier's dev set): {value: [(problem, held-out rows)]}."""
     folds = stratified_folds(y[rows], kfold, seed)
-    return {C: [(problems.add(rows[tr], C), rows[te]) for tr, te in folds] for C in grid}
+    return {C: [(problems.add(rows[tr], C, rows[te]), rows[te]) for tr, te in folds] for C in grid}
 
 
 def chosen(search, predicted, y, grid):
-    """The C with the highest mean held-out accuracy (the first on ties, as np.argmax)."""
-    means = [np.mean([accuracy(predicted, y, p, rows) for p, rows in search[C]]) for C in grid]
+    """The value with the highest mean held-out accuracy (rounded as SentEval; the first on ties)."""
+    means = [selection_score([accuracy(predicted, y, p, rows) for p, rows in search[C]]) for C in grid]
     return grid[int(np.argmax(means))]
 
 
-def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True):
+def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
     """nested_cv_accuracy with all outer folds x C x inner folds (and every outer refit) in one batch."""
-    problems, grid = Problems(len(y)), C_INNER if inner_search else [1.0]
+    problems, grid = Problems(len(y), classifier), search_grid(classifier, False, inner_search)
     outer = []
     for tr, te in stratified_folds(y, kfold, seed):
         search = add_cv_search(problems, tr, y, grid, kfold, seed) if inner_search else None
         outer.append((search, {C: problems.add(tr, C) for C in grid}, te))
     predicted = problems.predict(X, y)
-    return 100.0 * float(np.mean([accuracy(predicted, y, refit[chosen(search, predicted, y, grid) if search else 1.0], te)
+    return 100.0 * float(np.mean([accuracy(predicted, y, refit[chosen(search, predicted, y, grid) if search else grid[0]], te)
                                   for search, refit, te in outer]))
 
 
-def batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True):
+def batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True,
+                                  classifier="batched"):
     """cv_then_test_accuracy with the k-fold search and every refit in one batch."""
     X, y = np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
     train, test = np.arange(len(y_train)), np.arange(len(y_train), len(y))
-    problems, grid = Problems(len(y)), C_KFOLD if search else [1.0]
+    problems, grid = Problems(len(y), classifier), search_grid(classifier, True, search)
     folds = add_cv_search(problems, train, y, grid, kfold, seed) if search else None
     refit = {C: problems.add(train, C) for C in grid}
     predicted = problems.predict(X, y)
-    return 100.0 * accuracy(predicted, y, refit[chosen(folds, predicted, y, grid) if search else 1.0], test)
+    return 100.0 * accuracy(predicted, y, refit[chosen(folds, predicted, y, grid) if search else grid[0]], test)
 
 
-def batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search=True):
-    """dev_then_test_accuracy: one fit per C, chosen on dev, scored on test."""
+def batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search=True, classifier="batched"):
+    """dev_then_test_accuracy: one fit per value (the dev set also early-stops the torch
+    classifier), chosen on dev, scored on test (SentEval's refit is the same seeded fit)."""
     X, y = np.vstack([X_train, X_dev, X_test]), np.concatenate([y_train, y_dev, y_test])
     a, b = len(y_train), len(y_train) + len(y_dev)
-    problems, grid = Problems(len(y)), C_INNER if search else [1.0]
-    fits = [problems.add(np.arange(a), C) for C in grid]
+    problems, grid = Problems(len(y), classifier), search_grid(classifier, False, search)
+    fits = [problems.add(np.arange(a), C, np.arange(a, b)) for C in grid]
     predicted = problems.predict(X, y)
-    best = int(np.argmax([accuracy(predicted, y, p, np.arange(a, b)) for p in fits]))
+    best = int(np.argmax([selection_score([accuracy(predicted, y, p, np.arange(a, b))]) for p in fits]))
     return 100.0 * accuracy(predicted, y, fits[best], np.arange(b, len(y)))
 
 

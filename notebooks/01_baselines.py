@@ -25,8 +25,8 @@
 # * STS: Spearman x100 of cosine similarity, STS12-16 in the "all" setting, STS-B and
 #   SICK-R test sets (`sts/raw`).
 # * SentEval: logistic regression on frozen embeddings (SentEval's protocols with
-#   scikit-learn's objective, every fold and C of a task fitted at once by `logreg.fit_many`,
-#   instead of SentEval's Adam-trained torch classifier; see `defsent_lite/transfer.py`). The smoke scale uses 500 evenly spaced pairs per STS task, 1,000 training examples
+#   scikit-learn's objective, every fold and C of a task fitted at once by `logreg.fit_many`;
+#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/transfer.py`). The smoke scale uses 500 evenly spaced pairs per STS task, 1,000 training examples
 #   and at most 500 dev/test examples per SentEval task,
 #   5 folds and C = 1 instead of the inner search over C.
 #

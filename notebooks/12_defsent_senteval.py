@@ -18,9 +18,11 @@
 #
 # Frozen DefSent embeddings are features for a logistic regression on seven
 # classification tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC), following SentEval's
-# protocols (see `defsent_lite/transfer.py`; scikit-learn's logistic-regression objective,
-# every fold and C of a task fitted in one batch, stands in for SentEval's Adam-trained torch
-# classifier, which the paper used with Sentence-BERT's settings). Accuracy in %.
+# protocols (see `defsent_lite/transfer.py`). At paper scale the classifier is SentEval's
+# Adam-trained torch logistic regression, which the paper used with Sentence-BERT's settings
+# (`"senteval_torch"`: every fold and weight decay of a task in one batch); the smoke and cpu
+# scales use scikit-learn's logistic-regression objective, every fold and C of a task fitted in
+# one batch (`"batched"`). Accuracy in %.
 #
 # **Smoke scale**: the pooling with the best dev MRR in notebook 10 only (the paper's
 # Table 4 also shows one pooling per model; Table 9 all three, run with `SCALE = "paper"`),

@@ -40,6 +40,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 DATASET = "a"
 POOLING, ENTRY_POOLING = "cls", "mean"
 
@@ -54,12 +55,12 @@ S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("24", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 if S["name"] == "paper":  # before any training: what will run, timed here
-    print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), data_dir=DATA_ROOT,
+    print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), data_dir=DATA_ROOT,
                    extra_encoded=2 * budget.transfer_sentences(DATA_ROOT)))
-steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING), DATA_ROOT)
+steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), DATA_ROOT)
 final = steps[-1]["best_run"]
 pooling = checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")
-print("scale:", S["name"], "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
+print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
       "pooling", pooling)
 
 

@@ -64,15 +64,41 @@ def test_contrastive_loss_equals_explicit_sums(setting):
     assert got == pytest.approx(naive_loss(pre, ent, con, setting), rel=1e-4)
 
 
-def test_head_variance_positive_and_finite_in_bf16():
+def test_paper_head_variance_positive_and_finite_in_bf16():
     torch.manual_seed(0)
-    head = gauss.GaussHead(8)
+    head = gauss.GaussHead(8, "paper")
     v = torch.randn(4, 8) * 1e4  # extreme inputs
     with torch.autocast("cpu", dtype=torch.bfloat16):
         mu, var = head(v)
         sim = gauss.kl_similarity(mu[:, None], var[:, None], mu[None], var[None])
     assert var.dtype == torch.float32 and (var >= gauss.VAR_FLOOR).all()
     assert torch.isfinite(sim).all() and torch.isfinite(mu).all()
+
+
+def test_official_head_is_tanh_mean_and_exp_variance():
+    """The released code: mu = tanh(W_mu v + b), std = sqrt(exp(W_var v + b)), i.e. var = exp(.)."""
+    torch.manual_seed(0)
+    head = gauss.GaussHead(8)
+    v = torch.randn(4, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mu, var = head(v)
+    lin_mu = v @ head.mean.weight.T + head.mean.bias
+    log_var = v @ head.var.weight.T + head.var.bias
+    torch.testing.assert_close(mu, torch.tanh(lin_mu))
+    torch.testing.assert_close(var.sqrt(), torch.sqrt(log_var.exp()))
+    assert var.dtype == torch.float32
+
+
+def test_official_head_floors_an_underflowing_variance():
+    head = gauss.GaussHead(2)
+    with torch.no_grad():
+        head.var.weight.zero_()
+        head.var.bias.copy_(torch.tensor([-200.0, 0.0]))   # exp(-200) is 0 in float32
+    _, var = head(torch.zeros(1, 2))
+    assert var[0, 0] == gauss.EXP_VAR_FLOOR and var[0, 1] == 1.0
+    assert torch.isfinite(torch.log(var)).all()
+    with pytest.raises(ValueError, match="unknown GaussCSE head 'linear'"):
+        gauss.GaussHead(2, "linear")
 
 
 def test_best_threshold_and_accuracy_by_hand():
@@ -210,11 +236,15 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
         with torch.no_grad():
             (ma, va), (mb, vb) = model(dict(tok([a], return_tensors="pt"))), model(dict(tok([b], return_tensors="pt")))
         return gauss.kl_similarity(ma[0], va[0], mb[0], vb[0]).item()
-    out = gausscse.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[])
+    out = gausscse.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
     scores = np.array([sim(r["hypothesis"], r["premise"]) for r in rows])
     labels = nli.binary_labels(rows)
     assert out["nli_correct"]["SNLI"] == ((scores > out["threshold"]) == (labels == 1)).astype(int).tolist()
     assert out["threshold"] == pytest.approx(nli.best_threshold(scores, labels), abs=1e-5)
+    official = gausscse.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
+    assert official["threshold"] == nli.grid_threshold(scores, labels)
+    assert official["nli_correct"]["SNLI"] == ((scores >= official["threshold"]) == (labels == 1)).astype(int).tolist()
+    assert official["dev_auprc"] == pytest.approx(nli.official_auprc(scores, labels), abs=1e-6)
     ent = [r for r in rows if r["label"] == "entailment"]
     margins = np.array([sim(r["hypothesis"], r["premise"]) - sim(r["premise"], r["hypothesis"]) for r in ent])
     assert np.abs(margins).min() > 1e-3  # the comparison is not decided by float noise

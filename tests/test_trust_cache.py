@@ -31,7 +31,7 @@ def test_data_identity_follows_content_not_path(tmp_path):
 
 def test_gausscse_run_on_another_root_is_not_served_from_the_cache(tmp_path):
     base = dict(gausscse.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None,
-                dev_max=30, test_max=30)
+                dev_max=30, test_max=30, batch_size=8)
     big = gausscse.run(base, gausscse_root(tmp_path / "big", triplets=32, pairs=31))
     small = gausscse.run(base, gausscse_root(tmp_path / "small", triplets=10, pairs=31))
     assert (big["triplets"], small["triplets"]) == (32, 10)

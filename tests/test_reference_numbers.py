@@ -1,0 +1,179 @@
+"""Every reference table of `results.py` against the paper files in ../shared/papers: each row's
+numbers appear in a row of the paper, in that order, and that paper row carries the row's name
+(model, training setting, pooling, loss). A transcription error (a wrong number, two rows
+swapped, a row filed under another encoder's name) fails here.
+
+The papers are text extractions: DefSent's tables are HTML (row labels spanning rows), DefSent+'s
+and GaussCSE's tab-separated lines. DefSent+'s Table 4 splits each of its starred encoders' names
+over two lines and puts the numbers of a block's encoders on its first lines, in order; the
+parser pairs them back (names by pairs of lines, numbers in order)."""
+import re
+from pathlib import Path
+
+import pytest
+
+from defsent_lite import results
+
+PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+
+
+def plain(text):
+    return re.sub(r"<[^>]+>", "", text).strip()
+
+
+def is_label(field):
+    return bool(re.search(r"[A-Za-z]", field))
+
+
+def numbers_of(fields):
+    """The numbers of the numeric fields in order (a '±std' is dropped, '331,472' is 331472)."""
+    out = []
+    for field in fields:
+        if not is_label(field):
+            out += [float(n.replace(",", "")) for n in NUMBER.findall(re.sub(r"±\s*[\d.]+", "", field))]
+    return out
+
+
+def stds_of(fields):
+    """The '±std' numbers of the fields in order."""
+    return [float(n) for field in fields for n in re.findall(r"±\s*([\d.]+)", field)]
+
+
+def html_rows(text, read=numbers_of):
+    """(name, numbers, position) per <tr> of the HTML tables; a rowspan label carries down, and the
+    first header cell names the rows under it."""
+    rows, carried, header = [], [], ""
+    for match in re.finditer(r"<tr>(.*?)</tr>", text, re.S):
+        heads = re.findall(r"<th[^>]*>(.*?)</th>", match.group(1), re.S)
+        if heads:   # a header row: its first cell names the rows below (DefSent Table 1: All / In BERT vocab.)
+            header = plain(heads[0])
+            continue
+        cells = re.findall(r"<td([^>]*)>(.*?)</td>", match.group(1), re.S)
+        labels = [c for c, n in carried if n > 0]
+        carried = [(c, n - 1) for c, n in carried if n > 1]
+        for attrs, cell in cells:
+            span = re.search(r'rowspan="(\d+)"', attrs)
+            if span and is_label(plain(cell)):
+                carried.append((plain(cell), int(span.group(1)) - 1))
+        fields = [plain(cell) for _, cell in cells]
+        rows.append((" ".join([header] + labels + [f for f in fields if is_label(f)]), read(fields),
+                     match.start()))
+    return rows
+
+
+def line_rows(text, read=numbers_of):
+    """(name, numbers, position) per tab-separated line, with DefSent+'s split names paired back."""
+    lines, rows, i = text.splitlines(), [], 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].startswith("* "):
+            j += 1
+        block = lines[i:max(j, i + 1)]
+        parsed = [(" ".join(plain(f) for f in line.split("\t") if is_label(plain(f))),
+                   read([plain(f) for f in line.split("\t")])) for line in block]
+        if len(block) > 1 and not all(nums for _, nums in parsed):   # names over two lines, numbers first
+            names = [f"{parsed[k][0]} {parsed[k + 1][0]}" for k in range(0, len(parsed) - 1, 2)]
+            numbers = [nums for _, nums in parsed if nums]
+            rows += [(f"* {name}", nums, i + k) for k, (name, nums) in enumerate(zip(names, numbers))]
+        else:
+            rows += [(name, nums, i + k) for k, (name, nums) in enumerate(parsed)]
+        i = max(j, i + 1)
+    return rows
+
+
+def paper_rows(name, std=False):
+    """Every table row of a paper: (name, its numbers (or its stds), position)."""
+    text = (PAPERS / name).read_text(encoding="utf-8")
+    read = stds_of if std else numbers_of
+    return html_rows(text, read) + line_rows(text, read)
+
+
+def normal(text):
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def name_tokens(key):
+    """The parts of a reference row's name its paper row must carry (normalised)."""
+    parts = [str(p) for p in key] if isinstance(key, tuple) else key.split()
+    return [normal(p) for p in parts if normal(p) not in ("defsent", "")]
+
+
+def found(sequence, numbers, gaps):
+    """Whether `sequence` occurs in `numbers`, in order (contiguously unless gaps)."""
+    if gaps:
+        it = iter(numbers)
+        return all(any(abs(x - y) < 1e-9 for y in it) for x in sequence)
+    n = len(sequence)
+    return any(all(abs(a - b) < 1e-9 for a, b in zip(sequence, numbers[k:k + n])) for k in range(len(numbers) - n + 1))
+
+
+def starred_bert_is_ica(name):
+    """DefSent+ marks its released encoders with '*'; the BERT ones are the ICA encoders (Tables 4, 6)."""
+    return re.sub(r"(BERT-(?:base|large))(?!\s*\(ICA\))", r"\1(ICA)", name) if name.startswith("*") else name
+
+
+# (table, paper file, column groups (None: the whole row), gaps allowed, check names)
+SPECS = [
+    ("DEFSENT_TABLE8", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE8_STD", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE1", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE2", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE3", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE4", "defsent-2021.md", None, False, True),
+    ("DEFSENTPLUS_TABLE1", "defsent-plus-2024.md", None, False, False),   # rows named a / b / c
+    ("DEFSENTPLUS_TABLE2", "defsent-plus-2024.md", None, False, True),
+    ("DEFSENTPLUS_TABLE4", "defsent-plus-2024.md", None, False, True),
+    ("DEFSENTPLUS_TABLE8", "defsent-plus-2024.md", None, False, True),
+    # Tables 1 and 3 merged (accuracy and AUPRC alternate); the appendix line of SimCSE lost a number
+    ("GAUSSCSE_TABLE3", "gausscse-2023.txt", [[0, 2, 4], [1, 3, 5]], True, True),
+    ("GAUSSCSE_TABLE2", "gausscse-2023.txt", None, False, True),
+]
+
+
+def mismatches(name, paper, groups, gaps, check_names, table=None):
+    """(key, numbers, paper rows holding them) of each reference row not found under its name."""
+    table, std = table or getattr(results, name), name.endswith("_STD")
+    rows = [(starred_bert_is_ica(name), nums, pos) for name, nums, pos in paper_rows(paper, std)]
+    bad = []
+    for key, values in table.items():
+        for group in groups or [range(len(values))]:
+            sequence = [values[c] for c in group]
+            hits = [name for name, nums, _ in rows if found(sequence, nums, gaps)]
+            named = [h for h in hits if all(t in normal(h) for t in name_tokens(key))] if check_names else hits
+            if not named:
+                bad.append((key, sequence, hits))
+    return bad
+
+
+@pytest.mark.parametrize("table,paper,groups,gaps,check_names", SPECS, ids=[s[0] for s in SPECS])
+def test_every_reference_row_is_in_its_paper_under_its_name(table, paper, groups, gaps, check_names):
+    assert mismatches(table, paper, groups, gaps, check_names) == []
+
+
+def test_gausscse_grid_rows_in_the_papers_order():
+    """Table 5: each (model, batch) row's batch size and numbers on one line, models in the paper's order."""
+    rows = paper_rows("gausscse-2023.txt")
+    positions = []
+    for (model, batch), values in results.GAUSSCSE_TABLE5.items():
+        hits = [pos for _, nums, pos in rows if found([batch] + values, nums, False)]
+        assert hits, (model, batch, values)
+        positions.append(hits[0])
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("wrong", ["number", "name"])
+def test_a_wrong_transcription_fails(wrong):
+    table = dict(results.DEFSENTPLUS_TABLE4)
+    key = "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a"
+    if wrong == "number":
+        table[key] = [table[key][0] + 0.01] + table[key][1:]
+    else:   # the mistake this test was written for: BERT-large(ICA)'s row under BERT-base(ICA)'s name
+        table[key] = [83.43, 89.78, 95.26, 90.58, 89.18, 89.60, 77.68, 87.93]
+    bad = mismatches("DEFSENTPLUS_TABLE4", "defsent-plus-2024.md", None, False, True, table)
+    assert [k for k, _, _ in bad] == [key]
+
+
+def test_the_papers_are_where_the_test_reads_them():
+    """The paper files sit beside the data (../shared/papers), as CI lays them out."""
+    assert all((PAPERS / name).exists() for _, name, *_ in SPECS), PAPERS
