@@ -75,7 +75,7 @@ def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean
     from .entries import build_entry_embeddings
     model_name = "offline"
     model, tok = models.load(model_name)
-    ds = defsentplus.load_entry_dataset(dataset, tok)
+    ds = defsentplus.load_entry_dataset(dataset)
     ids, defs = ds["ids"], ds["definitions"]
     if max_definitions:  # the first definitions, their entries renumbered 0..n-1
         ids, defs = torch.unique(torch.tensor(ids[:max_definitions]), return_inverse=True)[1].tolist(), defs[:max_definitions]
@@ -92,7 +92,7 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
     from . import defsentplus, models
     from .pooling import pool
     model, tok = models.load("offline")
-    ds = defsentplus.load_entry_dataset(dataset, tok)
+    ds = defsentplus.load_entry_dataset(dataset)
     ids, defs = ds["ids"][:max_definitions], ds["definitions"][:max_definitions]
     t0 = time.perf_counter()
     vecs = []

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import config, data, dictionary, models
+from . import config, data, dictionary, models, variants
 from .checks import best_of, require_finite, require_nonempty
 from .encode import check_sentences, eval_mode, full_precision, hidden_states, tokenize_batch
 from .pooling import pool
@@ -21,6 +21,50 @@ from .pooling import pool
 HEAD_ATTRS = ("cls", "lm_head")  # BertForMaskedLM.cls, RobertaForMaskedLM.lm_head
 FALLBACK = "tied input embeddings (checkpoint has no MLM head)"
 PRETRAINED = "pre-trained MLM head"
+
+# What the released code (hppRC/defsent) does and what the paper's text says where they differ.
+# "official" is the default; "paper" keeps the text (and, where the text is silent, what this
+# repository did before it followed the code).
+VARIANTS = {
+    "official": dict(freeze_embedding_layer=True, shuffle=False, mixed_precision=False, fractional_warmup=True,
+                     max_length=512, mrr_cutoff=10, prefix_space=True,
+                     data=dict(detokenise=True, dedupe=False, grouped=True)),
+    "paper": dict(freeze_embedding_layer=False, shuffle=True, mixed_precision=True, fractional_warmup=False,
+                  max_length=128, mrr_cutoff=None, prefix_space=False,
+                  data=dict(detokenise=False, dedupe=True, grouped=False)),
+}
+DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
+    ("frozen", "the word prediction layer (tied to the word embeddings)",
+     "the word prediction layer and the whole embeddings module (word, position, token type, LayerNorm)",
+     "the word prediction layer and the word embeddings"),
+    ("batch order", "not stated", "not shuffled: the train file's order, a word's definitions together",
+     "shuffled once (seeded)"),
+    ("precision", "not stated", "fp32 (precision: 32)", "bf16 / fp16 autocast on GPU (fp32 on CPU)"),
+    ("warm-up", "linear over 10% of the data, then constant", "factor step / (0.1 x steps) from 0, then 1",
+     "(step + 1) / floor(0.1 x steps), then 1"),
+    ("definition text", "Ishiwatari et al.'s Oxford data",
+     "detokenised (' .' -> '.', ``x'' -> X, ...; 9.87 words on valid+test)", "the tokenised text (10.97 words)"),
+    ("repeated definitions", "not stated", "kept (one training pair per line)", "a word's repeated definition once"),
+    ("RoBERTa input", "not stated", "tokenizer with add_prefix_space (the first word of a definition gets its space)",
+     "no leading space on the first word"),
+    ("definition length", "not stated", "cut at the model's 512 tokens", "cut at 128 tokens"),
+    ("MRR", "mean reciprocal rank", "from the top 10 (a gold word ranked below 10 counts 0)", "over the whole vocabulary"),
+    ("split", "8:1:1 by word", "unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)",
+     "both variants: seeded shuffle (seed 0), rounded boundaries (at most one word moves)"),
+    ("SentEval classifier", "SentEval (not detailed)", "SentEval's torch classifier, 10 folds",
+     "both variants: the scale's transfer_classifier (paper scale: SentEval's torch classifier)"),
+]
+
+
+def variant_settings(variant):
+    """The settings of a DefSent variant (VARIANTS); an unknown name is an error."""
+    return variants.pick("DefSent", VARIANTS, variant)
+
+
+def differences():
+    """The DefSent settings where the paper's text and the official code differ."""
+    return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code (default)",
+                                                    'variant="paper"'])
 
 
 class TiedEmbeddingHead(nn.Module):
@@ -49,13 +93,22 @@ def word_prediction_head(model):
                      "load it with models.load(..., mlm_head=True)")
 
 
-def load_model(name_or_path, device=None):
-    """(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head,
-    or the tied-embedding fallback when the checkpoint carries no head weights."""
-    model, tokenizer = models.load(name_or_path, mlm_head=True, device=device, eval_mode=False)
+def load_model(name_or_path, device=None, prefix_space=False, allow_fallback=True):
+    """(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head
+    (transform, LayerNorm and bias from the checkpoint, decoder tied to the input embeddings:
+    models.mlm_head_check), else the tied-embedding fallback, or an error when not allow_fallback
+    (paper scale: a fallback would silently change the method). prefix_space: a byte-level BPE
+    tokenizer (RoBERTa) adds a space before the first word, as the official code's does."""
+    model, tokenizer = models.load(name_or_path, mlm_head=True, device=device, eval_mode=False,
+                                   add_prefix_space=prefix_space)
     freeze(model.get_input_embeddings())
-    if models.head_was_loaded(model):
+    check = models.mlm_head_check(model)
+    if check.loaded:
         return model, tokenizer, word_prediction_head(model), PRETRAINED
+    if not allow_fallback:
+        raise ValueError(f"{name_or_path!r}: the MLM head is not the pre-trained one (not in the checkpoint: "
+                         f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: {check.tied}); "
+                         "DefSent needs the real head at this scale")
     return model, tokenizer, TiedEmbeddingHead(model.get_input_embeddings()), FALLBACK
 
 
@@ -69,10 +122,12 @@ def trainable_parameters(model, freeze_embedding_layer=False):
 
 # ---------------------------------------------------------------- data
 
-def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SPLIT_SEED, paper_data=False):
+def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SPLIT_SEED, paper_data=False,
+                  variant="official"):
     """Word/definition/target-id triples split 8:1:1 by word, and a report of what was dropped.
 
-    Oxford (all splits at hand); offline, when the train split is missing, WordNet
+    Oxford (all splits at hand), prepared as the variant says (VARIANTS[...]["data"]: detokenised,
+    repeated definitions kept, file order); offline, when the train split is missing, WordNet
     definitions of single-token words are added (use_wordnet=None decides so). Cached by
     (tokenizer, data root, options): reading WordNet takes about 25 s, the cache under 1 s.
     paper_data=True (paper scale): the Oxford train split or an error, never the stand-in.
@@ -80,26 +135,31 @@ def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SP
     from . import cache
     if paper_data:
         dictionary.require_oxford_train(data_dir)
+    prep = variant_settings(variant)["data"]
     cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=cache.data_identity(data_dir, "dictionary"),
-               use_wordnet=use_wordnet, seed=seed)
-    splits, report = cache.cached_json("defsent_data", cfg, lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed))
+               use_wordnet=use_wordnet, seed=seed, prep=prep)
+    splits, report = cache.cached_json("defsent_data", cfg,
+                                       lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep))
     return {k: [tuple(x) for x in v] for k, v in splits.items()}, report
 
 
-def _build_dataset(tokenizer, data_dir, use_wordnet, seed):
+def _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep):
     pairs, used = dictionary.oxford_pairs(data_dir)
     if use_wordnet is None:
         use_wordnet = "train" not in used
     source = f"Oxford {'+'.join(used)}" + (" + WordNet 3.0" if use_wordnet else "")
+    if prep["detokenise"]:
+        pairs = dictionary.detokenised(pairs)
     if use_wordnet:
         pairs = pairs + data.wordnet_definitions(data_dir)
-    pairs = dictionary.merge_entries(pairs)
+    pairs = dictionary.merge_entries(pairs, dedupe=prep["dedupe"])
     ids = dictionary.single_token_ids([w for w, _ in pairs], tokenizer)
     report = dict(source=source, definitions=len(pairs),
                   dropped_not_single_token=sum(w not in ids for w, _ in pairs),
                   dropped_empty_definition=sum(w in ids and not d.strip() for w, d in pairs))
     kept = [(w, d) for w, d in pairs if w in ids and d.strip()]
-    splits = dictionary.split_by_word(kept, seed)
+    splits = dictionary.split_by_word(kept, seed, grouped=prep["grouped"])
+    report["prep"] = prep
     report.update({f"{k}_definitions": len(v) for k, v in splits.items()})
     report.update({f"{k}_words": len({w for w, _ in v}) for k, v in splits.items()})
     return {k: [(w, d, ids[w]) for w, d in v] for k, v in splits.items()}, report
@@ -147,20 +207,23 @@ def gold_ranks(logits, targets, what="word prediction"):
     return (logits > gold).sum(1) + 1
 
 
-def rank_metrics(logits, targets, what="word prediction"):
+def rank_metrics(logits, targets, what="word prediction", mrr_cutoff=None):
     """MRR and top-1/3/10 accuracy of the gold ids."""
-    return metrics_from_ranks(gold_ranks(logits, targets, what), what)
+    return metrics_from_ranks(gold_ranks(logits, targets, what), what, mrr_cutoff)
 
 
-def metrics_from_ranks(ranks, what="word prediction"):
+def metrics_from_ranks(ranks, what="word prediction", mrr_cutoff=None):
+    """MRR (with mrr_cutoff=k a gold ranked below k counts 0, as the official top-10 MRR) and top-k accuracies."""
     require_nonempty(ranks, f"{what}: ranks")
     ranks = ranks.double()
-    return dict(mrr=float((1 / ranks).mean()), top1=float((ranks <= 1).double().mean()),
+    reciprocal = (1 / ranks) if mrr_cutoff is None else torch.where(ranks <= mrr_cutoff, 1 / ranks, 0.0)
+    return dict(mrr=float(reciprocal.mean()), top1=float((ranks <= 1).double().mean()),
                 top3=float((ranks <= 3).double().mean()), top10=float((ranks <= 10).double().mean()))
 
 
 @torch.no_grad()
-def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_length=128, what="DefSent"):
+def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_length=128, what="DefSent",
+             mrr_cutoff=None):
     """Word-prediction metrics over examples, computed batch by batch (`what` names the run in errors)."""
     require_nonempty(examples, f"{what}: evaluation definitions")
     device = next(model.parameters()).device
@@ -171,7 +234,7 @@ def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_lengt
             batch = {k: v.to(device) for k, v in batch.items()}
             logits = word_logits(model, head, batch, pooling, tokenizer.mask_token_id).float()
             ranks.append(gold_ranks(logits, batch["targets"], what).cpu())
-    return metrics_from_ranks(torch.cat(ranks), what)
+    return metrics_from_ranks(torch.cat(ranks), what, mrr_cutoff)
 
 
 @torch.no_grad()
@@ -218,34 +281,43 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     """Train DefSent once for `cfg` on `dataset` (build_dataset's, built from data_dir when None)
     and return its result dict; cached by cfg and the dataset's content.
 
-    cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer,
-    warmup_ratio, freeze_embedding_layer (and `scoring`, used by final_runs, not in the key). The
+    cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer, warmup_ratio,
+    variant and its settings (VARIANTS; a setting in cfg overrides the variant's) (and `scoring`,
+    used by final_runs, not in the key). The
     trained encoder is saved in the run's folder (`result["path"]`); a second call with the same cfg and data reuses it. A run whose
     checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
     need_checkpoint, else returned with path None.
     """
     from . import cache, train
     if dataset is None:
-        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False))
+        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False),
+                                variant=cfg["variant"])
     splits, report = dataset
+    v = dict(variant_settings(cfg["variant"]), **{k: cfg[k] for k in VARIANTS["official"] if k in cfg})
+    if report.get("prep") != v["data"]:
+        raise ValueError(f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the dataset "
+                         f"given was prepared as {report.get('prep')}: build it with build_dataset(..., variant={cfg['variant']!r})")
     key = dict({k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits))
     what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
 
     def compute(folder):
         config.set_seed(cfg["seed"])
-        model, tokenizer, head, head_kind = load_model(cfg["model"])
+        model, tokenizer, head, head_kind = load_model(cfg["model"], prefix_space=v["prefix_space"],
+                                                       allow_fallback=cfg.get("allow_head_fallback", True))
         train_set = subsample(splits["train"], cfg["train_max"], cfg["seed"])
-        batches = train.batched(train_set, cfg["batch_size"], seed=cfg["seed"])
+        batches = train.batched(train_set, cfg["batch_size"], seed=cfg["seed"] if v["shuffle"] else None)
         history = train.train(
-            model, lambda m, b: loss(m, head, collate(tokenizer, b, pooling=cfg["pooling"]), cfg["pooling"],
+            model, lambda m, b: loss(m, head, collate(tokenizer, b, v["max_length"], cfg["pooling"]), cfg["pooling"],
                                      tokenizer.mask_token_id), batches, cfg["lr"],
-            params=trainable_parameters(model, cfg.get("freeze_embedding_layer", False)),
-            optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"],
+            params=trainable_parameters(model, v["freeze_embedding_layer"]),
+            optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"], mixed_precision=v["mixed_precision"],
+            fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"],
             describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
         evals = {k: evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"],
-                             what=f"{what} {k}") for k in ("dev", "test")}
+                             max_length=v["max_length"], what=f"{what} {k}", mrr_cutoff=v["mrr_cutoff"])
+                 for k in ("dev", "test")}
         meta = dict(method="DefSent", base_model=cfg["model"], pooling=cfg["pooling"], seed=cfg["seed"],
-                    lr=cfg["lr"], data=report["source"], train_definitions=len(train_set))
+                    lr=cfg["lr"], variant=cfg["variant"], data=report["source"], train_definitions=len(train_set))
         save(model, tokenizer, head_kind, folder / "model", meta)
         return dict(dev=evals["dev"], test=evals["test"], head=head_kind, steps=history["steps"],
                     final_loss=history["loss"][-1], train_definitions=len(train_set), data=report)
@@ -272,13 +344,20 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     return best, results
 
 
-def base_config(scale, model, data_dir=None):
+def base_config(scale, model, data_dir=None, variant="official"):
     """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
-    `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs)."""
+    `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);
+    variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key."""
     from .scores import seed_scoring
     return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
-                optimizer="adam", warmup_ratio=0.1, freeze_embedding_layer=False, paper_data=scale["name"] == "paper",
+                optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
+                paper_data=scale["name"] == "paper", allow_head_fallback=scale["name"] not in ("paper", "rehearsal"),
                 scoring=seed_scoring(scale, data_dir))
+
+
+def without_data(settings):
+    """A variant's training settings (its data preparation is the dataset's)."""
+    return {k: v for k, v in settings.items() if k != "data"}
 
 
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
@@ -290,7 +369,8 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
     if dataset is None:
-        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False))
+        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False),
+                                variant=base["variant"])
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
     lr = lr_grid([best_x])[best_x]
     first = run(dict(base, pooling=pooling, seed=seeds[0], lr=lr), dataset)
@@ -324,10 +404,12 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     trainings = len(poolings) * (len(xs) + len(seeds) - 1)  # the search's best rate is the first seed's run
     if base.get("scoring"):  # later seeds are scored on STS and SentEval right after training
         extra_encoded += len(poolings) * (len(seeds) - 1) * scoring_sentences(base["scoring"])
-    model, tokenizer, head, _ = load_model(base["model"])
+    v = variant_settings(base["variant"])
+    model, tokenizer, head, _ = load_model(base["model"], prefix_space=v["prefix_space"],
+                                           allow_fallback=base.get("allow_head_fallback", True))
     p = poolings[0]
-    train_batch = collate(tokenizer, splits["train"][:base["batch_size"]], pooling=p)
-    eval_batch = collate(tokenizer, splits["dev"][:64], pooling=p)
+    train_batch = collate(tokenizer, splits["train"][:base["batch_size"]], v["max_length"], p)
+    eval_batch = collate(tokenizer, splits["dev"][:64], v["max_length"], p)
     step_s, batch_s = budget.measure(model, lambda m: loss(m, head, train_batch, p, tokenizer.mask_token_id),
                                      lambda m: word_logits(m, head, eval_batch, p, tokenizer.mask_token_id))
     what = f"DefSent, {len(poolings)} pooling(s) x ({len(xs)} learning rates + {len(seeds) - 1} more seeds)"

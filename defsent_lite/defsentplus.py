@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import cache, config, dictionary, encode, models, sts, train
+from . import cache, config, dictionary, encode, models, sts, train, variants
 from .encode import hidden_states
 from .entries import ENTRY_POOLINGS
 from .pooling import pool
@@ -18,6 +18,10 @@ from .pooling import pool
 # (pooling during training, entry pooling): the paper's four encoding combinations
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
 BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
+# Table 7: the pooling each released encoder (3rd Training on a) is scored with on SentEval.
+SENTEVAL_POOLING = {"bert-base-uncased": "mean", "bert-large-uncased": "cls", "roberta-base": "prompt",
+                    "roberta-large": "prompt"}
+STS_FILES = "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
 PAPER_LRS = {  # Table 5, raw pre-trained models: 1st, 2nd, 3rd Training
     "bert-base-uncased": (5e-5, 4e-5, 3e-5), "bert-large-uncased": (4e-5, 4e-5, 3e-5),
     "roberta-base": (3e-5, 2e-5, 1e-5), "roberta-large": (3e-5, 2e-5, 1e-5)}
@@ -44,16 +48,13 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
 
 def variant_settings(variant):
     """The settings of a DefSent+ variant (VARIANTS); an unknown name is an error."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown DefSent+ variant {variant!r}; choose from {tuple(VARIANTS)}")
-    return VARIANTS[variant]
+    return variants.pick("DefSent+", VARIANTS, variant)
 
 
 def differences():
     """The DefSent+ settings where the paper's text and the official code differ."""
-    import pandas as pd
-    return pd.DataFrame(DIFFERENCES, columns=["setting", "paper text", "official code (default)",
-                                              'variant="paper"']).set_index("setting")
+    return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code (default)",
+                                                    'variant="paper"'])
 
 
 def combination_name(pooling, entry_pooling):
@@ -134,16 +135,15 @@ def entry_dataset(pairs, max_entries=None, seed=0):
     return names, [e for e, _ in kept], [d for _, d in kept], report
 
 
-def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0, paper_data=False):
+def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data=False):
     """Dataset a/b/c (dictionary.defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s);
     paper_data=True: the Oxford train split or an error."""
     if paper_data:
         dictionary.require_oxford_train(data_dir)
-    cfg = dict(dataset=name, max_entries=max_entries, seed=seed, tokenizer=tokenizer.name_or_path,
-               data=cache.data_identity(data_dir, "dictionary"))
+    cfg = dict(dataset=name, max_entries=max_entries, seed=seed, data=cache.data_identity(data_dir, "dictionary"))
 
     def compute():
-        pairs, used = dictionary.defsentplus_dataset(name, tokenizer, data_dir)
+        pairs, used = dictionary.defsentplus_dataset(name, data_dir)
         names, ids, defs, report = entry_dataset(pairs, max_entries, seed)
         report["source"] = f"dataset {name}: Oxford {'+'.join(used)}" + (" + WordNet 3.0" if name == "a" else "")
         return dict(names=names, ids=ids, definitions=defs, report=report)
@@ -152,9 +152,20 @@ def load_entry_dataset(name, tokenizer, max_entries=None, data_dir=None, seed=0,
 
 # ---------------------------------------------------------------- one training (cached)
 
-def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None):
-    """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14)."""
-    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size), data_dir, max_pairs=max_pairs)
+def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None, files=STS_FILES):
+    """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14), on SentEval's
+    tokenised STS files by default (footnote 9; the released TestSTS.py reads the same files)."""
+    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size), data_dir,
+                             variant=files, max_pairs=max_pairs)
+
+
+def senteval_pooling(model, result):
+    """(pooling, why) for SentEval: Table 7's for a raw model the paper trained, else the
+    pooling with the best STS average of the run (what the paper does for STS)."""
+    if model in SENTEVAL_POOLING:
+        return SENTEVAL_POOLING[model], f"Table 7's SentEval pooling for {model}"
+    best = max(result["sts"], key=lambda p: result["sts"][p]["avg"])
+    return best, f"{model} is not in Table 7: the best STS pooling of the run"
 
 
 def best_sts_avg(result):
@@ -173,8 +184,9 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
     Returns the result dict with the saved encoder's path and the run's cache key (path None for
     a run whose checkpoint was dropped, unless need_checkpoint: then it is trained again).
     """
+    files = cfg.get("sts_files", STS_FILES)
     key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
-               sts_data=cache.data_identity(data_dir, "sts/raw"))
+               sts_data=cache.data_identity(data_dir, f"sts/{files}"))
 
     v = variant_settings(cfg.get("variant", "official"))
 
@@ -190,7 +202,8 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
                               desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})", **v["optimizer"])
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
-        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir)
+        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,
+                            files=files)
         return dict(sts=scores, steps=history["steps"], first_loss=history["loss"][0],
                     final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
                     chance_loss=math.log(len(E)),

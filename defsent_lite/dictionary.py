@@ -3,15 +3,18 @@
 A dictionary is a list of (entry, definition) pairs; readers live in data.py.
 """
 import random
+import re
 import statistics
 
-from . import config, data
+from . import config, data, models
 
 SPLIT_SEED = 0  # DefSent's own split used an unseeded shuffle; ours is fixed and recorded
 
 
-def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1)):
-    """DefSent's 8:1:1 split by word: every definition of a word lands in the same split."""
+def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1), grouped=False):
+    """DefSent's 8:1:1 split by word: every definition of a word lands in the same split.
+    grouped=True lists each split as the official files do: words in shuffled order, each
+    word's definitions together in input order (else the pairs keep their input order)."""
     words = sorted({w for w, _ in pairs})
     random.Random(seed).shuffle(words)
     n_train = round(len(words) * ratios[0] / sum(ratios))
@@ -20,20 +23,37 @@ def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1)):
     split_of.update({w: "dev" for w in words[n_train:n_train + n_dev]})
     split_of.update({w: "test" for w in words[n_train + n_dev:]})
     out = {"train": [], "dev": [], "test": []}
+    if grouped:
+        rank = {w: i for i, w in enumerate(words)}
+        pairs = sorted(pairs, key=lambda p: rank[p[0]])  # stable: a word's definitions keep their order
     for w, d in pairs:
         out[split_of[w]].append((w, d))
     return out
 
 
-def uses_leading_space(tokenizer):
-    """True for byte-level BPE vocabularies (RoBERTa), where a word token carries its space."""
-    first = tokenizer.convert_ids_to_tokens(tokenizer.encode(" a", add_special_tokens=False))[0]
-    return first.startswith("Ġ")
+# The official DefSent extraction's clean-up of Ishiwatari et al.'s tokenised definitions, in its
+# order: spaces before . , ; ) ' and after ( removed; ``quoted text'' -> its text, capitalised
+# (str.capitalize: the rest lower-cased); a ‘quoted’ span -> ’span’ (sic).
+DETOKENISE_REPLACEMENTS = ((" .", "."), (" ,", ","), (" ;", ";"), ("( ", "("), (" )", ")"), (" '", "'"))
+
+
+def detokenised(pairs):
+    """(word, definition) pairs as the official DefSent extraction writes them: word stripped, text detokenised."""
+    return [(w.strip(), detokenise(d)) for w, d in pairs]
+
+
+def detokenise(definition):
+    """A definition as the official DefSent code prepares it from Ishiwatari's tokenised text."""
+    for old, new in DETOKENISE_REPLACEMENTS:
+        definition = definition.replace(old, new)
+    definition = re.sub(r"`` (.*?)''", lambda m: m.group(1).capitalize(), definition)
+    definition = re.sub(r"‘\s*(.*?)\s*’", r"’\1’", definition)
+    return definition.strip()
 
 
 def single_token_ids(words, tokenizer):
     """{word: token id} for the words that are one token of the vocabulary (RoBERTa: ' word')."""
-    prefix = " " if uses_leading_space(tokenizer) else ""
+    prefix = " " if models.uses_leading_space(tokenizer) else ""
     words = sorted(set(words))
     ids = tokenizer([prefix + w for w in words], add_special_tokens=False)["input_ids"]
     return {w: i[0] for w, i in zip(words, ids) if len(i) == 1}
@@ -81,16 +101,17 @@ def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):
     return [p for s in used for p in ox[s]], used
 
 
-def defsentplus_dataset(name, tokenizer, data_dir=None):
+def defsentplus_dataset(name, data_dir=None):
     """DefSent+ dataset a (Oxford + WordNet, merged, deduplicated), b (Oxford) or c (Oxford
-    single words in the BERT vocabulary), as (entry, definition) pairs, and the Oxford splits used."""
+    single words in BERT's vocabulary, for every model: footnote 8), as (entry, definition)
+    pairs, and the Oxford splits used."""
     ox, used = oxford_pairs(data_dir)
     if name == "a":
         return merge_entries(ox + data.wordnet_definitions(data_dir)), used
     if name == "b":
         return ox, used
     if name == "c":
-        keep = single_token_ids([w for w, _ in ox], tokenizer)
+        keep = single_token_ids([w for w, _ in ox], models.bert_vocabulary())
         return [(w, d) for w, d in ox if w in keep], used
     raise ValueError(f"unknown DefSent+ dataset {name!r}: choose a, b or c")
 
@@ -121,7 +142,7 @@ def defsentplus_table1(bert_tokenizer, roberta_tokenizer=None, data_dir=None):
     labels = {"a": "a (Oxford + WordNet)", "b": "b (Oxford)", "c": "c (Oxford single words in BERT vocab.)"}
     rows = {}
     for name, label in labels.items():
-        pairs, _ = defsentplus_dataset(name, bert_tokenizer, data_dir)
+        pairs, _ = defsentplus_dataset(name, data_dir)
         defs = [d for _, d in pairs]
         bert = token_length_stats(defs, bert_tokenizer)
         rob = token_length_stats(defs, roberta_tokenizer) if roberta_tokenizer else (float("nan"),) * 2

@@ -79,9 +79,9 @@ def precision_name(device):
     return {torch.bfloat16: "bf16", torch.float16: "fp16 with loss scaling", None: "fp32"}[dtype]
 
 
-def autocast_for(device):
-    """bf16/fp16 autocast on GPU (see amp_dtype); a no-op on CPU (fp32 there)."""
-    dtype = amp_dtype(device)
+def autocast_for(device, enabled=True):
+    """bf16/fp16 autocast on GPU (see amp_dtype); a no-op on CPU (fp32 there) or when not enabled."""
+    dtype = amp_dtype(device) if enabled else None
     return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
 

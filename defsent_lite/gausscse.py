@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import torch
 
-from . import cache, config, data, gauss, models, nli, train
+from . import cache, config, data, gauss, models, nli, train, variants
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
 DEV_SET = "snli_dev"
@@ -35,15 +35,12 @@ DIFFERENCES = [  # (setting, paper text, official code, ours)
 
 def variant_settings(variant):
     """The settings of a GaussCSE variant (VARIANTS); an unknown name is an error."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown GaussCSE variant {variant!r}; choose from {tuple(VARIANTS)}")
-    return VARIANTS[variant]
+    return variants.pick("GaussCSE", VARIANTS, variant)
 
 
 def differences():
     """The GaussCSE settings where the paper's text and the official code differ, and what we run."""
-    import pandas as pd
-    return pd.DataFrame(DIFFERENCES, columns=["setting", "paper text", "official code", "ours"]).set_index("setting")
+    return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code", "ours"])
 
 
 def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"):

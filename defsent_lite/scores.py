@@ -20,13 +20,15 @@ def cached_per_pooling(kind, cfg, poolings, compute_many):
     return found
 
 
-def untrained_sts(name_or_path, poolings, max_pairs, data_dir=None, batch_size=64):
-    """{pooling: STS scores} of the model as loaded (max_pairs evenly spaced pairs per task)."""
+def untrained_sts(name_or_path, poolings, max_pairs, data_dir=None, batch_size=64, files="raw"):
+    """{pooling: STS scores} of the model as loaded (max_pairs evenly spaced pairs per task);
+    files: "raw" (the official releases: DefSent, GaussCSE) or "senteval" (SentEval's tokenised
+    files: DefSent+)."""
     def compute(missing):
         model, tokenizer = models.load(name_or_path)
         embeds = encode.embedders(model, tokenizer, missing, batch_size=batch_size)
-        return sts.evaluate_each(embeds, data_dir, max_pairs=max_pairs)
-    cfg = dict(model=str(name_or_path), max_pairs=max_pairs, data=cache.data_identity(data_dir, "sts/raw"))
+        return sts.evaluate_each(embeds, data_dir, variant=files, max_pairs=max_pairs)
+    cfg = dict(model=str(name_or_path), max_pairs=max_pairs, data=cache.data_identity(data_dir, f"sts/{files}"))
     return cached_per_pooling("sts_untrained", cfg, list(poolings), compute)
 
 

@@ -40,9 +40,13 @@ def make_optimizer(params, name, lr, weight_decay, eps=1e-8):
 
 def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_decay=0.0,
           warmup_ratio=0.1, decay=False, grad_clip=None, eval_fn=None, eval_every=None,
-          describe_batch=None, progress=None, desc="train", warmup_from_zero=False, eps=1e-8):
+          describe_batch=None, progress=None, desc="train", warmup_from_zero=False, eps=1e-8,
+          mixed_precision=True, fractional_warmup=False):
     """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)`.
 
+    mixed_precision: bf16/fp16 autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere.
+    fractional_warmup: the warm-up lasts total * warmup_ratio steps unrounded (the official
+    DefSent schedule: factor step / (0.1 * total)), else floor(total * warmup_ratio) steps.
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
     the best state is loaded back into `model` before returning. Returns a history dict.
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
@@ -55,17 +59,18 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     params = list(model.parameters()) if params is None else list(params)
     opt = make_optimizer(params, optimizer, lr, weight_decay, eps)
     total = len(batches)
-    warmup = math.floor(total * warmup_ratio)
+    warmup = total * warmup_ratio if fractional_warmup else math.floor(total * warmup_ratio)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_factor(s, warmup, total, decay, warmup_from_zero))
     device = next(model.parameters()).device
-    scaler = torch.amp.GradScaler(device.type, enabled=amp_dtype(device) == torch.float16)  # fp16 only
+    amp = amp_dtype(device) if mixed_precision else None
+    scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     best_state = None
     show = config.show_progress() if progress is None else progress
     model.train()
     bar = tqdm(batches, desc=desc, disable=not show, leave=False)
     for step, batch in enumerate(bar, 1):
-        with autocast_for(device):
+        with autocast_for(device, enabled=mixed_precision):
             loss = loss_fn(model, batch)
         if not torch.isfinite(loss):
             info = f" ({describe_batch(batch)})" if describe_batch else ""

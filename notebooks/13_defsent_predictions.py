@@ -44,28 +44,35 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 POOLING = "cls"
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent.differences())
 
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsent, preflight, results
+from defsent_lite import config, defsent, preflight, results, variants
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("13", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
-untrained = defsent.load_model(MODEL)
-dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["name"] == "paper")
+untrained = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
+dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["name"] == "paper", variant=VARIANT)
 if S["name"] == "paper":  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
-_, _, runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
+    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
+_, _, runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
 trained = defsent.load_model(runs[0]["path"])
-print("scale:", S["name"], "| model:", MODEL, "| pooling:", POOLING, "| head:", trained[3])
+print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained[3])
 
 
 def predict(loaded, sentences, k):
     model, tokenizer, head, _ = loaded
     return [" ".join(w) for w in defsent.top_k_words(model, tokenizer, head, sentences, POOLING, k)]
 
+
+# %% [markdown]
+# Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
+
+# %%
+variants.whole(defsent.differences())
 
 # %% [markdown]
 # ## Table 6: definitions

@@ -19,7 +19,8 @@
 # DefSent+ keeps **every** dictionary entry (multi-word ones too): an entry is represented
 # by the mean of its definitions' embeddings (Eq. 2), so no word-vocabulary filter is
 # needed. Three datasets: *a* = Oxford + WordNet (same-named entries merged, repeated
-# definitions dropped), *b* = all of Oxford, *c* = Oxford single words in BERT's vocabulary.
+# definitions dropped), *b* = all of Oxford, *c* = Oxford single words in BERT's vocabulary
+# (BERT's for every model, RoBERTa too: footnote 8).
 #
 # **Offline** only Oxford valid+test is at hand (no train split), so *b* and *c* are about a
 # fifth of the paper's; *a* adds all of WordNet 3.0 and comes close. Expect the max/median
@@ -70,7 +71,7 @@ table1
 # softmax of Eq. 5 runs over all entries, so its chance loss is log(entries).
 
 # %%
-full = {name: defsentplus.load_entry_dataset(name, bert_tok, None, DATA_ROOT) for name in "abc"}
+full = {name: defsentplus.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
 report = pd.DataFrame({name: d["report"] for name, d in full.items()}).T
 report["chance loss log(entries)"] = np.log(report["entries"].astype(float)).round(2)
 report

@@ -28,7 +28,8 @@
 # **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
 # tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 390 entries of
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
-# FastICA with 200 iterations (paper: 1000), STS on 100 evenly spaced pairs per task.
+# FastICA with 200 iterations (paper: 1000), STS on 100 evenly spaced pairs per task
+# of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
 # `python -m defsent_lite.pst --scale cpu` runs the same loop on a whole dataset.
 
 # %%
@@ -54,7 +55,7 @@ POOLING, ENTRY_POOLING = "cls", "mean"   # the (CLS, AMP) combination of BERT-ba
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsentplus, models, plots, preflight, pst, results, scores
+from defsent_lite import config, defsentplus, models, plots, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
@@ -75,7 +76,7 @@ for st in steps:
 # `"paper"` runs the text's. The smoke numbers in notebooks 21-24 are the official variant's.
 
 # %%
-defsentplus.differences()
+variants.whole(defsentplus.differences())
 
 # %% [markdown]
 # Each step keeps the run with the best STS average (under its best inference pooling); the
@@ -111,13 +112,13 @@ curves = {f"step {st['step']} ({space})": r["loss_curve"] for st in steps for (s
 fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 
 # %% [markdown]
-# ## STS after each step (Spearman x 100; best seed per space)
+# ## STS after each step (Spearman x 100; mean over seeds per space)
 # Compare with the paper's BERT-base trend (Table 2): 77.88 -> 78.40 -> 78.42, and 78.65 with
 # the ICA space at the 3rd step.
 
 # %%
 # tolerance: score; ica200=ica
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT)
+untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 table = pst.steps_table(steps, untrained).round(2)
 table
 

@@ -19,7 +19,8 @@
 # Table 2 has four groups: DefSent's best rows; DefSent+ after the 1st Training on
 # datasets *c*, *b* and *a* (bigger dictionary, better STS); and the 2nd and 3rd Trainings
 # of PST on *a* (the 3rd with the plain or the ICA-transformed space). STS is Spearman x 100
-# of cosine similarity with the last hidden states pooled (CLS, Mean or Prompt; the best
+# of cosine similarity on SentEval's tokenised STS files (footnote 9; the released `TestSTS.py`
+# reads the same), with the last hidden states pooled (CLS, Mean or Prompt; the best
 # pooling is reported, as the paper does). The PST runs are the ones of notebook 21
 # (shared through the run cache).
 #
@@ -49,7 +50,7 @@ COMBINATION = {"c": ("mean", "mean"), "b": ("cls", "mean"), "a": ("cls", "mean")
 # %%
 import pandas as pd
 
-from defsent_lite import checks, config, defsent, defsentplus, models, plots, preflight, pst, results, scores
+from defsent_lite import aggregate, checks, config, defsent, defsentplus, models, plots, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
@@ -73,45 +74,62 @@ def best_row(run):
 
 
 # %% [markdown]
+# Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
+
+# %%
+variants.whole(defsentplus.differences())
+
+# %% [markdown]
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
 # %%
 # tolerance: score; DefSent+ 3rd-(CLS,AMP)-a (ICA)=ica
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT)
+untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 rows, poolings = {}, {}
 rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
 if S["name"] == "paper":  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT), ["cls"], S["defsent_lr_xs"], S["seeds"],
-                      defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True)))
-_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
+    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ["cls"], S["defsent_lr_xs"], S["seeds"],
+                      defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
+_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
 m, tok = models.load(ds_runs[0]["path"])
 rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT)))
 ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
+stds = {}
 for name in "cba":
     combo = defsentplus.combination_name(*COMBINATION[name]).replace(" ", "")
     for st in runs[name]:
-        for (space, _), r in st["runs"].items():
+        for space in pst.spaces_of(st):  # mean over seeds under the pooling with the best mean (the paper's statistical result)
             label = f"DefSent+ {ordinal[st['step']]}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
-            rows[label], poolings[label] = best_row(r)
+            poolings[label], mean, stds[label] = pst.best_pooling_row(pst.seed_table(st, space))
+            rows[label] = mean.tolist()
 ours = pd.DataFrame.from_dict(rows, orient="index", columns=results.STS_COLS)
 ours.insert(0, "pooling", pd.Series(poolings))
 ours.round(2)
 
 # %% [markdown]
-# ## Beside the paper (BERT-base rows of Table 2)
+# ## Beside the paper (Table 2: the model's rows, found by model and setting)
 
 # %%
 # tolerance: score; paper=exact; 3rd-(CLS,AMP)-a (ICA)=ica
-paper = results.paper_table(results.DEFSENTPLUS_TABLE2, results.STS_COLS)
-pairs = {"DefSent": ("DefSent BERT-base", "DefSent (CLS)")}
-for key in list(paper.index)[1:]:
-    ours_key = key.replace("BERT-base(ICA) ", "").replace("BERT-base ", "") + (" (ICA)" if "ICA" in key else "")
-    pairs[ours_key.replace("DefSent+ ", "")] = (key, ours_key)
+reference, note = aggregate.reference_model(MODEL)
+print(note)
+table = results.DEFSENTPLUS_TABLE2
+paper = results.paper_table(table, results.STS_COLS)
+pairs = {"DefSent": (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), "DefSent (CLS)")}
+for label in [k for k in rows if k.startswith("DefSent+")]:
+    setting, ica = label.split()[1], label.endswith("(ICA)")
+    key = aggregate.paper_row(table, reference, setting, *(["ICA"] if ica else []), exclude=() if ica else ("ICA",))
+    pairs[label.replace("DefSent+ ", "")] = (key, label)
 table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs)
 table2
 
 # %%
-fig = plots.paper_vs_ours_bars(table2, ["avg"], title="STS avg: paper (BERT-base) vs ours")
+# tolerance: score
+if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gives mean ± std)
+    print(pd.DataFrame(stds).T.round(2))
+
+# %%
+fig = plots.paper_vs_ours_bars(table2, ["avg"], title=f"STS avg: paper ({reference}) vs ours ({MODEL.split('/')[-1]})")
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"{S['dsp_max_entries']}-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",

@@ -63,7 +63,7 @@ REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official,
 # %%
 import pandas as pd
 
-from defsent_lite import config, gauss, gausscse, plots, preflight, results
+from defsent_lite import config, gauss, gausscse, plots, preflight, results, variants
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
@@ -83,7 +83,7 @@ print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']}
 # come from it); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-gausscse.differences()
+variants.whole(gausscse.differences())
 
 # %% [markdown]
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's BERT-base

@@ -52,7 +52,7 @@ REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official,
 # %%
 import pandas as pd
 
-from defsent_lite import config, gausscse, nli, preflight, results
+from defsent_lite import config, gausscse, nli, preflight, results, variants
 
 pd.set_option("display.width", 140)
 S = config.scale(SCALE)
@@ -75,7 +75,7 @@ print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']}
 # come from it); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-gausscse.differences()
+variants.whole(gausscse.differences())
 
 # %% [markdown]
 # ## Table 2 / 4: direction accuracy, ours beside the paper's BERT-base

@@ -45,7 +45,7 @@ import os
 
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 BATCH_SIZE = 64
-REPEATS = 2
+REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 
 # %%
 import time
@@ -83,14 +83,14 @@ print(f"full 7-task STS evaluation: {sts_seconds:.1f} s on {torch.get_num_thread
 
 # %% [markdown]
 # ## DefSent training throughput (issue: speed is a feature)
-# Forward, backward and Adam step at batch 16 with the offline model, CLS pooling, 40
+# Forward, backward and Adam step at batch 16 with the offline model, CLS pooling, 16
 # steps, in a fresh process so that its peak memory is its own. The only tensor as wide as
 # the vocabulary is the batch's logits, [16, 30522] floats (about 1.9 MiB); nothing larger
 # is materialised.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16, steps=24)
+tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16, steps=16)
 print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp['seconds']:.1f} s), "
       f"peak RSS {tp['peak_rss_mib']:.0f} MiB, logits {tp['logits_mib']:.2f} MiB per batch; head: {tp['head']}")
 
@@ -121,7 +121,7 @@ print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s, peak RSS {ou
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-g = bench.run_isolated("gausscse_training_throughput", batch_size=16, steps=12)
+g = bench.run_isolated("gausscse_training_throughput", batch_size=16, steps=8)
 print(f"GaussCSE training: {g['steps_per_s']:.2f} steps/s = {g['triplets_per_s']:.1f} triplets/s at batch 16, "
       f"peak RSS {g['peak_rss_mib']:.0f} MiB")
 

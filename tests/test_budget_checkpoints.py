@@ -54,7 +54,7 @@ def tiny_defsent_dataset(tok, n=96):
     words = ["cat", "dog", "house", "tree", "water", "light", "music", "stone", "river", "cloud", "bread", "glass"]
     rows = [(w, f"definition {i} of the word in plain terms", tok.convert_tokens_to_ids(w))
             for i, w in enumerate(words * (n // len(words)))]
-    return dict(train=rows, dev=rows[:24], test=rows[24:48]), dict(source="tiny")
+    return dict(train=rows, dev=rows[:24], test=rows[24:48]), dict(source="tiny", prep=defsent.VARIANTS["official"]["data"])
 
 
 def tiny_scoring_scale():

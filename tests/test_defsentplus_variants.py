@@ -80,3 +80,47 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["variant"] == "official"
     with pytest.raises(ValueError, match="unknown DefSent\\+ variant 'text'"):
         defsentplus.variant_settings("text")
+
+
+# ---------------------------------------------------------------- where we followed neither (now both)
+
+def test_dataset_c_keeps_words_of_berts_vocabulary_for_every_model(monkeypatch):
+    """Footnote 8: c is filtered by BERT's vocabulary, whatever model trains on it."""
+    from defsent_lite import dictionary, models
+    pairs, _ = dictionary.defsentplus_dataset("c")
+    bert = models.bert_vocabulary()
+    # bert-base-uncased's vocabulary: 30,522 tokens, uncased, [CLS] = 101, "the" = 1996
+    assert bert.vocab_size == 30522 and bert.tokenize("Dog") == ["dog"]
+    assert bert.convert_tokens_to_ids(["[CLS]", "the"]) == [101, 1996]
+    ox, _ = dictionary.oxford_pairs()
+    single = {w for w, _ in ox if len(bert(w, add_special_tokens=False)["input_ids"]) == 1}
+    assert pairs == [(w, d) for w, d in ox if w in single] and len(pairs) > 1000
+
+
+def test_defsentplus_scores_sts_on_senteval_files(monkeypatch):
+    """Footnote 9 and the released TestSTS.py: SentEval's tokenised STS files."""
+    from defsent_lite import sts
+    seen = []
+    monkeypatch.setattr(sts, "evaluate_each", lambda embeds, data_dir=None, tasks=None, variant="raw", max_pairs=None:
+                        seen.append(variant) or {})
+    defsentplus.sts_scores(None, None, [], 10)
+    assert seen == ["senteval"]
+    assert pst.pst_config(dict(name="smoke", dsp_lrs=[1e-5], dsp_max_entries=None, seeds=[0], dsp_ica_max_iter=10,
+                               dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["sts_files"] == "senteval"
+
+
+def test_senteval_pooling_is_table_7s_for_the_papers_models():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "shared" / "papers" / "defsent-plus-2024.md").read_text(encoding="utf-8")
+    table7 = {}
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 3 and "3rd-" in fields[0]:
+            name = fields[0].split("}")[-1].split("(")[0].strip().lower()   # "BERT-base(1CA)" -> "bert-base"
+            table7[name] = fields[2].strip().lower()
+    ours = {m.replace("-uncased", ""): p for m, p in defsentplus.SENTEVAL_POOLING.items()}
+    assert ours == table7
+    run = dict(sts={"cls": dict(avg=70.0), "mean": dict(avg=72.0), "prompt": dict(avg=71.0)})
+    assert defsentplus.senteval_pooling("bert-base-uncased", run)[0] == "mean"
+    assert defsentplus.senteval_pooling("offline", run)[0] == "mean"
+    assert defsentplus.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"

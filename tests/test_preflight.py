@@ -93,7 +93,7 @@ def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_ca
     with pytest.raises(data.DataMissing, match="ishiwatari/train.txt not found.*fetch --only oxford"):
         defsent.build_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
     with pytest.raises(data.DataMissing, match="train split"):
-        defsentplus.load_entry_dataset("b", tok, 20, tmp_path, paper_data=True)
+        defsentplus.load_entry_dataset("b", 20, tmp_path, paper_data=True)
     assert defsent.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
 
 

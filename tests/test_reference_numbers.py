@@ -117,6 +117,8 @@ def starred_bert_is_ica(name):
 SPECS = [
     ("DEFSENT_TABLE8", "defsent-2021.md", None, False, True),
     ("DEFSENT_TABLE8_STD", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE9", "defsent-2021.md", None, False, True),
+    ("DEFSENT_TABLE9_STD", "defsent-2021.md", None, False, True),
     ("DEFSENT_TABLE1", "defsent-2021.md", None, False, True),
     ("DEFSENT_TABLE2", "defsent-2021.md", None, False, True),
     ("DEFSENT_TABLE3", "defsent-2021.md", None, False, True),

@@ -1,0 +1,28 @@
+"""A method's named settings: the released code's ("official", the default) or the paper text's
+("paper"), and the table of the settings where the two differ (every notebook shows it)."""
+
+
+def pick(method, variants, name):
+    """The settings of variant `name` of `method`; an unknown name is an error naming the choices."""
+    if name not in variants:
+        raise ValueError(f"unknown {method} variant {name!r}; choose from {tuple(variants)}")
+    return variants[name]
+
+
+def differences_table(rows, columns):
+    """(setting, ...) rows as a DataFrame indexed by setting; a notebook shows it whole with `whole`."""
+    import pandas as pd
+    return pd.DataFrame(rows, columns=columns).set_index(columns[0])
+
+
+class whole:
+    """A table displayed without cutting long cells to '...' (HTML in notebooks, plain text elsewhere)."""
+
+    def __init__(self, df):
+        self.df = df
+
+    def _repr_html_(self):
+        return self.df.to_html()
+
+    def __repr__(self):
+        return self.df.to_string()

@@ -1,0 +1,71 @@
+"""Aggregation over seeds (mean ± std as the papers report) and paper rows found from data."""
+import math
+import statistics
+
+import pytest
+
+from defsent_lite import aggregate, results
+
+
+def test_ten_runs_give_their_mean_and_population_std():
+    runs = [70.0 + k for k in range(10)]                     # 70..79
+    stats = aggregate.over_seeds(runs, "STS avg")
+    assert stats.mean == pytest.approx(74.5) and stats.n == 10
+    assert stats.std == pytest.approx(statistics.pstdev(runs)) == pytest.approx(math.sqrt(8.25))
+    assert aggregate.over_seeds(runs, ddof=1).std == pytest.approx(statistics.stdev(runs))
+
+
+def test_table_over_seeds_by_hand():
+    runs = {"CLS": [[1.0, 10.0], [3.0, 10.0]], "Mean": [[5.0, 7.0]]}
+    table = aggregate.table_over_seeds(runs, ["mrr", "top1"])
+    assert table.mean.loc["CLS"].tolist() == [2.0, 10.0] and table.std.loc["CLS"].tolist() == [1.0, 0.0]
+    assert table.n.to_dict() == {"CLS": 2, "Mean": 1}
+    shown = aggregate.mean_pm_std(table)
+    assert shown.at["CLS", "mrr"] == "2.00 ± 1.00" and shown.at["Mean", "mrr"] == "5.00"
+
+
+@pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [float("inf")]])
+def test_nothing_empty_or_non_finite_is_averaged(bad):
+    with pytest.raises(ValueError, match="seed 7"):
+        aggregate.over_seeds(bad, "seed 7")
+
+
+def test_paper_rows_found_by_model_and_setting():
+    t2 = results.DEFSENT_TABLE2
+    assert aggregate.paper_row(t2, "roberta-base", "CLS") == ("RoBERTa-base", "CLS")
+    assert aggregate.paper_row(t2, "bert-base-uncased", "Max", exclude=("no fine-tuning",)) == ("BERT-base", "Max")
+    assert aggregate.paper_row(t2, "bert-base-uncased", "Max", "no fine-tuning") == ("BERT-base (no fine-tuning)", "Max")
+    assert aggregate.paper_row(t2, "roberta-base", "Max", "no fine-tuning") is None      # the paper has no such row
+    assert aggregate.paper_row(t2, "offline", "CLS") is None                             # not a paper model
+    assert aggregate.paper_row(results.DEFSENT_TABLE3, "bert-base-uncased", "DefSent") == "DefSent-BERT-base (CLS)"
+    assert aggregate.paper_row(results.DEFSENT_TABLE3, "roberta-large", "DefSent") == "DefSent-RoBERTa-large (Mean)"
+    t2p = results.DEFSENTPLUS_TABLE2
+    assert aggregate.paper_row(t2p, "bert-base-uncased", "3rd-", exclude=("ICA",)) == "DefSent+ BERT-base 3rd-(CLS,AMP)-a"
+    assert aggregate.paper_row(t2p, "bert-base-uncased", "3rd-", "ICA") == "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a"
+    with pytest.raises(ValueError, match="2 paper rows"):
+        aggregate.paper_row(t2p, "bert-base-uncased", "3rd-")
+
+
+def test_reference_model_names_the_stand_in():
+    assert aggregate.reference_model("roberta-large")[0] == "roberta-large"
+    model, note = aggregate.reference_model("offline")
+    assert model == "bert-base-uncased" and "stands in" in note
+    assert aggregate.reference_model("my/own-model") == (None, "paper rows: none (the papers report no my/own-model)")
+
+
+def fake_step(avgs_by_seed):
+    """A PST step record whose runs hold STS scores: {seed: {pooling: avg}} (every task = avg)."""
+    runs = {("plain", seed): dict(sts={p: {c: v for c in results.STS_COLS} for p, v in by_pooling.items()})
+            for seed, by_pooling in avgs_by_seed.items()}
+    return dict(step=1, runs=runs)
+
+
+def test_pst_rows_are_the_mean_over_seeds_under_the_best_mean_pooling():
+    from defsent_lite import pst
+    step = fake_step({s: {"cls": 70.0 + s, "mean": 73.0 - s} for s in range(10)})   # cls 74.5 mean, mean 68.5
+    table = pst.seed_table(step, "plain")
+    pooling, mean, std = pst.best_pooling_row(table)
+    assert pooling == "cls" and mean["avg"] == pytest.approx(74.5) and std["avg"] == pytest.approx(math.sqrt(8.25))
+    assert table.n["cls"] == 10
+    rows = pst.steps_table([step])
+    assert rows.loc[("1st Training", "plain", "mean"), "avg"] == pytest.approx(68.5)   # the mean, not the best seed

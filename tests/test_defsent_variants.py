@@ -1,0 +1,230 @@
+"""DefSent's two variants: the released code's settings (default) and the paper's text. Each
+difference is checked against a reference written from the official code's description."""
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from defsent_lite import config, defsent, dictionary, encode, models, train
+
+
+# ---------------------------------------------------------------- data preparation
+
+@pytest.mark.parametrize("raw, expected", [
+    ("a five-dollar bill .", "a five-dollar bill."),
+    ("hats , helmets ( and caps ) ; worn", "hats, helmets (and caps); worn"),
+    ("the dog 's bone", "the dog's bone"),
+    ("`` GOOD morning '' as a greeting", "Good morning as a greeting"),   # str.capitalize lower-cases the rest
+    ("the ‘ big ’ one", "the ’big’ one"),                                  # the official regex's output, sic
+    ("  padded .  ", "padded."),
+])
+def test_detokenise_by_hand(raw, expected):
+    assert dictionary.detokenise(raw) == expected
+
+
+def test_grouped_split_lists_words_in_shuffled_order_with_their_definitions_together():
+    pairs = [(f"w{i % 7}", f"definition {i}") for i in range(40)]
+    plain = dictionary.split_by_word(pairs, seed=3)
+    grouped = dictionary.split_by_word(pairs, seed=3, grouped=True)
+    for name in plain:
+        assert sorted(plain[name]) == sorted(grouped[name])       # same members
+        words = [w for w, _ in grouped[name]]
+        runs = [w for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
+        assert len(runs) == len(set(words))                        # each word's definitions in one run
+        for w in set(words):                                       # in their input order
+            assert [d for x, d in grouped[name] if x == w] == [d for x, d in pairs if x == w]
+
+
+def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path):
+    oxford = tmp_path / "dictionary" / "oxford"
+    oxford.mkdir(parents=True)
+    rows = ["word\tdefinition\texample"]
+    words = ["dog", "cat", "house", "tree", "river", "car", "book", "city", "water", "fire"]
+    for k, w in enumerate(words):
+        rows += [f"{w}\ta thing , number {k} .\tex", f"{w}\ta thing , number {k} .\tex", f"{w}\tanother ( one )\tex"]
+    (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
+    (oxford / "test.tsv").write_text("word\tdefinition\texample\ndog\tlast one\tex\n")
+    tok = models.load_tokenizer("offline")
+    official, report = defsent.build_dataset(tok, tmp_path, use_wordnet=False, variant="official")
+    paper, _ = defsent.build_dataset(tok, tmp_path, use_wordnet=False, variant="paper")
+    everything = [x for s in official.values() for x in s]
+    assert len(everything) == 31 and report["prep"] == defsent.VARIANTS["official"]["data"]
+    assert ("dog", "a thing, number 0.", tok.convert_tokens_to_ids("dog")) in everything
+    assert sum(1 for x in everything if x[0] == "dog") == 4   # repeat kept, test split's line added
+    assert sum(len(s) for s in paper.values()) == 21          # the repeat dropped
+    assert any(d == "a thing , number 0 ." for s in paper.values() for _, d, _ in s)
+
+
+def test_run_refuses_a_dataset_prepared_for_another_variant():
+    cfg = dict(defsent.base_config(config.scale("smoke"), "offline", variant="official"), pooling="cls", lr=1e-5, seed=0)
+    with pytest.raises(ValueError, match="variant='official'"):
+        defsent.run(cfg, ({"train": [], "dev": [], "test": []}, dict(prep=defsent.VARIANTS["paper"]["data"])))
+
+
+# ---------------------------------------------------------------- metrics
+
+def test_official_mrr_counts_only_the_top_10():
+    ranks = torch.tensor([1, 4, 12, 10, 2])
+    full = defsent.metrics_from_ranks(ranks)
+    top10 = defsent.metrics_from_ranks(ranks, mrr_cutoff=10)
+    assert full["mrr"] == pytest.approx((1 + 1 / 4 + 1 / 12 + 1 / 10 + 1 / 2) / 5)
+    assert top10["mrr"] == pytest.approx((1 + 1 / 4 + 0 + 1 / 10 + 1 / 2) / 5)
+    assert top10["top10"] == full["top10"] == 0.8
+
+
+def test_official_mrr_matches_the_top_k_hit_position_formula():
+    """The official metric: the gold's position among logits.topk(10) (1-based), reciprocal, 0 if absent."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(50, 30, generator=g)
+    targets = torch.randint(0, 30, (50,), generator=g)
+    top = logits.topk(10, dim=1).indices
+    hits = [(row == t).nonzero() for row, t in zip(top, targets)]
+    reference = sum(1.0 / (int(h[0]) + 1) for h in hits if len(h)) / 50
+    assert defsent.rank_metrics(logits, targets, mrr_cutoff=10)["mrr"] == pytest.approx(reference)
+
+
+# ---------------------------------------------------------------- training
+
+def test_official_warmup_is_fractional_from_zero_then_constant():
+    """Adam with the official LambdaLR: factor step / (0.1 * total) while below it, then 1 (25 steps: 2.5)."""
+    g = torch.Generator().manual_seed(0)
+    batches = [(torch.randn(4, 3, generator=g), torch.randn(4, 2, generator=g)) for _ in range(25)]
+
+    def loss_fn(model, batch):
+        return ((model(batch[0]) - batch[1]) ** 2).mean()
+    torch.manual_seed(1)
+    ours, reference = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    reference.load_state_dict(ours.state_dict())
+    v = defsent.VARIANTS["official"]
+    train.train(ours, loss_fn, batches, 0.01, optimizer="adam", warmup_ratio=0.1, decay=False, progress=False,
+                fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"])
+    opt = torch.optim.Adam(reference.parameters(), lr=0.01)
+    warmup = 25 * 0.1
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: s / max(1.0, warmup) if s < warmup else 1.0)
+    for batch in batches:
+        opt.zero_grad()
+        loss_fn(reference, batch).backward()
+        opt.step()
+        sched.step()
+    for a, b in zip(ours.parameters(), reference.parameters()):
+        torch.testing.assert_close(a, b)
+    torch.manual_seed(1)
+    floor = torch.nn.Linear(3, 2)
+    train.train(floor, loss_fn, batches, 0.01, optimizer="adam", warmup_ratio=0.1, decay=False, progress=False)
+    assert not torch.allclose(floor.weight, reference.weight)   # the paper variant's schedule differs
+
+
+def tiny_bert(tmp_path):
+    tok = models.load_tokenizer("offline")
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1,
+                                       num_attention_heads=2, intermediate_size=32))
+    model.save_pretrained(tmp_path / "bert")
+    tok.save_pretrained(tmp_path / "bert")
+    return str(tmp_path / "bert")
+
+
+def test_official_freezes_the_whole_embeddings_module(tmp_path):
+    model, _, _, _ = defsent.load_model(tiny_bert(tmp_path))
+    official = {id(p) for p in defsent.trainable_parameters(model, defsent.VARIANTS["official"]["freeze_embedding_layer"])}
+    names = {n for n, p in model.base_model.named_parameters() if id(p) in official}
+    assert names and not any(n.startswith("embeddings.") for n in names)
+    model, _, _, _ = defsent.load_model(tiny_bert(tmp_path))
+    paper = {n for n, p in model.base_model.named_parameters()
+             if id(p) in {id(q) for q in defsent.trainable_parameters(model, False)}}
+    assert paper - names == {"embeddings.position_embeddings.weight", "embeddings.token_type_embeddings.weight",
+                             "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"}
+
+
+def test_official_trains_without_autocast(monkeypatch):
+    seen = []
+    monkeypatch.setattr(train, "autocast_for", lambda device, enabled=True: seen.append(enabled) or encode.autocast_for(device, enabled))
+    model = torch.nn.Linear(2, 1)
+    batches = [(torch.ones(3, 2), torch.zeros(3, 1))]
+    loss_fn = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()  # noqa: E731
+    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent.VARIANTS["official"]["mixed_precision"])
+    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent.VARIANTS["paper"]["mixed_precision"])
+    assert seen == [False, True]
+
+
+def test_official_batches_keep_the_file_order(monkeypatch, tmp_path):
+    """shuffle=False: the batches are the train split in its order (a word's definitions together)."""
+    seen = []
+    monkeypatch.setattr(train, "train", lambda model, loss_fn, batches, lr, **kw: seen.append(batches) or dict(
+        steps=len(batches), loss=[0.0]))
+    tok = models.load_tokenizer("offline")
+    rows = [(w, f"definition {k} of {w}", tok.convert_tokens_to_ids(w)) for w in ("dog", "cat", "tree") for k in range(3)]
+    prep = defsent.VARIANTS["official"]["data"]
+    cfg = dict(defsent.base_config(config.scale("smoke"), tiny_bert(tmp_path)), pooling="cls", lr=1e-5, seed=0,
+               batch_size=4, train_max=None, eval_max=None)
+    defsent.run(cfg, (dict(train=rows, dev=rows[:3], test=rows[3:6]), dict(prep=prep, source="hand-made")))
+    assert [x for b in seen[0] for x in b] == rows
+
+
+# ---------------------------------------------------------------- RoBERTa tokenisation
+
+def tiny_roberta(tmp_path):
+    """A byte-level BPE tokenizer trained here on a few sentences, and a tiny RobertaForMaskedLM."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizer
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(["a small dog runs in the park", "the cat sleeps on a warm mat"] * 20, vocab_size=300,
+                            min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    folder = tmp_path / "roberta"
+    folder.mkdir()
+    bpe.save_model(str(folder))
+    tok = RobertaTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"))
+    tok.save_pretrained(folder)
+    RobertaForMaskedLM(RobertaConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=32, max_position_embeddings=40)).save_pretrained(folder)
+    return str(folder)
+
+
+def test_official_roberta_tokenizer_adds_a_space_before_the_first_word(tmp_path):
+    path = tiny_roberta(tmp_path)
+    _, official, _, _ = defsent.load_model(path, prefix_space=defsent.VARIANTS["official"]["prefix_space"])
+    _, paper, _, _ = defsent.load_model(path, prefix_space=defsent.VARIANTS["paper"]["prefix_space"])
+    first = lambda tok: tok.convert_ids_to_tokens(tok("dog runs", add_special_tokens=False)["input_ids"])[0]  # noqa: E731
+    assert first(official).startswith("Ġ") and not first(paper).startswith("Ġ")
+    assert official(" dog", add_special_tokens=False)["input_ids"] == paper(" dog", add_special_tokens=False)["input_ids"]
+    _, bert, _, _ = defsent.load_model(tiny_bert(tmp_path), prefix_space=True)   # WordPiece: no such setting
+    assert bert.convert_ids_to_tokens(bert("dog runs", add_special_tokens=False)["input_ids"])[0] == "dog"
+
+
+# ---------------------------------------------------------------- defaults
+
+def test_official_is_the_default_and_every_setting_is_named():
+    base = defsent.base_config(config.scale("smoke"), "offline")
+    assert base["variant"] == "official"
+    assert {k: base[k] for k in defsent.without_data(defsent.VARIANTS["official"])} == defsent.without_data(
+        defsent.VARIANTS["official"])
+    assert set(defsent.VARIANTS["official"]) == set(defsent.VARIANTS["paper"])
+    assert {"frozen", "batch order", "precision", "definition text", "RoBERTa input", "MRR"} <= set(defsent.differences().index)
+    with pytest.raises(ValueError, match="unknown DefSent variant 'text'"):
+        defsent.variant_settings("text")
+
+
+# ---------------------------------------------------------------- the head is the real head or an error
+
+def test_a_saved_mlm_head_is_recognised_part_by_part(tmp_path, monkeypatch):
+    from defsent_lite import models as M
+    path = tiny_bert(tmp_path)
+    model, _, _, kind = defsent.load_model(path, allow_fallback=False)
+    assert kind == defsent.PRETRAINED and M.mlm_head_check(model) == M.HeadCheck(True, (), True)
+    model.missing_keys = ["cls.predictions.decoder.bias"]          # the tied bias's other name: still the head
+    assert M.mlm_head_check(model).loaded
+    model.missing_keys = ["cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"]
+    assert M.mlm_head_check(model) == M.HeadCheck(False, ("LayerNorm",), True)
+
+
+def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
+    from transformers import BertModel
+    tok = models.load_tokenizer("offline")
+    BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(tmp_path / "enc")
+    tok.save_pretrained(tmp_path / "enc")
+    _, _, _, kind = defsent.load_model(str(tmp_path / "enc"))
+    assert kind == defsent.FALLBACK
+    with pytest.raises(ValueError, match="transform, LayerNorm, bias"):
+        defsent.load_model(str(tmp_path / "enc"), allow_fallback=False)
+    assert defsent.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
+    assert defsent.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True
