@@ -94,7 +94,8 @@ def content_digest(value):
 
 def config_key(cfg):
     """Short stable hash of a JSON-serialisable config dict and the code identity."""
-    text = json.dumps(dict(config=cfg, code=code_identity()), sort_keys=True, default=str)
+    stand_ins = dict(standins=True) if config.standins_enabled() else {}  # never served to a real model's run
+    text = json.dumps(dict(config=cfg, code=code_identity(), **stand_ins), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -8,7 +8,9 @@ changed by hand (Colab) or from the shell (CI):
                       or a Drive folder (colab.setup)
     DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default data)
     DEFSENT_CACHE     cache of trained runs and embeddings                (default .cache)
-    DEFSENT_SCALE     smoke | cpu | paper                                 (default smoke)
+    DEFSENT_SCALE     smoke | cpu | paper | rehearsal                     (default smoke)
+    DEFSENT_STANDINS  1 loads hub names (bert-base-uncased, roberta-base, ...) as the package's
+                      tiny stand-in models (standins.py); the rehearsal scale sets it     (default 0)
     DEFSENT_RESULTS   where result tables (CSV) are written                (default results;
                       the pytest config sets a temporary folder)
     DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
@@ -27,6 +29,7 @@ OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 SCALES = {
     "smoke": dict(
         model=OFFLINE_MODEL,
+        paper_protocol=False,        # True: the papers' datasets, seeds, grids and classifier (paper, rehearsal)
         seeds=[0],
         sts_max_pairs=500,           # evenly spaced pairs per task; the full set is in 90_benchmarks
         transfer_max_examples=1000,  # training examples per task: a small real subset
@@ -53,6 +56,7 @@ SCALES = {
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
+        paper_protocol=False,
         seeds=[0],
         sts_max_pairs=None,
         transfer_max_examples=None,
@@ -79,6 +83,7 @@ SCALES = {
     ),
     "paper": dict(
         model="bert-base-uncased",
+        paper_protocol=True,
         seeds=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         sts_max_pairs=None,
         transfer_max_examples=None,
@@ -104,6 +109,25 @@ SCALES = {
         gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
     ),
 }
+
+# The paper scale's protocol unchanged in structure (hub names load tiny stand-in models, every
+# seed, every learning rate, every pooling, loss setting, PST step and candidate space, the
+# papers' datasets and aggregation), each training capped at a few steps and each evaluation at
+# a few hundred items: it checks that the paper path runs and aggregates, never its numbers.
+SCALES["rehearsal"] = dict(
+    SCALES["paper"],
+    sts_max_pairs=40,              # pairs per STS task
+    transfer_max_examples=100,     # training examples per SentEval task
+    transfer_max_eval=60,
+    defsent_train_max=32,          # 2 steps at batch 16 per training
+    defsent_eval_max=100,
+    dsp_max_entries=48,            # entries per DefSent+ dataset (ICA needs more entries than the stand-ins' 32 dimensions)
+    dsp_sts_max_pairs=40,
+    dsp_ica_max_iter=50,
+    gauss_train_max=48,            # 3 steps at batch 16 per GaussCSE training
+    gauss_dev_max=100,
+    gauss_test_max=100,
+)
 
 
 def scale_name(name=None):
@@ -168,6 +192,12 @@ def device(name=None):
     if name:
         return torch.device(name)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def standins_enabled():
+    """Whether hub model names load the package's stand-in models (DEFSENT_STANDINS=1; the
+    rehearsal scale's preflight turns it on)."""
+    return os.environ.get("DEFSENT_STANDINS", "0") not in ("0", "false", "False", "")
 
 
 def set_seed(seed):

@@ -351,7 +351,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
     from .scores import seed_scoring
     return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
                 optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
-                paper_data=scale["name"] == "paper", allow_head_fallback=scale["name"] not in ("paper", "rehearsal"),
+                paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
                 scoring=seed_scoring(scale, data_dir))
 
 

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import torch
 
-from . import cache, config, data, gauss, models, nli, train, variants
+from . import aggregate, cache, config, data, gauss, models, nli, train, variants
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
 DEV_SET = "snli_dev"
@@ -213,9 +213,9 @@ def paper_hyperparameters(model):
 
 
 def train_source(scale_name, data_dir=None):
-    """Paper scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
+    """Paper and rehearsal scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
     nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
-    if scale_name == "paper":
+    if config.scale(scale_name)["paper_protocol"]:
         return "simcse"
     train_dir = config.data_root(data_dir) / "nli" / "train"
     offline = (train_dir / "triplets.tsv").is_file() or not (train_dir / "nli_for_simcse.csv").is_file()
@@ -227,7 +227,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
     are the model's Table 5 optimum (the scale's defaults, with a warning, for other models).
     variant: "official" (the released code's behaviour, the default) or "paper" (the text's)."""
     batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
-    if scale["name"] == "paper":
+    if scale["paper_protocol"]:
         best = paper_hyperparameters(model)
         if best is None:
             warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
@@ -247,8 +247,8 @@ def average_runs(results):
     if len(results) == 1:
         return first
 
-    def mean(get):
-        return float(np.mean([get(r) for r in results]))
+    def mean(get):  # non-finite runs are refused, never averaged
+        return aggregate.over_seeds([get(r) for r in results], "GaussCSE over seeds").mean
     nli_means = {t: {k: mean(lambda r: r["nli"][t][k]) for k in first["nli"][t]} for t in first["nli"]}
     direction = {t: mean(lambda r: r["direction"][t]) for t in first["direction"]}
     return dict(first, nli=nli_means, direction=direction, dev_auprc=mean(lambda r: r["dev_auprc"]),

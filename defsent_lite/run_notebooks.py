@@ -19,15 +19,20 @@ from pathlib import Path
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-def run(py_path, timeout=None):
+def run(py_path, timeout=None, out=None, parameters=""):
     """Sync one paired notebook from its .py and execute it in its folder; returns the .ipynb
-    path and [(seconds, first source line)] per code cell (the timings are not stored)."""
+    path and [(seconds, first source line)] per code cell (the timings are not stored).
+    out: where the executed notebook is written (default: beside the .py, the stored outputs);
+    parameters: lines appended to the cell tagged "parameters" (e.g. 'MODEL = "roberta-base"')."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
 
-    nb_path = py_path.with_suffix(".ipynb")
+    nb_path = Path(out) if out else py_path.with_suffix(".ipynb")
     nb = jupytext.read(py_path)
+    if parameters:
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        cell.source += "\n" + parameters
     if timeout is None:
         timeout = -1 if os.environ.get("DEFSENT_SCALE") == "paper" else 3600  # -1: no limit
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,

@@ -9,6 +9,7 @@ download (download.RECORD_FILE).
 """
 from typing import NamedTuple
 
+from . import config
 from .data import STS_SUBSETS
 
 
@@ -41,8 +42,9 @@ SIMCSE_DATA = "https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse
 SENTEVAL_TRANSFER = {"MR": ("rt-polarity.pos", "rt-polarity.neg"), "CR": ("custrev.pos", "custrev.neg"),
                      "SUBJ": ("subj.objective", "subj.subjective"), "MPQA": ("mpqa.pos", "mpqa.neg"),
                      "TREC": ("train_5500.label", "TREC_10.label")}
-WORDNET_FILES = ["lexnames"] + [f"{kind}.{pos}" for kind in ("index", "data") for pos in ("adj", "adv", "noun", "verb")] \
-    + [f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb")]  # what NLTK's WordNet reader opens
+WORDNET_FILES = ["lexnames", "index.sense"] \
+    + [f"{kind}.{pos}" for kind in ("index", "data") for pos in ("adj", "adv", "noun", "verb")] \
+    + [f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb")]  # what NLTK's WordNet reader opens (3.9: index.sense too)
 
 # name, url, sha256 of the archive (None: every member is pinned in checksums.sha256 instead, or
 # checked by content), md5 (the publisher's own digest where no SHA-256 could be recorded),
@@ -150,7 +152,7 @@ NLI_TRAIN_ANY = Need("NLI training triplets", (
 
 def needs(notebook, scale="smoke"):
     """The data a notebook reads at a scale, as a list of Need (the paper scale allows no offline stand-in)."""
-    paper = scale == "paper"
+    paper = config.scale(scale)["paper_protocol"]  # paper and rehearsal: the papers' datasets only
     oxford = [OXFORD_PAPER] if paper else [OXFORD_ANY, WORDNET]   # offline: WordNet replaces the train split
     dictionary = [OXFORD_PAPER if paper else OXFORD_ANY, WORDNET]  # DefSent+ dataset a adds WordNet
     nli = [NLI_EVAL, NLI_TRAIN_PAPER if paper else NLI_TRAIN_ANY]

@@ -55,7 +55,7 @@ MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v
 # %%
 import pandas as pd
 
-from defsent_lite import budget, config, models, plots, preflight, results, scores
+from defsent_lite import aggregate, budget, config, models, plots, preflight, results, scores
 
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
@@ -67,9 +67,10 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
 POOLINGS = ["cls", "mean"]
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
-                              budget.sts_sentences(DATA_ROOT) + budget.transfer_sentences(DATA_ROOT), DATA_ROOT))
+                              budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])
+                              + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S)), DATA_ROOT))
 sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
 transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["batch_size"])
 
@@ -78,10 +79,13 @@ transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["batc
 
 # %%
 # tolerance: inference; paper=exact
+reference, note = aggregate.reference_model(MODEL)
+print(note)
+paper_keys = results.DEFSENT_UNTRAINED_ROWS.get(reference, {})  # bert-base only: none for another model
+pairs = {"CLS vector": (paper_keys.get("cls"), "cls"), "Avg. token embeddings": (paper_keys.get("mean"), "mean")}
 ours3 = pd.DataFrame(sts_rows).T[results.STS_COLS]
 paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
-table3 = results.side_by_side(paper3, ours3, {"CLS vector": ("BERT CLS-vector", "cls"),
-                                              "Avg. token embeddings": ("Avg. BERT embeddings", "mean")})
+table3 = results.side_by_side(paper3, ours3, pairs)
 table3
 
 # %% [markdown]
@@ -91,8 +95,7 @@ table3
 # tolerance: score; paper=exact
 ours4 = pd.DataFrame(transfer_rows).T[results.TRANSFER_COLS]
 paper4 = results.paper_table(results.DEFSENT_TABLE4, results.TRANSFER_COLS)
-table4 = results.side_by_side(paper4, ours4, {"CLS vector": ("BERT CLS-vector", "cls"),
-                                              "Avg. token embeddings": ("Avg. BERT embeddings", "mean")})
+table4 = results.side_by_side(paper4, ours4, pairs)
 table4
 
 # %%

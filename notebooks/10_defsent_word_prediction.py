@@ -72,7 +72,7 @@ preflight.check("10", SCALE, DATA_ROOT, [MODEL])  # every file and model it need
 V = defsent.variant_settings(VARIANT)
 model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=V["prefix_space"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper", variant=VARIANT)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
 
@@ -104,7 +104,7 @@ pd.DataFrame(untrained).T.round(4)
 # %%
 # tolerance: fraction; final loss=loss
 base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
@@ -155,6 +155,6 @@ aggregate.mean_pm_std(seeds, digits=4)
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
             data=f"{report['source']}; train max {S['defsent_train_max']}, eval max {S['defsent_eval_max']}",
-            learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()})
+            learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()}, runs=seeds.n.to_dict())
 print("saved", results.save_csv(table2, "10_defsent_table2.csv", **meta))
 print("saved", results.save_csv(lr_table, "10_defsent_table5_lr.csv", **meta))

@@ -56,11 +56,11 @@ MODEL = MODEL or S["model"]
 preflight.check("11", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper", variant=VARIANT)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
-                      extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT)))  # untrained + 1st seed
+                      extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])))  # untrained + 1st seed
 untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
 trained = {}
 for p in POOLINGS:
@@ -111,16 +111,17 @@ aggregate.mean_pm_std(seeds)
 best = checks.best_of({p: trained[p] for p in POOLINGS}, lambda t: pd.Series(t["dev_mrr"]).mean(), "pooling by dev MRR")
 print("best pooling by dev MRR:", best)
 paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
-baseline_row = {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}  # the paper has no raw Max row
+baseline_row = results.DEFSENT_UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
 paper_key = aggregate.paper_row(results.DEFSENT_TABLE3, reference, "DefSent")
 pairs3 = {f"DefSent ({best}) vs {paper_key}": (paper_key, ("DefSent", best))}
-if best in baseline_row and reference == "bert-base-uncased":
+if best in baseline_row:
     pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
 table3 = results.side_by_side(paper3, ours8, pairs3)
 table3
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
-            data=f"{dataset[1]['source']}; train max {S['defsent_train_max']}; STS raw, max {S['sts_max_pairs']} pairs/task")
+            data=f"{dataset[1]['source']}; train max {S['defsent_train_max']}; STS raw, max {S['sts_max_pairs']} pairs/task",
+            runs=seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))

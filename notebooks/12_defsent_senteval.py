@@ -60,11 +60,11 @@ S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("12", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["name"] == "paper", variant=VARIANT)
+dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
-                      extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT)))  # untrained + 1st seed
+                      extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # untrained + 1st seed
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}
 POOLINGS = POOLINGS or ([checks.best_of(dev_mrr, float, "pooling by dev MRR")] if S["name"] == "smoke" else list(final))
@@ -119,5 +119,5 @@ aggregate.mean_pm_std(seeds)
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
             data=f"{dataset[1]['source']}; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test examples, "
-                 f"{S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+                 f"{S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}", runs=seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))

@@ -55,8 +55,8 @@ S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("13", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 untrained = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
-dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["name"] == "paper", variant=VARIANT)
-if S["name"] == "paper":  # before any training: what will run, timed here
+dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
 _, _, runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
 trained = defsent.load_model(runs[0]["path"])

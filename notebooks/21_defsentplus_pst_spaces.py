@@ -62,7 +62,7 @@ S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("21", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 cfg = pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT)
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| combination:", defsentplus.combination_name(POOLING, ENTRY_POOLING))

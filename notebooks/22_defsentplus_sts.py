@@ -61,7 +61,7 @@ for name in "cba":
     pooling, entry_pooling = COMBINATION[name]
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
     cfg = pst.pst_config(S, MODEL, name, pooling, entry_pooling, ica=full, steps=None if full else 1, variant=VARIANT)
-    if S["name"] == "paper":  # before any training: what will run, timed here
+    if S["paper_protocol"]:  # before any training: what will run, timed here
         print(pst.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
@@ -87,20 +87,22 @@ variants.whole(defsentplus.differences())
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 rows, poolings = {}, {}
 rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ["cls"], S["defsent_lr_xs"], S["seeds"],
                       defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
 _, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
 m, tok = models.load(ds_runs[0]["path"])
 rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT)))
 ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
-stds = {}
+stds, counts = {}, {}
 for name in "cba":
     combo = defsentplus.combination_name(*COMBINATION[name]).replace(" ", "")
     for st in runs[name]:
         for space in pst.spaces_of(st):  # mean over seeds under the pooling with the best mean (the paper's statistical result)
             label = f"DefSent+ {ordinal[st['step']]}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
-            poolings[label], mean, stds[label] = pst.best_pooling_row(pst.seed_table(st, space))
+            seed_table = pst.seed_table(st, space)
+            poolings[label], mean, stds[label] = pst.best_pooling_row(seed_table)
+            counts[label] = int(seed_table.n.iloc[0])
             rows[label] = mean.tolist()
 ours = pd.DataFrame.from_dict(rows, orient="index", columns=results.STS_COLS)
 ours.insert(0, "pooling", pd.Series(poolings))
@@ -133,6 +135,6 @@ fig = plots.paper_vs_ours_bars(table2, ["avg"], title=f"STS avg: paper ({referen
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"{S['dsp_max_entries']}-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",
-            sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"])
+            sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=counts)
 print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))

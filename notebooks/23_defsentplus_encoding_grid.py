@@ -55,7 +55,7 @@ preflight.check("23", SCALE, DATA_ROOT, [MODEL])  # every file and model it need
 grid = {}
 for pooling, entry_pooling in defsentplus.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT)
-    if S["name"] == "paper":  # before any training: what will run, timed here
+    if S["paper_protocol"]:  # before any training: what will run, timed here
         print(pst.plan(cfg, data_dir=DATA_ROOT))
     steps, report = pst.run(cfg, DATA_ROOT)
     grid[defsentplus.combination_name(pooling, entry_pooling)] = pst.seed_table(steps[0], "plain")  # over seeds
@@ -96,5 +96,5 @@ table8
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], data=f"{report['source']}; {report['entries']} entries",
-            sts_pairs_per_task=S["dsp_sts_max_pairs"], lr=S["dsp_lrs"][0])
+            sts_pairs_per_task=S["dsp_sts_max_pairs"], lr=S["dsp_lrs"][0], runs={c: int(t.n.iloc[0]) for c, t in grid.items()})
 print("saved", results.save_csv(table8, "23_defsentplus_table8.csv", **meta))

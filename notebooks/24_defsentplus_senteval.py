@@ -57,9 +57,9 @@ pd.set_option("display.width", 140)
 S = config.scale(SCALE)
 MODEL = MODEL or S["model"]
 preflight.check("24", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), data_dir=DATA_ROOT,
-                   extra_encoded=2 * budget.transfer_sentences(DATA_ROOT)))
+                   extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))
 steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), DATA_ROOT)
 final = steps[-1]["best_run"]
 checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN STS scores

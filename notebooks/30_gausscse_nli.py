@@ -71,7 +71,7 @@ MODEL = MODEL or S["model"]
 preflight.check("30", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
@@ -120,6 +120,7 @@ pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=roun
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
-            data=f"offline triplets ({runs['ent']['triplets']}), SNLI dev/test, MNLI dev_mismatched, SICK test; "
-                 f"max {base['test_max']} pairs per set", lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"])
+            data=f"{base['train_source']} triplets ({runs['ent']['triplets']}), SNLI dev/test, MNLI dev_mismatched, SICK test; "
+                 f"max {base['test_max']} pairs per set", lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"],
+            runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))

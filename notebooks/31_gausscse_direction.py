@@ -60,7 +60,7 @@ MODEL = MODEL or S["model"]
 preflight.check("31", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
@@ -98,6 +98,7 @@ mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
-            data=f"offline triplets; entailment pairs {counts}", lr=base["lr"], batch_size=base["batch_size"])
+            data=f"{base['train_source']} triplets; entailment pairs {counts}", lr=base["lr"], batch_size=base["batch_size"],
+            runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
 print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))

@@ -83,7 +83,7 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 # tolerance: fraction; size=exact
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
-if S["name"] == "paper":  # before any training: what will run, timed here
+if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))
 run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)

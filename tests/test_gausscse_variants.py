@@ -35,7 +35,7 @@ def test_official_schedule_is_transformers_linear_warmup_from_zero():
 
 
 def test_variants_configure_every_difference(monkeypatch):
-    S = dict(name="smoke", gauss_batch_size=8, gauss_lr=1e-5, gauss_epochs=1, gauss_seeds=[0], gauss_train_max=4,
+    S = dict(name="smoke", paper_protocol=False, gauss_batch_size=8, gauss_lr=1e-5, gauss_epochs=1, gauss_seeds=[0], gauss_train_max=4,
              gauss_dev_max=4, gauss_test_max=4)
     official = gausscse.base_config(S, "m", variant="official")
     paper = gausscse.base_config(S, "m", variant="paper")
@@ -44,7 +44,7 @@ def test_variants_configure_every_difference(monkeypatch):
     assert gausscse.VARIANTS["official"] == dict(head="official", reduction="mean_per_dim", weight_decay=0.01,
                                                  warmup_ratio=0.1, decay=True, warmup_from_zero=True, metrics="official",
                                                  drop_last=True, epochs=1)
-    paper_scale = dict(S, name="paper", gauss_epochs=None)
+    paper_scale = dict(S, name="paper", paper_protocol=True, gauss_epochs=None)
     monkeypatch.setattr(gausscse, "paper_hyperparameters", lambda model: (16, 5e-5))
     assert gausscse.base_config(paper_scale, "m")["epochs"] == 1      # the official code's default
     assert gausscse.base_config(paper_scale, "m", variant="paper")["epochs"] == 3

@@ -81,3 +81,12 @@ def test_side_by_side_and_csv(tmp_path, monkeypatch):
     assert "# model: m" in text and "# torch:" in text
     back = pd.read_csv(path, comment="#", index_col=[0, 1])
     assert back.loc[("R", "ours"), "x"] == 1.5
+
+
+def test_result_csv_reads_back_with_wordpiece_tokens(tmp_path):
+    df = pd.DataFrame({"words": ["barry ##ivision ##box", "play ##ing"], "score": [1.5, float("nan")]})
+    path = tmp_path / "t.csv"
+    results.save_csv(df, str(path), model="m", runs={"cls": 10})
+    header, back = results.read_csv(path, index_col=0)
+    assert header["model"] == "m" and header["runs"] == "{'cls': 10}" and "torch" in header
+    assert back["words"].tolist() == df["words"].tolist() and back["score"].iloc[0] == 1.5

@@ -47,3 +47,66 @@ def test_building_twice_gives_the_same_weights(tmp_path):
 def test_unknown_names_are_refused():
     with pytest.raises(ValueError, match="no stand-in for 'gpt2'"):
         standins.folder_for("gpt2")
+
+
+def test_hub_names_map_to_stand_ins_only_when_the_setting_is_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    monkeypatch.delenv("DEFSENT_STANDINS", raising=False)
+    assert models.resolve("roberta-large") == "roberta-large"   # off: the hub name as given
+    monkeypatch.setenv("DEFSENT_STANDINS", "1")
+    for name in standins.HUB_NAMES:
+        assert models.is_standin_name(name)
+    path = models.resolve("roberta-large")
+    assert path == str(standins.folder_for("roberta-large")) and (tmp_path / "standins" / "roberta-large").is_dir()
+    assert models.resolve("offline") == str(models.offline_model_path())   # the offline alias is never a stand-in
+    assert models.resolve("gpt2") == "gpt2" and not models.is_standin_name("gpt2")
+    assert models.load_tokenizer("princeton-nlp/unsup-simcse-bert-base-uncased").vocab_size == 30522
+
+
+def test_stand_in_runs_never_share_a_cache_key_with_real_ones(monkeypatch):
+    from defsent_lite import cache
+    cfg = dict(model="bert-base-uncased", lr=1e-5)
+    monkeypatch.delenv("DEFSENT_STANDINS", raising=False)
+    real = cache.config_key(cfg)
+    monkeypatch.setenv("DEFSENT_STANDINS", "1")
+    assert cache.config_key(cfg) != real
+
+
+def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins_on(monkeypatch, tmp_path):
+    from defsent_lite import config, preflight, sources
+    paper, rehearsal = config.scale("paper"), config.scale("rehearsal")
+    for key in ("model", "seeds", "gauss_seeds", "defsent_lr_xs", "dsp_lrs", "dsp_inference_poolings", "transfer_kfold",
+                "transfer_inner_search", "transfer_classifier", "paper_protocol"):
+        assert rehearsal[key] == paper[key], key
+    assert len(rehearsal["seeds"]) == 10 and len(rehearsal["defsent_lr_xs"]) == 15 and len(rehearsal["gauss_seeds"]) == 5
+    for nb in sources.NOTEBOOKS:   # the papers' datasets only: no offline stand-in data
+        assert sources.needs(nb, "rehearsal") == sources.needs(nb, "paper")
+    monkeypatch.setenv("DEFSENT_STANDINS", "0")   # restored after the test (preflight turns it on)
+    lines = []
+    with pytest.raises(preflight.PreflightFailed, match="Oxford dictionary"):
+        preflight.check("10", "rehearsal", tmp_path, ["bert-base-uncased"], fetch=False, log=lines.append)
+    assert config.standins_enabled() and lines[0].startswith("stand-in models: hub names")
+    assert preflight.model_problem("bert-base-uncased") is None
+
+
+def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, monkeypatch):
+    """DefSent's RoBERTa path end to end (leading space, <mask>, the real head, save and reload)."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DEFSENT_STANDINS", "1")
+    oxford = tmp_path / "data" / "dictionary" / "oxford"
+    oxford.mkdir(parents=True)
+    words = ["dog", "cat", "house", "tree", "river", "car", "book", "city", "water", "fire", "stone", "bird"]
+    rows = ["word\tdefinition\texample"] + [f"{w}\ta thing called {w} , number {k} .\tex" for k, w in enumerate(words)]
+    (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
+    (oxford / "test.tsv").write_text("word\tdefinition\texample\ndog\ta pet that barks\tex\n")
+    monkeypatch.setattr(standins, "corpus", lambda data_dir=None: [r.split("\t")[1] for r in rows[1:]] * 20)
+    tok = models.load_tokenizer("roberta-base")
+    dataset = defsent.build_dataset(tok, tmp_path / "data", use_wordnet=False)
+    kept = [x for s in dataset[0].values() for x in s]
+    assert len(kept) >= 10 and all(ids == tok.convert_tokens_to_ids("Ġ" + w) for w, _, ids in kept)
+    cfg = dict(model="roberta-base", pooling="cls", lr=1e-4, seed=0, batch_size=4, train_max=None, eval_max=None,
+               optimizer="adam", warmup_ratio=0.1, variant="official", allow_head_fallback=False)
+    result = defsent.run(cfg, dataset)
+    assert result["head"] == defsent.PRETRAINED and result["steps"] >= 1 and 0 <= result["test"]["mrr"] <= 1
+    encoder, _ = models.load(result["path"])
+    assert encoder.config.model_type == "roberta"

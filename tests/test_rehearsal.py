@@ -1,0 +1,105 @@
+"""Issue 15, point 3: every notebook at the rehearsal scale (the paper protocol with tiny stand-in
+models, capped trainings and evaluations) on a data root downloaded through the local mirror.
+
+These runs check structure and aggregation, never numbers: each notebook runs top to bottom, each
+result table it saves says `scale: rehearsal`, every paper row has a finite ours row beside it,
+and every row averaged over seeds averages the scale's seeds (10 for DefSent and DefSent+, 5 for
+GaussCSE). The executed notebooks are written to DEFSENT_REHEARSAL_OUT when it is set (else to a
+temporary folder), to be read after a failure.
+"""
+import ast
+import math
+import os
+import re
+
+import pytest
+
+from defsent_lite import config, results, run_notebooks, sources
+
+S = config.scale("rehearsal")
+SEEDS = {"DefSent": len(S["seeds"]), "GaussCSE": len(S["gauss_seeds"])}
+
+
+@pytest.fixture(scope="module")
+def rehearsal(mirrored, tmp_path_factory):
+    """The environment every rehearsal kernel inherits: the mirrored root, stand-ins on, a cache
+    and results folder of its own (not the smoke run's)."""
+    _, _, root, _ = mirrored
+    scratch = tmp_path_factory.mktemp("rehearsal")
+    out = os.environ.get("DEFSENT_REHEARSAL_OUT") or str(scratch / "notebooks")
+    os.makedirs(out, exist_ok=True)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in dict(DEFSENT_SCALE="rehearsal", DEFSENT_STANDINS="1", DEFSENT_DATA=str(root),
+                               NLTK_DATA=str(root / "dictionary" / "wordnet" / "nltk_data"),
+                               DEFSENT_CACHE=str(scratch / "cache"), DEFSENT_PROGRESS="0").items():
+            mp.setenv(key, value)
+        yield dict(out=out, results=scratch / "results", mp=mp)
+
+
+def execute(name, env, parameters=""):
+    """Run notebook `name` (NN) in a fresh kernel; its result CSVs land in their own folder."""
+    py = next(run_notebooks.NOTEBOOKS.glob(f"{name}_*.py"))
+    results = env["results"] / (name + ("-" + re.sub(r"\W+", "_", parameters) if parameters else ""))
+    env["mp"].setenv("DEFSENT_RESULTS", str(results))
+    nb_path, _ = run_notebooks.run(py, timeout=900, out=f"{env['out']}/{py.stem}{'-' if parameters else ''}"
+                                   f"{re.sub(r'[^A-Za-z0-9]+', '_', parameters)}.ipynb", parameters=parameters)
+    return nb_path, sorted(results.glob("*.csv"))
+
+
+def side_by_side(table):
+    """A results.side_by_side table: columns row and source (paper / ours / diff)."""
+    return {"row", "source"} <= set(table.columns) and set(table["source"]) <= {"paper", "ours", "diff"}
+
+
+def ours_rows(table):
+    """Rows that hold our numbers: source 'ours' (side-by-side tables) or a label starting 'ours'."""
+    if side_by_side(table):
+        return table[table["source"] == "ours"]
+    first = table.columns[0]
+    labelled = table[table[first].astype(str).str.startswith("ours")]
+    return labelled if len(labelled) else table
+
+
+def check_table(path, name):
+    header, table = results.read_csv(path)
+    assert header.get("scale") == "rehearsal", (path.name, header)
+    numbers = ours_rows(table).select_dtypes("number")
+    bad = [(r, c) for r in numbers.index for c in numbers.columns if not math.isfinite(numbers.at[r, c])]
+    assert not bad, f"{path.name}: non-finite ours cells {bad[:5]}"
+    if side_by_side(table):  # every paper row stands beside an ours row
+        labels = table["row"].ffill()
+        assert set(labels[table["source"] == "paper"]) <= set(labels[table["source"] == "ours"]), path.name
+    if "runs" in header:  # the rows were averaged over the scale's seeds
+        want = SEEDS["GaussCSE"] if name.startswith("3") else SEEDS["DefSent"]
+        runs = ast.literal_eval(header["runs"])  # a dict written by save_csv
+        assert runs and set(runs.values()) == {want}, (path.name, runs)
+        return True
+    return False
+
+
+# 90 has no scale (benchmarks of the offline model, run under nbval at smoke scale): not rehearsed.
+REHEARSED = [nb for nb in sources.NOTEBOOKS if nb != "90"]
+
+
+@pytest.mark.parametrize("name", REHEARSED)
+def test_notebook_runs_at_rehearsal_scale(rehearsal, name):
+    nb_path, csvs = execute(name, rehearsal)
+    assert "stand-in models: hub names" in nb_path.read_text()
+    assert bool(csvs) == (name != "32"), f"notebook {name}: {[p.name for p in csvs]}"  # 32: a figure, no table
+    averaged = [check_table(p, name) for p in csvs]
+    if name in ("10", "11", "12", "22", "23", "30", "31"):  # these average over seeds
+        assert any(averaged), f"notebook {name} saved no table with its run counts"
+
+
+def test_roberta_base_shows_its_own_paper_rows(rehearsal):
+    """MODEL = "roberta-base": the RoBERTa stand-in runs (notebook 23: DefSent+ with RoBERTa's pooler
+    swap, 4 combinations x 10 seeds) and the paper's RoBERTa-base row of Table 8 stands beside ours,
+    never BERT-base's. (DefSent on the RoBERTa stand-in: tests/test_standins.py.)"""
+    nb_path, csvs = execute("23", rehearsal, parameters='MODEL = "roberta-base"')
+    assert "paper rows: RoBERTa-base (roberta-base)" in nb_path.read_text()
+    header, table = results.read_csv(next(p for p in csvs if p.name == "23_defsentplus_table8.csv"), index_col=0)
+    assert header["model"] == "roberta-base" and set(ast.literal_eval(header["runs"]).values()) == {10}
+    paper = results.DEFSENTPLUS_TABLE8["RoBERTa-base"]
+    diff = table.loc["ours - RoBERTa-base"].to_numpy()
+    ours = table.loc["ours: roberta-base"].to_numpy()
+    assert (abs(ours - paper - diff) < 0.011).all()   # the difference is taken from RoBERTa-base's row
