@@ -97,16 +97,19 @@ def seed_scoring(scale, data_dir=None):
 
 
 def score_trained(run, pooling, scoring):
-    """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations)."""
+    """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations; SentEval
+    skipped where scoring["transfer"] is None)."""
     trained_sts(run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"])
-    trained_transfer(run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"])
+    if scoring["transfer"] is not None:
+        trained_transfer(run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"])
 
 
 def trained_scores_cached(run, pooling, scoring):
     """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
     d = scoring["data_dir"]
     return (cache.lookup_json("sts_trained", trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)) is not None
-            and cache.lookup_json("transfer_trained", trained_transfer_key(run, pooling, scoring["transfer"], d)) is not None)
+            and (scoring["transfer"] is None
+                 or cache.lookup_json("transfer_trained", trained_transfer_key(run, pooling, scoring["transfer"], d)) is not None))
 
 
 def transfer_settings(scale):

@@ -69,7 +69,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     dataset = tiny_defsent_dataset(tok)
     scale = tiny_scoring_scale()
     base = dict(defsent.base_config(scale, path), train_max=None, eval_max=None)
-    xs, seeds = [1.0, 5.0, 9.0], [0, 1, 2]
+    xs, seeds = [1.0, 5.0, 9.0], [0, 1, 2, 3]
     planned = defsent.plan(base, ["cls"], xs, seeds, dataset)
     trained, scored = [], []
     original = defsent.load_model
@@ -88,14 +88,15 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
         == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])
-    per_scoring = budget.sts_sentences(None, 20) + budget.transfer_sentences(None, scores.transfer_settings(scale))
-    assert planned.encoded == planned.trainings * 48 + 2 * per_scoring  # dev+test of each run, seeds 1 and 2 scored
-    assert (Path(runs[0]["path"]) / "config.json").is_file() and runs[1]["path"] is None and runs[2]["path"] is None
-    assert len(scored) == 2 and all(scored)  # scored from their checkpoints, before these were dropped
+    sts_n, transfer_n = budget.sts_sentences(None, 20), budget.transfer_sentences(None, scores.transfer_settings(scale))
+    # dev+test of each run; seeds 1-3 scored on STS, SentEval only for the first three seeds (Table 9)
+    assert defsent.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
+    assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
+    assert len(scored) == 3 and all(scored)  # scored from their checkpoints, before these were dropped
     dropped = [x for x in xs if x != best_x]
     assert all(search[x]["path"] is None for x in dropped) and search[best_x]["path"] == runs[0]["path"]
     on_disk = [str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json")]
-    assert on_disk == [runs[0]["path"]]  # 5 trainings, 1 checkpoint left: the first seed's final run
+    assert on_disk == [runs[0]["path"]]  # 6 trainings, 1 checkpoint left: the first seed's final run
     before = len(trained)
     again = defsent.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
     assert len(trained) == before and again[0] == best_x and [r["path"] for r in again[2]] == [r["path"] for r in runs]
@@ -103,6 +104,9 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     sts_seed1 = scores.trained_sts(again[2][1], "cls", 20, None)  # what nb 11 reads: the cached scores
     assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before
     assert "avg" in scores.trained_transfer(again[2][2], "cls", settings, None)
+    assert "avg" in scores.trained_sts(again[2][3], "cls", 20, None)
+    with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
+        scores.trained_transfer(again[2][3], "cls", settings, None)  # the 4th seed is not a SentEval seed
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
         scores.trained_sts(again[2][1], "cls", 21, None)  # scores never computed for this setting
 
