@@ -2,6 +2,10 @@
 
     python -m defsent_lite.run_notebooks            # all notebooks/NN_*.py, in order
     python -m defsent_lite.run_notebooks 01 90      # those whose name starts with 01 or 90
+    DEFSENT_SCALE=rehearsal python -m defsent_lite.run_notebooks --out DIR 10   # executed copies in DIR
+
+The stored outputs (the .ipynb beside each .py) are the smoke scale's, which nbval compares: at
+another scale the runner refuses to overwrite them and needs --out.
 
 Progress bars are turned off (DEFSENT_PROGRESS=0) so that the stored outputs are the ones
 `pytest --nbval` reproduces. The run cache starts empty (a fresh temporary folder, deleted at the
@@ -54,7 +58,22 @@ def cell_seconds(execution):
     return (parse(end) - parse(start)).total_seconds()
 
 
-def main(prefixes):
+def main(args):
+    out = None
+    if "--out" in args:
+        i = args.index("--out")
+        if i + 1 >= len(args):
+            raise SystemExit("--out needs a folder")
+        out, args = Path(args[i + 1]), args[:i] + args[i + 2:]
+        out.mkdir(parents=True, exist_ok=True)
+    scale = os.environ.get("DEFSENT_SCALE", "smoke")
+    if scale != "smoke" and out is None:
+        raise SystemExit(f"DEFSENT_SCALE={scale}: the stored notebook outputs are the smoke scale's (nbval compares "
+                         "them); write the executed notebooks elsewhere with --out DIR")
+    return run_all(args, out)
+
+
+def run_all(prefixes, out=None):
     os.environ["DEFSENT_PROGRESS"] = "0"
     cache = tempfile.mkdtemp(prefix="defsent_cache_")
     os.environ["DEFSENT_CACHE"] = cache
@@ -63,8 +82,8 @@ def main(prefixes):
         for p in paths:
             t0 = time.perf_counter()
             print(f"running {p.name} ...", flush=True)
-            _, times = run(p)
-            print(f"  wrote {p.with_suffix('.ipynb').name} in {time.perf_counter() - t0:.0f} s; slowest cells:",
+            written, times = run(p, out=out / p.with_suffix(".ipynb").name if out else None)
+            print(f"  wrote {written} in {time.perf_counter() - t0:.0f} s; slowest cells:",
                   "; ".join(f"{t:.0f} s {(src or [''])[0][:50]!r}" for t, src in sorted(times, reverse=True)[:3]),
                   flush=True)
     finally:

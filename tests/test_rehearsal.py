@@ -109,3 +109,11 @@ def test_roberta_base_shows_its_own_paper_rows(rehearsal):
     diff = table.loc["ours - RoBERTa-base"].to_numpy()
     ours = table.loc["ours: roberta-base"].to_numpy()
     assert (abs(ours - paper - diff) < 0.011).all()   # the difference is taken from RoBERTa-base's row
+
+
+def test_the_runner_never_overwrites_the_stored_smoke_outputs_at_another_scale(monkeypatch):
+    monkeypatch.setenv("DEFSENT_SCALE", "rehearsal")
+    with pytest.raises(SystemExit, match="--out DIR"):
+        run_notebooks.main(["10"])
+    with pytest.raises(SystemExit, match="--out needs a folder"):
+        run_notebooks.main(["10", "--out"])
