@@ -8,6 +8,7 @@ all-MiniLM-L6-v2) falls back to the frozen input-embedding matrix as decoder: lo
 import json
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -97,8 +98,15 @@ def word_prediction_head(model):
                      "load it with models.load(..., mlm_head=True)")
 
 
+class LoadedModel(NamedTuple):
+    model: object      # the MLM model (encoder and head)
+    tokenizer: object
+    head: object       # frozen word-prediction head: head(u) gives the word logits
+    head_kind: str     # PRETRAINED or FALLBACK
+
+
 def load_model(name_or_path, device=None, prefix_space=False, allow_fallback=True):
-    """(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head
+    """LoadedModel(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head
     (transform, LayerNorm and bias from the checkpoint, decoder tied to the input embeddings:
     models.mlm_head_check), else the tied-embedding fallback, or an error when not allow_fallback
     (paper scale: a fallback would silently change the method). prefix_space: a byte-level BPE
@@ -108,12 +116,12 @@ def load_model(name_or_path, device=None, prefix_space=False, allow_fallback=Tru
     freeze(model.get_input_embeddings())
     check = models.mlm_head_check(model)
     if check.loaded:
-        return model, tokenizer, word_prediction_head(model), PRETRAINED
+        return LoadedModel(model, tokenizer, word_prediction_head(model), PRETRAINED)
     if not allow_fallback:
         raise ValueError(f"{name_or_path!r}: the MLM head is not the pre-trained one (not in the checkpoint: "
                          f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: {check.tied}); "
                          "DefSent needs the real head at this scale")
-    return model, tokenizer, TiedEmbeddingHead(model.get_input_embeddings()), FALLBACK
+    return LoadedModel(model, tokenizer, TiedEmbeddingHead(model.get_input_embeddings()), FALLBACK)
 
 
 def trainable_parameters(model, freeze_embedding_layer=False):
@@ -252,6 +260,11 @@ def top_k_words(model, tokenizer, head, sentences, pooling, k=5, max_length=128)
     return [[tokenizer.convert_ids_to_tokens(int(i)).lstrip("Ġ") for i in row] for row in top]
 
 
+def top_k_strings(loaded, sentences, pooling, k=5):
+    """top_k_words of a LoadedModel, each sentence's words joined by spaces (the tables' cells)."""
+    return [" ".join(words) for words in top_k_words(loaded.model, loaded.tokenizer, loaded.head, sentences, pooling, k)]
+
+
 # ---------------------------------------------------------------- saving
 
 def save(model, tokenizer, head_kind, folder, meta):
@@ -353,7 +366,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
     `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);
     variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key."""
     from .scores import seed_scoring
-    return dict(model=model, batch_size=16, train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
+    return dict(model=model, batch_size=scale["defsent_batch_size"], train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
                 optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
                 paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
                 scoring=seed_scoring(scale, data_dir))
@@ -364,10 +377,17 @@ def without_data(settings):
     return {k: v for k, v in settings.items() if k != "data"}
 
 
+class FinalRuns(NamedTuple):
+    """What final_runs chose and trained: the learning-rate exponent, the search, one run per seed."""
+    lr_x: float
+    search: dict
+    runs: list
+
+
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     """Choose the learning rate on dev MRR (first seed), then train every seed with it.
 
-    Returns (chosen x, {x: search result}, [result per seed]); all runs are cached. Only the
+    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. Only the
     first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
     STS and SentEval (`base["scoring"]`, cached by run key) right after training, then its
     checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
@@ -378,8 +398,8 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
     lr = lr_grid([best_x])[best_x]
     first = run(dict(base, pooling=pooling, seed=seeds[0], lr=lr), dataset)
-    return best_x, search, [first] + [scored_run(seed_config(base, pooling, s, lr, i), dataset)
-                                      for i, s in enumerate(seeds[1:], 1)]
+    return FinalRuns(best_x, search, [first] + [scored_run(seed_config(base, pooling, s, lr, i), dataset)
+                                                for i, s in enumerate(seeds[1:], 1)])
 
 
 def seed_config(base, pooling, seed, lr, index):

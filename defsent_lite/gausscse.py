@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import torch
 
-from . import aggregate, cache, config, data, gauss, models, nli, train, variants
+from . import aggregate, cache, config, data, gauss, models, nli, paper_gausscse, train, variants
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
 DEV_SET = "snli_dev"
@@ -134,7 +134,7 @@ def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_p
                nli={}, direction={}, nli_correct={}, direction_correct={})
     for name, rows in test_sets.items():
         hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
-        entailing, entailed = direction_pairs(name, rows, sick_full)
+        entailing, entailed, _ = direction_pairs(name, rows, sick_full)
         table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
         scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
         out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),
@@ -147,13 +147,13 @@ def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_p
 
 
 def direction_pairs(name, rows, sick_full):
-    """(entailing, entailed) sentences of a test set's entailment pairs; SICK's bilateral pairs excluded."""
+    """nli.DirectionPairs of a test set's entailment pairs (premise entails hypothesis); SICK's
+    directions from its full file (SICK.txt), bilateral pairs excluded and counted."""
     if name == "SICK":
         ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
-        entailing, entailed, _ = nli.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
-        return entailing, entailed
+        return nli.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
     ent = [r for r in rows if r["label"] == "entailment"]
-    return [r["premise"] for r in ent], [r["hypothesis"] for r in ent]
+    return nli.DirectionPairs([r["premise"] for r in ent], [r["hypothesis"] for r in ent], 0)
 
 
 def eval_data(max_pairs=None, data_dir=None):
@@ -200,15 +200,14 @@ def run(cfg, data_dir=None):
 
 def length_baselines(tests, sick_full):
     """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
-    return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)) for name, rows in tests.items()}
+    return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)[:2]) for name, rows in tests.items()}
 
 
 def paper_hyperparameters(model):
     """(batch size, lr) with the best SNLI-dev AUPRC in the paper's grid (Table 5), or None for a
     model the paper does not report."""
-    from . import results
-    cells = {(batch, lr): auprc for (name, batch), row in results.GAUSSCSE_TABLE5.items() if name == model
-             for lr, auprc in zip(results.GAUSSCSE_GRID_LRS, row)}
+    cells = {(batch, lr): auprc for (name, batch), row in paper_gausscse.TABLE5.items() if name == model
+             for lr, auprc in zip(paper_gausscse.GRID_LRS, row)}
     return max(cells, key=cells.get) if cells else None
 
 
@@ -286,7 +285,7 @@ LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-
 
 def log_length_ratios(name, rows, sick_full):
     """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
-    entailing, entailed = direction_pairs(name, rows, sick_full)
+    entailing, entailed, _ = direction_pairs(name, rows, sick_full)
     return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
 
 
@@ -386,9 +385,9 @@ def save_grid(grid, model, path, meta):
 
     from . import results
     print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
-    paper = {b: row for (m, b), row in results.GAUSSCSE_TABLE5.items() if m == model}
+    paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
     if paper:
-        lrs = [f"{lr:g}" for lr in results.GAUSSCSE_GRID_LRS]
+        lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
         print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
     b, lr = grid.stack().idxmax()
     print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
@@ -402,8 +401,8 @@ def save_tables(runs, eval_sets, out, meta):
     from . import results
     _, tests, sick_full = eval_sets
     nli_table, dir_table = tables(runs, tests, sick_full)
-    paper_nli = results.paper_table(results.GAUSSCSE_TABLE3, results.GAUSSCSE_NLI_COLS)
-    paper_dir = results.paper_table(results.GAUSSCSE_TABLE2, results.GAUSSCSE_DIR_COLS)
+    paper_nli = results.paper_table(paper_gausscse.TABLE3, paper_gausscse.NLI_COLS)
+    paper_dir = results.paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS)
     mc = mcnemar_table(runs)
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         for name, paper, ours in (("nli", paper_nli, nli_table), ("direction", paper_dir, dir_table)):

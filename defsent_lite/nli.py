@@ -6,6 +6,8 @@ most accurate of the grid 0, 0.001, ..., 1 on SNLI dev (the smallest on ties); A
 scikit-learn's precision_recall_curve integrated by trapezoids) and "paper" (Appendix C's text as
 we read it: entailment when score > t, t the most accurate of every midpoint between scores;
 AUPRC over the thresholds 0, 0.001, ..., 1)."""
+from typing import NamedTuple
+
 import numpy as np
 from scipy.stats import binomtest, chi2
 from sklearn.metrics import auc, precision_recall_curve
@@ -154,9 +156,14 @@ def mcnemar(correct_1, correct_2, exact=True):
     return b, c, float(chi2.sf(stat, 1))
 
 
+class DirectionPairs(NamedTuple):
+    entailing: list   # the sentence that entails
+    entailed: list    # the sentence it entails (same order)
+    bilateral: int    # SICK pairs excluded: both A entails B and B entails A (no unique direction)
+
+
 def sick_direction_pairs(rows):
-    """SICK entailment pairs with one direction: (entailing, entailed) lists and the number of
-    bilateral pairs excluded (both A entails B and B entails A; no unique direction)."""
+    """SICK entailment pairs with one direction: DirectionPairs, with the count of bilateral pairs excluded."""
     entailing, entailed, bilateral = [], [], 0
     for r in rows:
         ab, ba = r["ab"] == "A_entails_B", r["ba"] == "B_entails_A"
@@ -166,4 +173,4 @@ def sick_direction_pairs(rows):
             entailing.append(r["sentence_a"]), entailed.append(r["sentence_b"])
         elif ba:
             entailing.append(r["sentence_b"]), entailed.append(r["sentence_a"])
-    return entailing, entailed, bilateral
+    return DirectionPairs(entailing, entailed, bilateral)

@@ -1,20 +1,25 @@
-"""Matplotlib figures: paper-vs-ours bars, DefSent+ entry-space views, loss curves."""
+"""Matplotlib figures: paper-vs-ours bars, DefSent+ entry-space views, loss curves, GaussCSE length ratios."""
 import matplotlib.pyplot as plt
 import numpy as np
 
 
-def paper_vs_ours_bars(table, columns, title=""):
-    """Grouped bars of 'paper' and 'ours' for each row of a side_by_side table."""
+def ours_minus_paper(table, columns, title="", unit="points"):
+    """Dot plot of the 'diff' rows (ours - paper) of a side_by_side table: one line per row, one
+    marker per column, a line at 0; rows the paper lacks (NaN) are listed as such."""
     rows = list(dict.fromkeys(table.index.get_level_values(0)))
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.5 * len(rows), 3.2), squeeze=False)
-    x = np.arange(len(columns))
-    for ax, row in zip(axes[0], rows):
-        for k, source in enumerate(("paper", "ours")):
-            ax.bar(x + (k - 0.5) * 0.4, table.loc[(row, source), columns].astype(float), 0.4, label=source)
-        ax.set_xticks(x, columns, rotation=45, ha="right")
-        ax.set_title(row, fontsize=10)
-    axes[0][0].legend()
-    fig.suptitle(title)
+    fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.35 * len(rows) * max(1, len(columns) / 6)))
+    ys = np.arange(len(rows))[::-1]
+    offsets = np.linspace(-0.25, 0.25, len(columns)) if len(columns) > 1 else [0.0]
+    for offset, col in zip(offsets, columns):
+        diffs = [float(table.loc[(r, "diff"), col]) for r in rows]
+        ax.scatter(diffs, ys + offset, s=18, label=col, marker="o" if col == "avg" else ".")
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(ys, [r if np.isfinite(table.loc[(r, "diff"), columns].astype(float)).any() else f"{r} (no paper row)"
+                       for r in rows], fontsize=8)
+    ax.set_xlabel(f"ours - paper ({unit})")
+    ax.set_title(title, fontsize=10)
+    if len(columns) > 1:
+        ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -47,5 +52,18 @@ def loss_curves(curves, chance=None, title="training loss"):
     ax.set_ylabel("cross-entropy")
     ax.set_title(title)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def length_ratio_histograms(ratios, bins=np.linspace(-1.5, 3, 46)):
+    """GaussCSE Figure 2: one histogram per test set of log(len(entailing) / len(entailed))."""
+    fig, axes = plt.subplots(1, len(ratios), figsize=(4 * len(ratios), 3), sharex=True, squeeze=False)
+    for ax, (name, r) in zip(axes[0], ratios.items()):
+        ax.hist(r, bins=bins)
+        ax.axvline(0, color="k", ls=":")
+        ax.set_title(f"{name} ({len(r)} entailment pairs)")
+        ax.set_xlabel("log(len(entailing) / len(entailed))")
+    axes[0][0].set_ylabel("pairs")
     fig.tight_layout()
     return fig

@@ -1,7 +1,7 @@
 """Before any work, check that every file a notebook will read and every model it will load are
 there; stop with one message listing what is missing and the one command that fetches it.
 
-    preflight.check("30", SCALE, DATA_ROOT, models=[MODEL])
+    S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)   # the scale's settings and model, checked
 
 On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu scale an offline
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
@@ -108,3 +108,17 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     for note in result.stand_ins:
         log(f"offline stand-in (smoke/cpu only) - {note}")
     return result
+
+
+class NotebookStart(NamedTuple):
+    scale: dict   # config.scale(): the scale's settings
+    model: str    # the model asked for, else the scale's
+
+
+def start(notebook, scale, data_dir=None, model=None, fetch=None, log=print):
+    """A notebook's first call: its scale's settings and model (`model` or the scale's), with every
+    file and model it needs checked by check() before any work."""
+    settings = config.scale(scale)
+    model = model or settings["model"]
+    check(notebook, scale, data_dir, [model], fetch=fetch, log=log)
+    return NotebookStart(settings, model)

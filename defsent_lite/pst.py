@@ -16,6 +16,7 @@ from sklearn.preprocessing import StandardScaler
 from . import cache, defsentplus, models, scores
 from .checks import best_of
 from .entries import ENTRY_POOLINGS, build_entry_embeddings
+from .results import STS_COLS
 
 
 def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
@@ -163,6 +164,12 @@ def best_pooling_row(table):
     """(pooling, mean row, std row) of a seed_table under the pooling with the best mean STS average."""
     pooling = best_of(dict(table.mean["avg"]), float, "inference pooling by mean STS avg")
     return pooling, table.mean.loc[pooling], table.std.loc[pooling]
+
+
+def best_pooling_scores(sts):
+    """(pooling, STS row in results.STS_COLS order) of one run's {pooling: scores} under its best average."""
+    pooling = best_of(sts, lambda s: s["avg"], "inference pooling by STS avg")
+    return pooling, [sts[pooling][c] for c in STS_COLS]
 
 
 def spaces_of(step):

@@ -1,6 +1,6 @@
-"""The papers' reference numbers, side-by-side "paper / ours / diff" tables, and CSV export.
+"""Side-by-side "paper / ours / diff" tables, and results saved with their provenance (CSV, figures).
 
-Numbers are transcribed from ../shared/papers (table and row named in each key).
+The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 """
 import platform
 from pathlib import Path
@@ -11,166 +11,6 @@ from . import config
 
 STS_COLS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR", "avg"]
 TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]
-
-# DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
-# Reimers & Gurevych (2019)'s, computed with bert-base.
-# DefSent Tables 3 and 4: the untrained rows, computed with bert-base-uncased (no Max row, no other model).
-DEFSENT_UNTRAINED_ROWS = {"bert-base-uncased": {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}}
-
-DEFSENT_TABLE3 = {
-    "Avg. GloVe embeddings": [55.14, 70.66, 59.73, 68.25, 63.66, 58.02, 53.76, 61.32],
-    "Avg. BERT embeddings": [38.78, 57.98, 57.98, 63.15, 61.06, 46.35, 58.40, 54.81],
-    "BERT CLS-vector": [20.16, 30.01, 20.09, 36.88, 38.08, 16.50, 42.63, 29.19],
-    "InferSent - GloVe": [52.86, 66.75, 62.15, 72.77, 66.87, 68.03, 65.65, 65.01],
-    "Universal Sentence Encoder": [64.49, 67.80, 64.61, 76.83, 73.18, 74.92, 76.69, 71.22],
-    "Sentence-BERT-base (Mean)": [70.97, 76.53, 73.19, 79.09, 74.30, 77.03, 72.91, 74.89],
-    "Sentence-BERT-large (Mean)": [72.27, 78.46, 74.90, 80.99, 76.25, 79.23, 73.75, 76.55],
-    "Sentence-RoBERTa-base (Mean)": [71.54, 72.49, 70.80, 78.74, 73.69, 77.77, 74.46, 74.21],
-    "Sentence-RoBERTa-large (Mean)": [74.53, 77.00, 73.18, 81.85, 76.82, 79.10, 74.29, 76.68],
-    "DefSent-BERT-base (CLS)": [67.56, 79.86, 69.52, 76.83, 76.61, 75.57, 73.05, 74.14],
-    "DefSent-BERT-large (CLS)": [66.22, 82.07, 71.48, 79.34, 75.38, 73.46, 74.30, 74.61],
-    "DefSent-RoBERTa-base (CLS)": [65.55, 80.84, 71.87, 78.77, 79.29, 78.13, 74.92, 75.62],
-    "DefSent-RoBERTa-large (Mean)": [58.36, 76.24, 69.55, 73.15, 76.90, 78.53, 73.81, 72.36],
-}
-
-# DefSent, Table 4: SentEval accuracy (%).
-DEFSENT_TABLE4 = {
-    "Avg. GloVe embeddings": [77.25, 78.30, 91.17, 87.85, 80.18, 83.00, 72.87, 81.52],
-    "Avg. BERT embeddings": [78.66, 86.25, 94.37, 88.66, 84.40, 92.80, 69.45, 84.94],
-    "BERT CLS-vector": [78.68, 84.85, 94.21, 88.23, 84.13, 91.40, 71.13, 84.66],
-    "InferSent - GloVe": [81.57, 86.54, 92.50, 90.38, 84.18, 88.20, 75.77, 85.59],
-    "Universal Sentence Encoder": [80.09, 85.19, 93.98, 86.70, 86.38, 93.20, 70.14, 85.10],
-    "Sentence-BERT-base (Mean)": [83.64, 89.43, 94.39, 89.86, 88.96, 89.60, 76.00, 87.41],
-    "Sentence-BERT-large (Mean)": [84.88, 90.07, 94.52, 90.33, 90.66, 87.40, 75.94, 87.69],
-    "DefSent-BERT-base (CLS)": [80.94, 87.57, 94.59, 89.98, 85.78, 89.73, 73.82, 86.06],
-    "DefSent-BERT-large (CLS)": [85.79, 90.54, 95.58, 90.15, 91.17, 90.47, 73.74, 88.20],
-    "DefSent-RoBERTa-base (CLS)": [83.94, 90.44, 94.05, 90.70, 89.16, 90.80, 75.52, 87.80],
-    "DefSent-RoBERTa-large (Mean)": [86.47, 91.53, 95.02, 91.15, 90.77, 92.33, 73.91, 88.74],
-}
-
-# DefSent, Table 8 (Appendix): STS Spearman x100 per model and pooling, mean and std of 10 seeds.
-DEFSENT_TABLE8 = {
-    ("BERT-base", "CLS"): [67.56, 79.86, 69.52, 76.83, 76.61, 75.57, 73.05, 74.14],
-    ("BERT-base", "Mean"): [67.30, 81.96, 71.92, 77.68, 76.71, 76.90, 73.28, 75.11],
-    ("BERT-base", "Max"): [64.61, 82.06, 72.43, 76.56, 75.61, 76.61, 72.15, 74.29],
-    ("BERT-large", "CLS"): [66.22, 82.07, 71.48, 79.34, 75.38, 73.46, 74.30, 74.61],
-    ("BERT-large", "Mean"): [64.18, 82.76, 73.14, 79.66, 77.93, 77.89, 73.98, 75.65],
-    ("BERT-large", "Max"): [58.94, 81.03, 71.34, 76.23, 76.07, 75.75, 71.69, 73.01],
-    ("RoBERTa-base", "CLS"): [65.55, 80.84, 71.87, 78.77, 79.29, 78.13, 74.92, 75.62],
-    ("RoBERTa-base", "Mean"): [60.78, 77.17, 69.71, 75.13, 77.75, 76.52, 74.10, 73.02],
-    ("RoBERTa-base", "Max"): [63.85, 78.55, 71.19, 76.55, 77.86, 78.02, 73.97, 74.28],
-    ("RoBERTa-large", "CLS"): [63.84, 77.33, 68.64, 72.86, 77.13, 78.32, 74.14, 73.18],
-    ("RoBERTa-large", "Mean"): [58.36, 76.24, 69.55, 73.15, 76.90, 78.53, 73.81, 72.36],
-    ("RoBERTa-large", "Max"): [62.89, 77.99, 69.83, 75.60, 79.63, 79.34, 74.04, 74.19],
-}
-DEFSENT_TABLE8_STD = {
-    ("BERT-base", "CLS"): [0.26, 0.25, 0.39, 0.32, 0.33, 0.37, 0.32, 0.25],
-    ("BERT-base", "Mean"): [0.44, 0.24, 0.28, 0.47, 0.48, 0.40, 0.30, 0.21],
-    ("BERT-base", "Max"): [0.87, 0.21, 0.31, 0.74, 0.43, 0.52, 0.46, 0.33],
-    ("BERT-large", "CLS"): [0.79, 0.39, 0.33, 0.44, 0.60, 0.45, 0.50, 0.41],
-    ("BERT-large", "Mean"): [0.96, 0.42, 0.32, 0.92, 0.78, 0.89, 0.46, 0.53],
-    ("BERT-large", "Max"): [1.06, 0.66, 0.88, 1.83, 0.56, 0.70, 0.74, 0.74],
-    ("RoBERTa-base", "CLS"): [0.89, 0.26, 0.39, 0.70, 0.27, 0.61, 0.18, 0.38],
-    ("RoBERTa-base", "Mean"): [1.41, 0.60, 0.73, 1.00, 0.38, 0.63, 0.45, 0.63],
-    ("RoBERTa-base", "Max"): [0.86, 0.90, 0.86, 1.12, 0.59, 0.77, 0.46, 0.62],
-    ("RoBERTa-large", "CLS"): [1.34, 2.53, 1.34, 1.96, 1.32, 1.08, 1.31, 1.20],
-    ("RoBERTa-large", "Mean"): [1.16, 0.87, 0.85, 1.32, 0.94, 0.54, 0.88, 0.73],
-    ("RoBERTa-large", "Max"): [1.42, 1.88, 1.66, 1.51, 0.60, 0.48, 0.84, 0.88],
-}
-
-# DefSent, Table 9 (Appendix): SentEval accuracy (%) per model and pooling, mean and std of 3 seeds.
-DEFSENT_TABLE9 = {
-    ("BERT-base", "CLS"): [80.94, 87.57, 94.59, 89.98, 85.78, 89.73, 73.82, 86.06],
-    ("BERT-base", "Mean"): [81.84, 88.20, 94.82, 89.94, 86.49, 89.73, 75.32, 86.62],
-    ("BERT-base", "Max"): [80.74, 88.00, 94.32, 89.92, 85.03, 89.13, 74.11, 85.89],
-    ("BERT-large", "CLS"): [85.79, 90.54, 95.58, 90.15, 91.17, 90.47, 73.74, 88.20],
-    ("BERT-large", "Mean"): [84.05, 89.50, 95.21, 90.19, 89.44, 88.60, 73.99, 87.28],
-    ("BERT-large", "Max"): [83.48, 89.04, 94.55, 89.88, 87.50, 90.87, 74.28, 87.09],
-    ("RoBERTa-base", "CLS"): [83.94, 90.44, 94.05, 90.70, 89.16, 90.80, 75.52, 87.80],
-    ("RoBERTa-base", "Mean"): [84.88, 91.09, 94.60, 90.69, 89.73, 93.13, 77.22, 88.76],
-    ("RoBERTa-base", "Max"): [83.98, 90.78, 93.96, 90.63, 90.05, 93.60, 77.80, 88.69],
-    ("RoBERTa-large", "CLS"): [85.63, 90.74, 94.53, 91.20, 90.08, 93.53, 72.66, 88.34],
-    ("RoBERTa-large", "Mean"): [86.47, 91.53, 95.02, 91.15, 90.77, 92.33, 73.91, 88.74],
-    ("RoBERTa-large", "Max"): [85.60, 90.73, 94.21, 91.09, 90.65, 91.53, 76.15, 88.56],
-}
-DEFSENT_TABLE9_STD = {
-    ("BERT-base", "CLS"): [0.08, 0.12, 0.09, 0.04, 1.14, 0.76, 0.19, 0.28],
-    ("BERT-base", "Mean"): [0.17, 0.04, 0.12, 0.12, 0.20, 0.31, 0.78, 0.18],
-    ("BERT-base", "Max"): [0.16, 0.09, 0.07, 0.25, 0.09, 0.50, 0.49, 0.02],
-    ("BERT-large", "CLS"): [0.19, 0.26, 0.14, 0.04, 0.06, 0.95, 0.61, 0.07],
-    ("BERT-large", "Mean"): [0.25, 0.24, 0.12, 0.36, 0.14, 0.87, 0.90, 0.05],
-    ("BERT-large", "Max"): [0.30, 0.37, 0.09, 0.17, 0.26, 1.30, 1.27, 0.27],
-    ("RoBERTa-base", "CLS"): [0.30, 0.49, 0.06, 0.17, 0.22, 0.35, 0.42, 0.20],
-    ("RoBERTa-base", "Mean"): [0.21, 0.01, 0.10, 0.07, 0.54, 0.12, 0.46, 0.08],
-    ("RoBERTa-base", "Max"): [0.03, 0.24, 0.07, 0.11, 0.06, 0.72, 0.32, 0.12],
-    ("RoBERTa-large", "CLS"): [0.27, 0.15, 0.14, 0.11, 0.59, 0.76, 1.73, 0.28],
-    ("RoBERTa-large", "Mean"): [0.29, 0.06, 0.08, 0.07, 0.34, 0.64, 0.96, 0.12],
-    ("RoBERTa-large", "Max"): [0.26, 0.70, 0.65, 0.32, 0.37, 1.70, 0.33, 0.57],
-}
-
-# DefSent, Table 1: words / definitions / average length per split (Oxford, 8:1:1 by word).
-DEFSENT_TABLE1 = {
-    ("All", "Train"): [29413, 97759, 9.921], ("All", "Dev"): [3677, 12127, 9.874],
-    ("All", "Test"): [3677, 12433, 9.846],
-    ("In BERT vocab.", "Train"): [7732, 54142, 9.531], ("In BERT vocab.", "Dev"): [936, 6544, 9.512],
-    ("In BERT vocab.", "Test"): [979, 6930, 9.551],
-    ("In RoBERTa vocab.", "Train"): [7269, 53935, 9.376], ("In RoBERTa vocab.", "Dev"): [901, 6625, 9.372],
-    ("In RoBERTa vocab.", "Test"): [925, 6945, 9.410],
-}
-DEFSENT_TABLE1_COLS = ["words", "definitions", "avg_length"]
-
-# DefSent, Table 2: word prediction (MRR, top-1, top-3, top-10), mean of 10 seeds.
-DEFSENT_TABLE2 = {
-    ("BERT-base (no fine-tuning)", "CLS"): [.0009, .0000, .0000, .0000],
-    ("BERT-base (no fine-tuning)", "Mean"): [.0132, .0001, .0043, .0242],
-    ("BERT-base (no fine-tuning)", "Max"): [.0327, .0157, .0320, .0626],
-    ("BERT-base", "CLS"): [.3200, .2079, .3670, .5418], ("BERT-base", "Mean"): [.3091, .1972, .3524, .5356],
-    ("BERT-base", "Max"): [.2939, .1840, .3350, .5207],
-    ("BERT-large", "CLS"): [.3587, .2388, .4139, .6011], ("BERT-large", "Mean"): [.3286, .2091, .3792, .5723],
-    ("BERT-large", "Max"): [.2925, .1814, .3356, .5194],
-    ("RoBERTa-base", "CLS"): [.3436, .2241, .3983, .5836], ("RoBERTa-base", "Mean"): [.3365, .2170, .3906, .5783],
-    ("RoBERTa-base", "Max"): [.3072, .1941, .3523, .5386],
-    ("RoBERTa-large", "CLS"): [.3863, .2611, .4460, .6364], ("RoBERTa-large", "Mean"): [.3995, .2699, .4634, .6599],
-    ("RoBERTa-large", "Max"): [.3175, .2015, .3646, .5543],
-}
-DEFSENT_TABLE2_COLS = ["mrr", "top1", "top3", "top10"]
-
-# DefSent+ (Liu et al., 2024), Table 1: dictionary datasets.
-DEFSENTPLUS_TABLE1 = {
-    "a (Oxford + WordNet)": [331472, 150518, 138, 12, 141, 12],
-    "b (Oxford)": [122209, 36767, 108, 12, 113, 12],
-    "c (Oxford single words in BERT vocab.)": [67553, 9647, 85, 12, 93, 12],
-}
-# DefSent+, Table 2 (mean over 10 runs, BERT-base-uncased rows and DefSent's baseline).
-DEFSENTPLUS_TABLE2 = {
-    "DefSent BERT-base": [67.30, 81.96, 71.92, 77.68, 76.71, 76.90, 73.28, 75.11],
-    "DefSent+ BERT-base 1st-(Mean,AMP)-c": [65.24, 82.25, 72.37, 80.80, 77.11, 77.38, 72.38, 75.36],
-    "DefSent+ BERT-base 1st-(CLS,AMP)-b": [68.03, 81.97, 74.37, 81.59, 79.18, 79.48, 71.64, 76.61],
-    "DefSent+ BERT-base 1st-(CLS,AMP)-a": [69.09, 83.44, 75.88, 82.63, 80.26, 81.13, 72.73, 77.88],
-    "DefSent+ BERT-base 2nd-(CLS,AMP)-a": [70.18, 84.18, 76.54, 83.21, 80.66, 81.50, 72.53, 78.40],
-    "DefSent+ BERT-base 3rd-(CLS,AMP)-a": [69.91, 84.19, 76.90, 83.52, 80.60, 81.17, 72.64, 78.42],
-    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [71.23, 84.56, 76.93, 83.19, 80.69, 81.57, 72.38, 78.65],
-}
-
-# DefSent+, Table 8: STS average after 1st Training on dataset a per encoding combination.
-DEFSENTPLUS_TABLE8_COLS = ["(Mean, AMP)", "(CLS, AMP)", "(Mean, AC)", "(CLS, AC)"]
-DEFSENTPLUS_TABLE8 = {
-    "BERT-base": [77.50, 77.88, 74.62, 75.10], "BERT-large": [78.16, 79.40, 75.27, 76.54],
-    "RoBERTa-base": [76.68, 76.78, 78.44, 77.66], "RoBERTa-large": [76.97, 79.39, 79.81, 79.49],
-}
-
-# DefSent+, Table 4 (SentEval accuracy), BERT-base rows. The extracted table splits each DefSent+
-# encoder's name over two lines and puts a block's numbers on its first lines, in encoder order:
-# BERT-base(ICA)'s row is the first (avg 86.33), not the line that carries its name (87.93 is
-# BERT-large(ICA)'s). tests/test_reference_numbers.py checks every table here against the papers.
-DEFSENTPLUS_TABLE4 = {
-    "DefSent BERT-base": [81.72, 88.14, 94.89, 90.11, 87.04, 89.20, 75.83, 86.70],
-    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [81.06, 87.15, 94.59, 89.39, 86.55, 89.60, 75.94, 86.33],
-    "SimCSE BERT-base": [81.18, 86.20, 94.43, 88.87, 85.50, 89.80, 74.49, 85.78],
-}
-
-DEFSENTPLUS_TABLE1_COLS = ["definitions", "entries", "max_len_bert", "median_len_bert",
-                           "max_len_roberta", "median_len_roberta"]
 
 
 def paper_table(table, columns):
@@ -231,6 +71,24 @@ def save_csv(df, name, **meta):
     return f"results/{name}" if not Path(name).is_absolute() else str(path)
 
 
+def save_figure(fig, name, **meta):
+    """Save a figure (PNG, or SVG by the name's suffix) to the results folder beside the CSVs, with
+    the same provenance as save_csv in the file's metadata; returns the file name to print."""
+    path = config.results_dir() / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(f"{k}: {v}" for k, v in dict(meta, **versions()).items())
+    fig.savefig(path, dpi=120, bbox_inches="tight", metadata={"Description": text, "Software": "defsent_lite"})
+    return f"results/{name}" if not Path(name).is_absolute() else str(path)
+
+
+def figure_provenance(path):
+    """{key: value} of the provenance save_figure wrote into a PNG."""
+    from PIL import Image
+    with Image.open(path) as im:
+        lines = im.text.get("Description", "").splitlines()
+    return dict(line.partition(": ")[::2] for line in lines)
+
+
 def read_csv(path, **kwargs):
     """(header {key: value}, table) of a file written by `save_csv`; kwargs go to pd.read_csv."""
     header = {}
@@ -243,66 +101,3 @@ def read_csv(path, **kwargs):
     return header, pd.read_csv(path, skiprows=len(header), **kwargs)
 
 
-# DefSent, Table 6: top-3 predicted words for definitions (BERT-large, CLS).
-DEFSENT_TABLE6 = [
-    ("cost", "be expensive for ( someone )", ["cost", "charge", "pay"]),
-    ("preserve", "prevent ( food ) from rotting", ["preserve", "keep", "spoil"]),
-    ("good", "that which is pleasing or valuable or useful", ["good", "pleasing", "pleasure"]),
-    ("linux", "an open-source operating system modelled on unix.", ["linux", "unix", "gnu"]),
-    ("pile", "place or lay as if in a pile", ["pile", "stack", "heap"]),
-    ("weird", "very strange; bizarre", ["weird", "strange", "bizarre"]),
-    ("sale", "the general activity of selling", ["selling", "sale", "retail"]),
-    ("satellite", "a celestial body orbiting the earth or another planet.", ["planet", "satellite", "orbit"]),
-    ("logic", "the quality of being justifiable by reason", ["reason", "justice", "certainty"]),
-    ("custom", "a thing that one does habitually", ["habit", "routine", "ritual"]),
-    ("chief", "a person who is in charge", ["leader", "boss", "master"]),
-    ("nirvana", "an ideal or idyllic state or place", ["paradise", "dream", "ideal"]),
-]
-
-# DefSent, Table 7: top-5 predicted words for other inputs (BERT-large, CLS).
-DEFSENT_TABLE7 = [
-    ("royal man", ["king", "royal", "prince", "noble", "knight"]),
-    ("royal woman", ["queen", "princess", "royal", "regal", "sovereign"]),
-    ("royal boy", ["boy", "prince", "royal", "king", "baby"]),
-    ("royal girl", ["princess", "queen", "lady", "royal", "belle"]),
-    ("good", ["fine", "good", "great", "right", "solid"]),
-    ("bad", ["bad", "dirty", "awful", "ugly", "nasty"]),
-    ("not good", ["bad", "poor", "wrong", "awful", "terrible"]),
-    ("not bad", ["okay", "fair", "good", "fine", "ok"]),
-    ("Star wars", ["jedi", "star", "trek", "galaxy", "saga"]),
-    ("Star wars in America", ["jedi", "western", "fan", "hollywood", "movie"]),
-    ("Star wars in Europe", ["trek", "space", "adventure", "cinema", "fantas"]),
-    ("Star wars in Japan", ["godzilla", "anime", "gundam", "jedi", "manga"]),
-    ("captain america", ["marvel", "hero", "thor", "superhero", "hulk"]),
-]
-
-# GaussCSE, Tables 1 and 3 (BERT-base): NLI accuracy and AUPRC (x100), SNLI / MNLI / SICK.
-GAUSSCSE_NLI_COLS = ["SNLI acc", "SNLI AUPRC", "MNLI acc", "MNLI AUPRC", "SICK acc", "SICK AUPRC"]
-GAUSSCSE_TABLE3 = {
-    "SimCSE (BERT-base)": [74.96, 66.76, 78.18, 75.88, 86.11, 81.41],
-    "ent": [72.44, 60.65, 67.92, 56.96, 67.70, 68.26],
-    "ent+con": [77.63, 70.95, 77.71, 74.21, 80.38, 82.12],
-    "ent+rev": [69.32, 54.21, 66.04, 53.87, 67.93, 63.60],
-    "ent+con+rev": [76.64, 67.07, 76.85, 71.34, 83.15, 79.45],
-}
-# GaussCSE, Tables 2 and 4 (BERT-base): entailment-direction accuracy.
-GAUSSCSE_DIR_COLS = ["SNLI", "MNLI", "SICK", "avg"]
-GAUSSCSE_TABLE2 = {
-    "Length-baseline": [92.63, 82.64, 69.14, 81.47],
-    "ent": [64.84, 61.11, 60.10, 62.01],
-    "ent+con": [64.55, 56.84, 69.67, 63.68],
-    "ent+rev": [97.60, 92.64, 87.80, 92.68],
-    "ent+con+rev": [97.38, 91.92, 86.22, 91.84],
-}
-# GaussCSE, Table 5 (Appendix E): SNLI-dev AUPRC x100 of the grid, per (model, batch size), lr 1e-5 / 3e-5 / 5e-5.
-GAUSSCSE_GRID_LRS = [1e-5, 3e-5, 5e-5]
-GAUSSCSE_TABLE5 = {
-    ("bert-base-uncased", 16): [63.05, 65.72, 66.21], ("bert-base-uncased", 32): [62.02, 64.69, 64.84],
-    ("bert-base-uncased", 64): [60.44, 62.93, 64.20], ("bert-base-uncased", 128): [58.99, 61.26, 62.66],
-    ("bert-large-uncased", 16): [64.66, 65.65, 61.09], ("bert-large-uncased", 32): [63.73, 65.56, 63.42],
-    ("bert-large-uncased", 64): [62.24, 65.01, 62.46], ("bert-large-uncased", 128): [60.72, 63.41, 64.68],
-    ("roberta-base", 16): [64.66, 65.78, 66.31], ("roberta-base", 32): [63.06, 65.09, 65.68],
-    ("roberta-base", 64): [61.59, 64.18, 64.95], ("roberta-base", 128): [60.48, 62.54, 63.84],
-    ("roberta-large", 16): [66.22, 67.17, 61.69], ("roberta-large", 32): [65.96, 67.10, 60.64],
-    ("roberta-large", 64): [64.26, 66.01, 66.88], ("roberta-large", 128): [63.07, 64.91, 65.72],
-}

@@ -93,7 +93,7 @@ def seed_scoring(scale, data_dir=None):
     """What a trained DefSent seed is scored on before its checkpoint is dropped: the STS and
     SentEval evaluations that notebooks 11 and 12 show, with the scale's settings."""
     return dict(sts_max_pairs=scale["sts_max_pairs"], transfer=transfer_settings(scale),
-                batch_size=scale["batch_size"], data_dir=str(config.data_root(data_dir)))
+                batch_size=scale["encode_batch_size"], data_dir=str(config.data_root(data_dir)))
 
 
 def score_trained(run, pooling, scoring):

@@ -49,7 +49,7 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 # %%
 import pandas as pd
 
-from defsent_lite import config, data, dictionary, models, preflight, results
+from defsent_lite import data, dictionary, models, paper_defsent, preflight, results
 
 pd.set_option("display.width", 140)
 preflight.check("00", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
@@ -84,8 +84,8 @@ print("Oxford splits at hand:", splits_used, f"-> {len(oxford)} definitions,",
       len({w for w, _ in oxford}), "words; split seed", dictionary.SPLIT_SEED)
 ours1 = results.paper_table(
     dictionary.defsent_table1(oxford, {"In BERT vocab.": bert_tok, "In RoBERTa vocab.": roberta_tok}),
-    results.DEFSENT_TABLE1_COLS)
-paper1 = results.paper_table(results.DEFSENT_TABLE1, results.DEFSENT_TABLE1_COLS)
+    paper_defsent.TABLE1_COLS)
+paper1 = results.paper_table(paper_defsent.TABLE1, paper_defsent.TABLE1_COLS)
 table1 = results.side_by_side(paper1, ours1, {f"{g} / {s}": ((g, s), (g, s)) for g, s in paper1.index}, digits=3)
 table1
 

@@ -26,8 +26,8 @@
 #   SICK-R test sets (`sts/raw`).
 # * SentEval: logistic regression on frozen embeddings (SentEval's protocols with
 #   scikit-learn's objective, every fold and C of a task fitted at once by `logreg.fit_many`;
-#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/transfer.py`). The smoke scale uses 500 evenly spaced pairs per STS task, 1,000 training examples
-#   and at most 500 dev/test examples per SentEval task,
+#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/transfer.py`). The smoke scale uses 250 evenly spaced pairs per STS task, 500 training examples
+#   and at most 250 dev/test examples per SentEval task,
 #   5 folds and C = 1 instead of the inner search over C.
 #
 # **What to expect.** At the `smoke` scale the model is all-MiniLM-L6-v2, an encoder
@@ -55,11 +55,9 @@ MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, budget, config, models, plots, preflight, results, scores
+from defsent_lite import aggregate, budget, config, models, paper_defsent, plots, preflight, results, scores
 
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("01", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 config.set_seed(S["seeds"][0])
 model, tokenizer = models.load(MODEL)
 print("scale:", S["name"], "| model:", MODEL)
@@ -71,8 +69,8 @@ if S["paper_protocol"]:  # before any training: what will run, timed here
     print(budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
                               budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])
                               + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S)), DATA_ROOT))
-sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
-transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["batch_size"])
+sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
+transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["encode_batch_size"])
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
@@ -81,10 +79,10 @@ transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["batc
 # tolerance: inference; paper=exact
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper_keys = results.DEFSENT_UNTRAINED_ROWS.get(reference, {})  # bert-base only: none for another model
+paper_keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # bert-base only: none for another model
 pairs = {"CLS vector": (paper_keys.get("cls"), "cls"), "Avg. token embeddings": (paper_keys.get("mean"), "mean")}
 ours3 = pd.DataFrame(sts_rows).T[results.STS_COLS]
-paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
+paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
 table3 = results.side_by_side(paper3, ours3, pairs)
 table3
 
@@ -94,12 +92,9 @@ table3
 # %%
 # tolerance: score; paper=exact
 ours4 = pd.DataFrame(transfer_rows).T[results.TRANSFER_COLS]
-paper4 = results.paper_table(results.DEFSENT_TABLE4, results.TRANSFER_COLS)
+paper4 = results.paper_table(paper_defsent.TABLE4, results.TRANSFER_COLS)
 table4 = results.side_by_side(paper4, ours4, pairs)
 table4
-
-# %%
-fig = plots.paper_vs_ours_bars(table3, results.STS_COLS, "STS (Spearman x100): paper's BERT-base vs ours")
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"][0],
@@ -107,3 +102,6 @@ meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"][0],
                  f"examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
+fig = plots.ours_minus_paper(table3, results.STS_COLS, f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
+                             unit="Spearman x100")
+print("saved", results.save_figure(fig, "01_defsent_table3_baselines.png", **meta))

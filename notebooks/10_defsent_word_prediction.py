@@ -28,7 +28,7 @@
 # (logits = u E^T, no transform layer), and every result below says so in its `head`
 # column. The Oxford train split is missing, so the data is Oxford valid+test plus WordNet
 # definitions of single-token words, re-split by word with a fixed seed. Smoke runs train
-# on a seeded subset of 1,600 definitions (100 steps), score 500 dev/test definitions, use
+# on a seeded subset of 800 definitions (50 steps), score 500 dev/test definitions, use
 # the top of the grid (x = 7: with so few steps and a head without the MLM transform,
 # smaller rates barely move the vectors; x in {4, 6} gave lower dev MRR in our trials) and
 # one seed; `SCALE = "paper"` runs bert-base-uncased with its real
@@ -64,11 +64,9 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, config, defsent, preflight, results, variants
+from defsent_lite import aggregate, defsent, paper_defsent, preflight, results, variants
 
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("10", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 V = defsent.variant_settings(VARIANT)
 model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=V["prefix_space"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
@@ -108,11 +106,11 @@ if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
-                         for p, (best, search, _) in final.items() for x, r in search.items()}).T.round(4)
+                         for p, f in final.items() for x, r in f.search.items()}).T.round(4)
 lr_table
 
 # %%
-best_x = {p: best for p, (best, _, _) in final.items()}
+best_x = {p: f.lr_x for p, f in final.items()}
 print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()})
 print("paper (BERT-base, Table 5): CLS 2^2.5, Mean 2^3.5, Max 2^3.5 x 1e-6")
 
@@ -122,8 +120,8 @@ print("paper (BERT-base, Table 5): CLS 2^2.5, Mean 2^3.5, Max 2^3.5 x 1e-6")
 
 # %%
 # tolerance: fraction; paper=exact
-runs = {p: seed_runs for p, (_, _, seed_runs) in final.items()}
-cols = results.DEFSENT_TABLE2_COLS
+runs = {p: f.runs for p, f in final.items()}
+cols = paper_defsent.TABLE2_COLS
 seeds = aggregate.table_over_seeds({p: [[r["test"][c] for c in cols] for r in runs[p]] for p in POOLINGS}, cols,
                                    "DefSent word prediction")
 ours = {}
@@ -131,15 +129,15 @@ for p in POOLINGS:
     ours[("no fine-tuning", p)] = [untrained[p][c] for c in cols]
     ours[("DefSent", p)] = seeds.mean.loc[p].tolist()
 ours2 = results.paper_table(ours, cols)
-paper2 = results.paper_table(results.DEFSENT_TABLE2, cols)
+paper2 = results.paper_table(paper_defsent.TABLE2, cols)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 pair = {}
 for p in POOLINGS:
     P = aggregate.POOLING_LABELS[p]
-    pair[f"no fine-tuning / {P}"] = (aggregate.paper_row(results.DEFSENT_TABLE2, reference, P, "no fine-tuning"),
+    pair[f"no fine-tuning / {P}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, P, "no fine-tuning"),
                                      ("no fine-tuning", p))
-    pair[f"DefSent / {P}"] = (aggregate.paper_row(results.DEFSENT_TABLE2, reference, P, exclude=("no fine-tuning",)),
+    pair[f"DefSent / {P}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, P, exclude=("no fine-tuning",)),
                               ("DefSent", p))
 table2 = results.side_by_side(paper2, ours2, pair, digits=4)
 table2

@@ -22,8 +22,8 @@
 # DefSent code evaluates). Table 3 lists each model's best pooling by MRR, Table 8 every
 # pooling as mean ± std over seeds.
 #
-# **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 1,600 training
-# definitions, one seed, 500 evenly spaced pairs per STS task. MiniLM was already
+# **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 800 training
+# definitions, one seed, 250 evenly spaced pairs per STS task. MiniLM was already
 # trained for sentence similarity, so its untrained rows are far above raw BERT's; the
 # question here is whether DefSent training moves each pooling up or down.
 
@@ -49,11 +49,9 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, config, defsent, preflight, results, scores, variants
+from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, preflight, results, scores, variants
 
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("11", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
@@ -61,11 +59,11 @@ base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
                       extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])))  # untrained + 1st seed
-untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["batch_size"])
+untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
 trained = {}
 for p in POOLINGS:
-    _, _, runs = defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset)
-    trained[p] = dict(scores=[scores.trained_sts(r, p, S["sts_max_pairs"], DATA_ROOT, S["batch_size"]) for r in runs],
+    runs = defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset).runs
+    trained[p] = dict(scores=[scores.trained_sts(r, p, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"]) for r in runs],
                       dev_mrr=[r["dev"]["mrr"] for r in runs])
 
 # %% [markdown]
@@ -88,12 +86,12 @@ for p in POOLINGS:
 ours8 = results.paper_table(rows, results.STS_COLS)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper8 = results.paper_table(results.DEFSENT_TABLE8, results.STS_COLS)
+paper8 = results.paper_table(paper_defsent.TABLE8, results.STS_COLS)
 pairs8 = {}
 for p in POOLINGS:
     P = aggregate.POOLING_LABELS[p]
     pairs8[f"untrained ({P})"] = (None, ("untrained", p))   # Table 8 has DefSent rows only
-    pairs8[f"DefSent ({P})"] = (aggregate.paper_row(results.DEFSENT_TABLE8, reference, P), ("DefSent", p))
+    pairs8[f"DefSent ({P})"] = (aggregate.paper_row(paper_defsent.TABLE8, reference, P), ("DefSent", p))
 table8 = results.side_by_side(paper8, ours8, pairs8)
 table8
 
@@ -110,9 +108,9 @@ aggregate.mean_pm_std(seeds)
 # tolerance: score; paper=exact
 best = checks.best_of({p: trained[p] for p in POOLINGS}, lambda t: pd.Series(t["dev_mrr"]).mean(), "pooling by dev MRR")
 print("best pooling by dev MRR:", best)
-paper3 = results.paper_table(results.DEFSENT_TABLE3, results.STS_COLS)
-baseline_row = results.DEFSENT_UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
-paper_key = aggregate.paper_row(results.DEFSENT_TABLE3, reference, "DefSent")
+paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
+baseline_row = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
+paper_key = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent")
 pairs3 = {f"DefSent ({best}) vs {paper_key}": (paper_key, ("DefSent", best))}
 if best in baseline_row:
     pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))

@@ -28,7 +28,7 @@
 #
 # **Smoke scale**: the pooling with the best dev MRR in notebook 10 only (the paper's
 # Table 4 also shows one pooling per model; Table 9 all three, run with `SCALE = "paper"`),
-# 1,000 training and at most 500 dev/test examples per task, 5 folds, C = 1. Expect DefSent to change the
+# 500 training and at most 250 dev/test examples per task, 5 folds, C = 1. Expect DefSent to change the
 # untrained MiniLM's average accuracy by a few points either way (single tasks more: TREC,
 # six classes on 500 test questions, moves most); the paper's DefSent-BERT-base gained about
 # 1 point over the raw BERT baselines.
@@ -56,11 +56,9 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, config, defsent, preflight, results, scores, variants
+from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, preflight, results, scores, variants
 
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("12", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
 dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
@@ -68,16 +66,16 @@ if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
                       extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # untrained + 1st seed
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
-dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in runs]).mean() for p, (_, _, runs) in final.items()}
+dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
 POOLINGS = POOLINGS or ([checks.best_of(dev_mrr, float, "pooling by dev MRR")] if S["name"] == "smoke" else list(final))
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS)
 
 
 rows, seed_rows = {}, {}
 for p in POOLINGS:
-    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], S, DATA_ROOT, S["batch_size"])[p]
-    seed_rows[p] = [scores.trained_transfer(r, p, scores.transfer_settings(S), DATA_ROOT, S["batch_size"])
-                    for r in final[p][2][:defsent.SENTEVAL_SEEDS]]   # Table 9: three seeds
+    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], S, DATA_ROOT, S["encode_batch_size"])[p]
+    seed_rows[p] = [scores.trained_transfer(r, p, scores.transfer_settings(S), DATA_ROOT, S["encode_batch_size"])
+                    for r in final[p].runs[:defsent.SENTEVAL_SEEDS]]   # Table 9: three seeds
 seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.TRANSFER_COLS] for s in v] for p, v in seed_rows.items()},
                                    results.TRANSFER_COLS, "DefSent SentEval")
 for p in POOLINGS:
@@ -100,13 +98,13 @@ variants.whole(defsent.differences())
 # tolerance: score; paper=exact
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper = pd.concat([results.paper_table(results.DEFSENT_TABLE9, results.TRANSFER_COLS).set_axis(
-    [f"Table 9: {m} ({p})" for m, p in results.DEFSENT_TABLE9], axis=0),
-    results.paper_table(results.DEFSENT_TABLE4, results.TRANSFER_COLS)])
-paper_key4 = aggregate.paper_row(results.DEFSENT_TABLE4, reference, "DefSent")
+paper = pd.concat([results.paper_table(paper_defsent.TABLE9, results.TRANSFER_COLS).set_axis(
+    [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9], axis=0),
+    results.paper_table(paper_defsent.TABLE4, results.TRANSFER_COLS)])
+paper_key4 = aggregate.paper_row(paper_defsent.TABLE4, reference, "DefSent")
 pairs = {}
 for p in POOLINGS:
-    key9 = aggregate.paper_row(results.DEFSENT_TABLE9, reference, aggregate.POOLING_LABELS[p])
+    key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, aggregate.POOLING_LABELS[p])
     pairs[f"DefSent ({p}) vs Table 9"] = (f"Table 9: {key9[0]} ({key9[1]})" if key9 else None, ("DefSent", p))
     pairs[f"DefSent ({p}) vs {paper_key4}"] = (paper_key4, ("DefSent", p))
     if p in ("cls", "mean") and reference == "bert-base-uncased":

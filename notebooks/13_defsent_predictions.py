@@ -49,23 +49,16 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsent, preflight, results, variants
+from defsent_lite import defsent, paper_defsent, preflight, results, variants
 
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("13", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 untrained = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
-dataset = defsent.build_dataset(untrained[1], DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+dataset = defsent.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
-_, _, runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset)
+runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset).runs
 trained = defsent.load_model(runs[0]["path"])
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained[3])
-
-
-def predict(loaded, sentences, k):
-    model, tokenizer, head, _ = loaded
-    return [" ".join(w) for w in defsent.top_k_words(model, tokenizer, head, sentences, POOLING, k)]
+print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained.head_kind)
 
 
 # %% [markdown]
@@ -79,10 +72,11 @@ variants.whole(defsent.differences())
 
 # %%
 # tolerance: count
-defs = [d for _, d, _ in results.DEFSENT_TABLE6]
-table6 = pd.DataFrame({"word": [w for w, _, _ in results.DEFSENT_TABLE6], "definition": defs,
-                       "paper (BERT-large)": [" ".join(p) for _, _, p in results.DEFSENT_TABLE6],
-                       "ours untrained": predict(untrained, defs, 3), "ours DefSent": predict(trained, defs, 3)})
+defs = [d for _, d, _ in paper_defsent.TABLE6]
+table6 = pd.DataFrame({"word": [w for w, _, _ in paper_defsent.TABLE6], "definition": defs,
+                       "paper (BERT-large)": [" ".join(p) for _, _, p in paper_defsent.TABLE6],
+                       "ours untrained": defsent.top_k_strings(untrained, defs, POOLING, 3),
+                       "ours DefSent": defsent.top_k_strings(trained, defs, POOLING, 3)})
 hits = {c: sum(w in p.split() for w, p in zip(table6["word"], table6[c]))
         for c in ("paper (BERT-large)", "ours untrained", "ours DefSent")}
 print("defined word among the top 3:", hits)
@@ -92,13 +86,14 @@ table6
 # ## Table 7: other sentences
 
 # %%
-inputs = [s for s, _ in results.DEFSENT_TABLE7]
-table7 = pd.DataFrame({"input": inputs, "paper (BERT-large)": [" ".join(p) for _, p in results.DEFSENT_TABLE7],
-                       "ours untrained": predict(untrained, inputs, 5), "ours DefSent": predict(trained, inputs, 5)})
+inputs = [s for s, _ in paper_defsent.TABLE7]
+table7 = pd.DataFrame({"input": inputs, "paper (BERT-large)": [" ".join(p) for _, p in paper_defsent.TABLE7],
+                       "ours untrained": defsent.top_k_strings(untrained, inputs, POOLING, 5),
+                       "ours DefSent": defsent.top_k_strings(trained, inputs, POOLING, 5)})
 table7
 
 # %%
-meta = dict(model=MODEL, head=trained[3], scale=S["name"], seeds=S["seeds"][:1], pooling=POOLING,
+meta = dict(model=MODEL, head=trained.head_kind, scale=S["name"], seeds=S["seeds"][:1], pooling=POOLING,
             data=dataset[1]["source"])
 print("saved", results.save_csv(table6, "13_defsent_table6.csv", **meta))
 print("saved", results.save_csv(table7, "13_defsent_table7.csv", **meta))

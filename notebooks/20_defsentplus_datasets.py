@@ -49,7 +49,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from defsent_lite import config, defsentplus, dictionary, models, preflight, results
+from defsent_lite import defsentplus, dictionary, models, paper_defsentplus, preflight, results
 
 pd.set_option("display.width", 140)
 preflight.check("20", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
@@ -60,8 +60,8 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 
 # %%
 ours = results.paper_table(dictionary.defsentplus_table1(bert_tok, roberta_tok, DATA_ROOT),
-                           results.DEFSENTPLUS_TABLE1_COLS)
-paper = results.paper_table(results.DEFSENTPLUS_TABLE1, results.DEFSENTPLUS_TABLE1_COLS)
+                           paper_defsentplus.TABLE1_COLS)
+paper = results.paper_table(paper_defsentplus.TABLE1, paper_defsentplus.TABLE1_COLS)
 table1 = results.side_by_side(paper, ours, {k: (k, k) for k in paper.index}, digits=1)
 table1
 

@@ -28,7 +28,7 @@
 # **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
 # tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 390 entries of
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
-# FastICA with 200 iterations (paper: 1000), STS on 100 evenly spaced pairs per task
+# FastICA with 200 iterations (paper: 1000), STS on 50 evenly spaced pairs per task
 # of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
 # `python -m defsent_lite.pst --scale cpu` runs the same loop on a whole dataset.
 
@@ -55,12 +55,10 @@ POOLING, ENTRY_POOLING = "cls", "mean"   # the (CLS, AMP) combination of BERT-ba
 # %%
 import pandas as pd
 
-from defsent_lite import config, defsentplus, models, plots, preflight, pst, results, scores, variants
+from defsent_lite import defsentplus, plots, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("21", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 cfg = pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(cfg, data_dir=DATA_ROOT))
@@ -95,7 +93,7 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus.best_s
 
 # %%
 titles = [f"for {st['step']}. Training" for st in steps]
-fig = plots.entry_space_views([st["views"] for st in steps], titles)
+space_fig = plots.entry_space_views([st["views"] for st in steps], titles)
 
 # %%
 # tolerance: fraction
@@ -109,7 +107,7 @@ pd.DataFrame({f"step {st['step']}": st["views"]["explained_variance_top2"] for s
 
 # %%
 curves = {f"step {st['step']} ({space})": r["loss_curve"] for st in steps for (space, _), r in st["runs"].items()}
-fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
+loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 
 # %% [markdown]
 # ## STS after each step (Spearman x 100; mean over seeds per space)
@@ -127,3 +125,5 @@ meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], combination=defsen
             data=f"{report['source']}; {report['entries']} entries, {report['definitions']} definitions",
             lrs=cfg["lrs"], sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "21_defsentplus_pst_steps.csv", **meta))
+print("saved", results.save_figure(space_fig, "21_defsentplus_pst_spaces.png", **meta))
+print("saved", results.save_figure(loss_fig, "21_defsentplus_pst_loss.png", **meta))

@@ -24,7 +24,7 @@
 # pooling is reported, as the paper does). The PST runs are the ones of notebook 21
 # (shared through the run cache).
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries per dataset, one seed, 100 pairs
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries per dataset, one seed, 50 pairs
 # per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
 # same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
 
@@ -50,12 +50,10 @@ COMBINATION = {"c": ("mean", "mean"), "b": ("cls", "mean"), "a": ("cls", "mean")
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, checks, config, defsent, defsentplus, models, plots, preflight, pst, results, scores, variants
+from defsent_lite import aggregate, defsent, defsentplus, models, paper_defsentplus, plots, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("22", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 runs = {}
 for name in "cba":
     pooling, entry_pooling = COMBINATION[name]
@@ -65,12 +63,6 @@ for name in "cba":
         print(pst.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
-
-
-def best_row(run):
-    """STS row of a run under its best inference pooling, and that pooling."""
-    pooling = checks.best_of(run["sts"], lambda s: s["avg"], "inference pooling by STS avg")
-    return [run["sts"][pooling][c] for c in results.STS_COLS], pooling
 
 
 # %% [markdown]
@@ -86,13 +78,14 @@ variants.whole(defsentplus.differences())
 # tolerance: score; DefSent+ 3rd-(CLS,AMP)-a (ICA)=ica
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 rows, poolings = {}, {}
-rows["untrained"], poolings["untrained"] = best_row(dict(sts=untrained))
+poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ["cls"], S["defsent_lr_xs"], S["seeds"],
                       defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
-_, _, ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT)
+ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
 m, tok = models.load(ds_runs[0]["path"])
-rows["DefSent (CLS)"], poolings["DefSent (CLS)"] = best_row(dict(sts=defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT)))
+poolings["DefSent (CLS)"], rows["DefSent (CLS)"] = pst.best_pooling_scores(
+    defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
 ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
 stds, counts = {}, {}
 for name in "cba":
@@ -115,7 +108,7 @@ ours.round(2)
 # tolerance: score; paper=exact; 3rd-(CLS,AMP)-a (ICA)=ica
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-table = results.DEFSENTPLUS_TABLE2
+table = paper_defsentplus.TABLE2
 paper = results.paper_table(table, results.STS_COLS)
 pairs = {"DefSent": (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), "DefSent (CLS)")}
 for label in [k for k in rows if k.startswith("DefSent+")]:
@@ -131,10 +124,10 @@ if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gi
     print(pd.DataFrame(stds).T.round(2))
 
 # %%
-fig = plots.paper_vs_ours_bars(table2, ["avg"], title=f"STS avg: paper ({reference}) vs ours ({MODEL.split('/')[-1]})")
-
-# %%
 meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"{S['dsp_max_entries']}-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",
             sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=counts)
 print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))
+fig = plots.ours_minus_paper(table2, results.STS_COLS, f"DefSent+ Table 2: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
+                             unit="Spearman x100")
+print("saved", results.save_figure(fig, "22_defsentplus_table2.png", **meta))

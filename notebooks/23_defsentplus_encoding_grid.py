@@ -21,7 +21,7 @@
 # the combination by a grid after the 1st Training on dataset *a*: BERT prefers AMP
 # entries ((CLS, AMP) best), RoBERTa prefers AC for base, (Mean, AC) for large.
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, one seed, STS on 100
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, one seed, STS on 50
 # pairs per task (SentEval's tokenised files, as the paper and its code), the average under the best inference pooling (as the paper reports).
 
 # %%
@@ -46,12 +46,10 @@ DATASET = "a"
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, config, defsentplus, preflight, pst, results, variants
+from defsent_lite import aggregate, defsentplus, paper_defsentplus, preflight, pst, results, variants
 
 pd.set_option("display.width", 140)
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("23", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 grid = {}
 for pooling, entry_pooling in defsentplus.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT)
@@ -83,8 +81,8 @@ ours.round(2)
 # tolerance: score
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper = results.paper_table(results.DEFSENTPLUS_TABLE8, results.DEFSENTPLUS_TABLE8_COLS)
-key = aggregate.paper_row(results.DEFSENTPLUS_TABLE8, reference)
+paper = results.paper_table(paper_defsentplus.TABLE8, paper_defsentplus.TABLE8_COLS)
+key = aggregate.paper_row(paper_defsentplus.TABLE8, reference)
 mine = ours["best"].reindex(paper.columns)
 table8 = pd.concat([paper, pd.DataFrame([mine, mine - paper.loc[key] if key else mine * float("nan")],
                                         index=[f"ours: {MODEL.split('/')[-1]}", f"ours - {key or 'no paper row'}"])]).round(2)

@@ -25,7 +25,7 @@
 # Prompt for RoBERTa), or, for a model outside Table 7 (the offline one), the pooling that
 # scored best on STS.
 #
-# **Smoke scale**: 1,000 training and at most 500 dev/test examples per task, 5 folds, C = 1.
+# **Smoke scale**: 500 training and at most 250 dev/test examples per task, 5 folds, C = 1.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -51,12 +51,10 @@ POOLING, ENTRY_POOLING = "cls", "mean"
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import budget, checks, config, defsentplus, preflight, pst, results, scores, variants
+from defsent_lite import budget, checks, defsentplus, paper_defsentplus, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("24", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), data_dir=DATA_ROOT,
                    extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))
@@ -68,8 +66,8 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final P
       "pooling", pooling, f"({why})")
 
 
-rows = {f"untrained ({pooling})": scores.untrained_transfer(MODEL, [pooling], S, DATA_ROOT, S["batch_size"])[pooling],
-        f"DefSent+ final PST ({pooling})": scores.transfer_scores(final["path"], pooling, S, DATA_ROOT, S["batch_size"])}
+rows = {f"untrained ({pooling})": scores.untrained_transfer(MODEL, [pooling], S, DATA_ROOT, S["encode_batch_size"])[pooling],
+        f"DefSent+ final PST ({pooling})": scores.transfer_scores(final["path"], pooling, S, DATA_ROOT, S["encode_batch_size"])}
 ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()}, results.TRANSFER_COLS)
 ours.round(2)
 
@@ -84,7 +82,7 @@ variants.whole(defsentplus.differences())
 
 # %%
 # tolerance: score
-paper = results.paper_table(results.DEFSENTPLUS_TABLE4, results.TRANSFER_COLS)
+paper = results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS)
 table4 = pd.concat([paper, ours]).round(2)
 table4
 

@@ -27,7 +27,7 @@
 # compares settings on the same pairs, as the paper does.
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 192 offline triplets, 300 evenly spaced pairs per test set. The CPU run on all offline
+# 96 offline triplets, 200 evenly spaced pairs per test set. The CPU run on all offline
 # triplets and full test sets is in README ("GaussCSE on this CPU").
 
 # %%
@@ -52,22 +52,20 @@ REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official,
 # %%
 import pandas as pd
 
-from defsent_lite import config, gausscse, nli, preflight, results, variants
+from defsent_lite import gausscse, paper_gausscse, preflight, results, variants
 
 pd.set_option("display.width", 140)
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("31", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
-counts = {name: len(gausscse.direction_pairs(name, rows, sick_full)[0]) for name, rows in tests.items()}
-sick_ent = [r for r in sick_full if r["pair_id"] in {t["pair_id"] for t in tests["SICK"] if t["label"] == "entailment"}]
+pairs = {name: gausscse.direction_pairs(name, rows, sick_full) for name, rows in tests.items()}
+counts = {name: len(p.entailing) for name, p in pairs.items()}
 print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| entailment pairs scored:", counts,
-      "| SICK bilateral pairs excluded:", nli.sick_direction_pairs(sick_ent)[2])
+      "| SICK bilateral pairs excluded:", pairs["SICK"].bilateral)
 
 # %% [markdown]
 # ## Where the paper's text and the official code differ
@@ -83,7 +81,7 @@ variants.whole(gausscse.differences())
 # %%
 # tolerance: score; paper=exact; Length-baseline=exact
 _, ours = gausscse.tables(runs, tests, sick_full)
-paper = results.paper_table(results.GAUSSCSE_TABLE2, results.GAUSSCSE_DIR_COLS)
+paper = results.paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS)
 table2 = results.side_by_side(paper, ours, {k: (k, k) for k in paper.index})
 table2
 

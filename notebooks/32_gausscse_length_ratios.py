@@ -44,25 +44,17 @@ MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from defsent_lite import config, gausscse, preflight, variants
+from defsent_lite import gausscse, plots, preflight, results, variants
 
-S = config.scale(SCALE)
-MODEL = MODEL or S["model"]
-preflight.check("32", SCALE, DATA_ROOT, [MODEL])  # every file and model it needs, before any work
+S, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, full_tests, sick_full = gausscse.eval_data(None, DATA_ROOT)
 ratios = {name: gausscse.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
-fig, axes = plt.subplots(1, 3, figsize=(12, 3), sharex=True)
-for ax, (name, r) in zip(axes, ratios.items()):
-    ax.hist(r, bins=np.linspace(-1.5, 3, 46))
-    ax.axvline(0, color="k", ls=":")
-    ax.set_title(f"{name} ({len(r)} entailment pairs)")
-    ax.set_xlabel("log(len(entailing) / len(entailed))")
-axes[0].set_ylabel("pairs")
-fig.tight_layout()
+fig = plots.length_ratio_histograms(ratios)
+print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=S["name"],
+                                   data="full SNLI test, MNLI dev_mismatched, SICK test; entailment pairs (SICK: one direction)"))
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 30 says more):

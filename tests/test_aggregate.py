@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from defsent_lite import aggregate, results
+from defsent_lite import aggregate, paper_defsent, paper_defsentplus, results
 
 
 def test_ten_runs_give_their_mean_and_population_std():
@@ -31,15 +31,15 @@ def test_nothing_empty_or_non_finite_is_averaged(bad):
 
 
 def test_paper_rows_found_by_model_and_setting():
-    t2 = results.DEFSENT_TABLE2
+    t2 = paper_defsent.TABLE2
     assert aggregate.paper_row(t2, "roberta-base", "CLS") == ("RoBERTa-base", "CLS")
     assert aggregate.paper_row(t2, "bert-base-uncased", "Max", exclude=("no fine-tuning",)) == ("BERT-base", "Max")
     assert aggregate.paper_row(t2, "bert-base-uncased", "Max", "no fine-tuning") == ("BERT-base (no fine-tuning)", "Max")
     assert aggregate.paper_row(t2, "roberta-base", "Max", "no fine-tuning") is None      # the paper has no such row
     assert aggregate.paper_row(t2, "offline", "CLS") is None                             # not a paper model
-    assert aggregate.paper_row(results.DEFSENT_TABLE3, "bert-base-uncased", "DefSent") == "DefSent-BERT-base (CLS)"
-    assert aggregate.paper_row(results.DEFSENT_TABLE3, "roberta-large", "DefSent") == "DefSent-RoBERTa-large (Mean)"
-    t2p = results.DEFSENTPLUS_TABLE2
+    assert aggregate.paper_row(paper_defsent.TABLE3, "bert-base-uncased", "DefSent") == "DefSent-BERT-base (CLS)"
+    assert aggregate.paper_row(paper_defsent.TABLE3, "roberta-large", "DefSent") == "DefSent-RoBERTa-large (Mean)"
+    t2p = paper_defsentplus.TABLE2
     assert aggregate.paper_row(t2p, "bert-base-uncased", "3rd-", exclude=("ICA",)) == "DefSent+ BERT-base 3rd-(CLS,AMP)-a"
     assert aggregate.paper_row(t2p, "bert-base-uncased", "3rd-", "ICA") == "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a"
     with pytest.raises(ValueError, match="2 paper rows"):

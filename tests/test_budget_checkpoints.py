@@ -83,7 +83,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
         on_disk_after_each_run.append(len(list((tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))))
         return r
     monkeypatch.setattr(defsent, "run", counting_run)
-    best_x, search, runs = defsent.final_runs(base, "cls", xs, seeds, dataset)
+    best_x, search, runs = defsent.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr_x, search, runs)
     assert max(on_disk_after_each_run) <= 2  # a rate's checkpoint goes as soon as a better one is seen
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
@@ -99,16 +99,16 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert on_disk == [runs[0]["path"]]  # 6 trainings, 1 checkpoint left: the first seed's final run
     before = len(trained)
     again = defsent.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
-    assert len(trained) == before and again[0] == best_x and [r["path"] for r in again[2]] == [r["path"] for r in runs]
+    assert len(trained) == before and again.lr_x == best_x and [r["path"] for r in again.runs] == [r["path"] for r in runs]
     settings = scores.transfer_settings(scale)
-    sts_seed1 = scores.trained_sts(again[2][1], "cls", 20, None)  # what nb 11 reads: the cached scores
+    sts_seed1 = scores.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
     assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before
-    assert "avg" in scores.trained_transfer(again[2][2], "cls", settings, None)
-    assert "avg" in scores.trained_sts(again[2][3], "cls", 20, None)
+    assert "avg" in scores.trained_transfer(again.runs[2], "cls", settings, None)
+    assert "avg" in scores.trained_sts(again.runs[3], "cls", 20, None)
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
-        scores.trained_transfer(again[2][3], "cls", settings, None)  # the 4th seed is not a SentEval seed
+        scores.trained_transfer(again.runs[3], "cls", settings, None)  # the 4th seed is not a SentEval seed
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
-        scores.trained_sts(again[2][1], "cls", 21, None)  # scores never computed for this setting
+        scores.trained_sts(again.runs[1], "cls", 21, None)  # scores never computed for this setting
 
 
 def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_mlm, tmp_path, monkeypatch):
@@ -116,12 +116,12 @@ def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_
     path, tok = tiny_mlm
     dataset = tiny_defsent_dataset(tok)
     base = dict(defsent.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
-    _, _, runs = defsent.final_runs(base, "cls", [5.0], [0, 1], dataset)
+    runs = defsent.final_runs(base, "cls", [5.0], [0, 1], dataset).runs
     other = dict(base, scoring=dict(base["scoring"], sts_max_pairs=10))  # another STS size: not cached yet
     trained = []
     original = defsent.load_model
     monkeypatch.setattr(defsent, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
-    _, _, again = defsent.final_runs(other, "cls", [5.0], [0, 1], dataset)
+    again = defsent.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
     assert len(trained) == 1 and again[1]["key"] == runs[1]["key"] and again[1]["path"] is None
     assert "avg" in scores.trained_sts(again[1], "cls", 10, None)
 

@@ -139,7 +139,7 @@ def test_length_baseline_reproduces_paper_table2_on_full_test_sets():
     """Characters, a tie counted wrong: the paper's 92.63 / 82.64 / 69.14 (truncated) exactly."""
     from defsent_lite import gausscse
     _, tests, sick_full = gausscse.eval_data(None)
-    got = {n: 100 * nli.length_baseline_accuracy(*gausscse.direction_pairs(n, r, sick_full)) for n, r in tests.items()}
+    got = {n: 100 * nli.length_baseline_accuracy(*gausscse.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
     assert {k: math.floor(v * 100) / 100 for k, v in got.items()} == {"SNLI": 92.63, "MNLI": 82.64, "SICK": 69.14}
 
 

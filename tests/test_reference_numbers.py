@@ -7,12 +7,13 @@ The papers are text extractions: DefSent's tables are HTML (row labels spanning 
 and GaussCSE's tab-separated lines. DefSent+'s Table 4 splits each of its starred encoders' names
 over two lines and puts the numbers of a block's encoders on its first lines, in order; the
 parser pairs them back (names by pairs of lines, numbers in order)."""
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 
-from defsent_lite import results
+from defsent_lite import paper_defsentplus, paper_gausscse
 
 PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
@@ -115,27 +116,33 @@ def starred_bert_is_ica(name):
 
 # (table, paper file, column groups (None: the whole row), gaps allowed, check names)
 SPECS = [
-    ("DEFSENT_TABLE8", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE8_STD", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE9", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE9_STD", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE1", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE2", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE3", "defsent-2021.md", None, False, True),
-    ("DEFSENT_TABLE4", "defsent-2021.md", None, False, True),
-    ("DEFSENTPLUS_TABLE1", "defsent-plus-2024.md", None, False, False),   # rows named a / b / c
-    ("DEFSENTPLUS_TABLE2", "defsent-plus-2024.md", None, False, True),
-    ("DEFSENTPLUS_TABLE4", "defsent-plus-2024.md", None, False, True),
-    ("DEFSENTPLUS_TABLE8", "defsent-plus-2024.md", None, False, True),
+    ("paper_defsent.TABLE8", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE8_STD", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE9", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE9_STD", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE1", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE2", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE3", "defsent-2021.md", None, False, True),
+    ("paper_defsent.TABLE4", "defsent-2021.md", None, False, True),
+    ("paper_defsentplus.TABLE1", "defsent-plus-2024.md", None, False, False),   # rows named a / b / c
+    ("paper_defsentplus.TABLE2", "defsent-plus-2024.md", None, False, True),
+    ("paper_defsentplus.TABLE4", "defsent-plus-2024.md", None, False, True),
+    ("paper_defsentplus.TABLE8", "defsent-plus-2024.md", None, False, True),
     # Tables 1 and 3 merged (accuracy and AUPRC alternate); the appendix line of SimCSE lost a number
-    ("GAUSSCSE_TABLE3", "gausscse-2023.txt", [[0, 2, 4], [1, 3, 5]], True, True),
-    ("GAUSSCSE_TABLE2", "gausscse-2023.txt", None, False, True),
+    ("paper_gausscse.TABLE3", "gausscse-2023.txt", [[0, 2, 4], [1, 3, 5]], True, True),
+    ("paper_gausscse.TABLE2", "gausscse-2023.txt", None, False, True),
 ]
+
+
+def reference_table(name):
+    """The table a SPECS name ("paper_defsent.TABLE8") refers to."""
+    module, _, attr = name.partition(".")
+    return getattr(importlib.import_module(f"defsent_lite.{module}"), attr)
 
 
 def mismatches(name, paper, groups, gaps, check_names, table=None):
     """(key, numbers, paper rows holding them) of each reference row not found under its name."""
-    table, std = table or getattr(results, name), name.endswith("_STD")
+    table, std = table or reference_table(name), name.endswith("_STD")
     rows = [(starred_bert_is_ica(name), nums, pos) for name, nums, pos in paper_rows(paper, std)]
     bad = []
     for key, values in table.items():
@@ -157,7 +164,7 @@ def test_gausscse_grid_rows_in_the_papers_order():
     """Table 5: each (model, batch) row's batch size and numbers on one line, models in the paper's order."""
     rows = paper_rows("gausscse-2023.txt")
     positions = []
-    for (model, batch), values in results.GAUSSCSE_TABLE5.items():
+    for (model, batch), values in paper_gausscse.TABLE5.items():
         hits = [pos for _, nums, pos in rows if found([batch] + values, nums, False)]
         assert hits, (model, batch, values)
         positions.append(hits[0])
@@ -166,13 +173,13 @@ def test_gausscse_grid_rows_in_the_papers_order():
 
 @pytest.mark.parametrize("wrong", ["number", "name"])
 def test_a_wrong_transcription_fails(wrong):
-    table = dict(results.DEFSENTPLUS_TABLE4)
+    table = dict(paper_defsentplus.TABLE4)
     key = "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a"
     if wrong == "number":
         table[key] = [table[key][0] + 0.01] + table[key][1:]
     else:   # the mistake this test was written for: BERT-large(ICA)'s row under BERT-base(ICA)'s name
         table[key] = [83.43, 89.78, 95.26, 90.58, 89.18, 89.60, 77.68, 87.93]
-    bad = mismatches("DEFSENTPLUS_TABLE4", "defsent-plus-2024.md", None, False, True, table)
+    bad = mismatches("paper_defsentplus.TABLE4", "defsent-plus-2024.md", None, False, True, table)
     assert [k for k, _, _ in bad] == [key]
 
 
