@@ -1,4 +1,4 @@
-"""Matplotlib figures: paper-vs-ours bars, DefSent+ entry-space views, loss curves, GaussCSE length ratios."""
+"""Matplotlib figures: ours-minus-paper dots, DefSent+ entry-space views, loss curves, GaussCSE length ratios."""
 import matplotlib.pyplot as plt
 import numpy as np
 
