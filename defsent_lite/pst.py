@@ -153,7 +153,6 @@ def seed_table(step, space):
     """STS of one step's runs against one candidate space, over its seeds: an aggregate.SeedTable
     indexed by inference pooling (mean and std of the seeds, as the paper's statistical results)."""
     from . import aggregate
-    from .results import STS_COLS
     seeds = [r for (name, _), r in step["runs"].items() if name == space]
     poolings = list(seeds[0]["sts"])
     return aggregate.table_over_seeds({p: [[r["sts"][p][c] for c in STS_COLS] for r in seeds] for p in poolings},
@@ -182,7 +181,6 @@ def steps_table(steps, untrained=None):
     `untrained` ({pooling: scores}) adds the original model's rows."""
     import pandas as pd
 
-    from .results import STS_COLS
     rows = {("untrained", "-", p): [s[c] for c in STS_COLS] for p, s in (untrained or {}).items()}
     ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
     for st in steps:
