@@ -104,3 +104,25 @@ def paper_row(table, model, *parts, exclude=()):
     if len(found) > 1:
         raise ValueError(f"{len(found)} paper rows match {model} {parts} (exclude {exclude}): {found}")
     return found[0] if found else None
+
+
+def defsent_table5(lr_x, seeds, model):
+    """DefSent's Table 5 beside ours, one row per pooling: the learning rate (2^x x 1e-6) the search
+    chose and the paper's, then each metric as "mean ± std" over seeds, ours and the paper's (the
+    paper's columns are empty for a model it did not run). lr_x: {pooling: x}; seeds: a SeedTable
+    of the test metrics indexed by pooling."""
+    from . import paper_defsent
+    label = paper_model_label(model)
+    rows = {}
+    for p, x in lr_x.items():
+        key = (label, POOLING_LABELS[p])
+        row = {"lr (ours)": f"2^{x:g}e-6", "lr (paper)": f"2^{paper_defsent.TABLE5_LR_X[key]:g}e-6"
+               if key in paper_defsent.TABLE5_LR_X else ""}
+        for i, c in enumerate(paper_defsent.TABLE2_COLS):
+            n = seeds.n[p]
+            m, s = seeds.mean.at[p, c], seeds.std.at[p, c]
+            row[c] = f"{m:.4f}" if n < 2 else f"{m:.4f} ± {s:.4f}"
+            row[f"{c} (paper)"] = (f"{paper_defsent.TABLE2[key][i]:.4f} ± {paper_defsent.TABLE5_STD[key][i]:.4f}"
+                                   if key in paper_defsent.TABLE5_STD else "")
+        rows[POOLING_LABELS[p]] = row
+    return pd.DataFrame(rows).T

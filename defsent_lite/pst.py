@@ -129,11 +129,16 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
 
 def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None, variant="official"):
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
-    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name.
+    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name;
+    at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count) or
+    any number: past the listed rates each further Training repeats the last one (Appendix A: a
+    step's rate is no bigger than the previous one), e.g. 4 for the 4th Training of Figure 7.
     variant: "official" (the released code, default) or "paper" (defsentplus.VARIANTS)."""
     defsentplus.variant_settings(variant)
-    lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"]
-    lrs = list(lrs)[:steps]
+    lrs = list(defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"])
+    if steps is not None and steps < 1:
+        raise ValueError(f"PST steps must be at least 1, got {steps}")
+    lrs = lrs[:steps] + [lrs[-1]] * max(0, (steps or 0) - len(lrs))
     return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
@@ -141,12 +146,25 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
                 sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant)
 
 
-def run(cfg, data_dir=None):
-    """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
+def entry_dataset(cfg, data_dir=None):
+    """(dataset, its cache key) of a PST config: the entries and definitions it trains on (cached)."""
     ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
                                         paper_data=cfg.get("paper_data", False))
-    key = dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
+    return ds, dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
+
+
+def run(cfg, data_dir=None):
+    """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
+    ds, key = entry_dataset(cfg, data_dir)
     return run_pst(cfg, ds, key, data_dir), ds["report"]
+
+
+def following_space_views(steps, cfg, data_dir=None):
+    """Views of the entry space the next Training would use, built by the last step's best encoder
+    (Figure 7: "built from encoders after 3rd Training of PST for 4th Training"); nothing is trained."""
+    ds, key = entry_dataset(cfg, data_dir)
+    best = steps[-1]["best_run"]
+    return space_views(entry_space(best["path"], best["key"], cfg["entry_pooling"], ds, key))
 
 
 def seed_table(step, space):
@@ -171,6 +189,11 @@ def best_pooling_scores(sts):
     return pooling, [sts[pooling][c] for c in STS_COLS]
 
 
+def ordinal(step):
+    """The papers' name of a PST step: 1st, 2nd, 3rd, 4th, ..."""
+    return f"{step}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(step if step < 20 else step % 10, 'th')}"
+
+
 def spaces_of(step):
     """The candidate spaces a step trained against, in order ("plain", then "ICA" at the last step)."""
     return list(dict.fromkeys(name for name, _ in step["runs"]))
@@ -182,11 +205,10 @@ def steps_table(steps, untrained=None):
     import pandas as pd
 
     rows = {("untrained", "-", p): [s[c] for c in STS_COLS] for p, s in (untrained or {}).items()}
-    ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
     for st in steps:
         for space in spaces_of(st):
             for p, row in seed_table(st, space).mean.iterrows():
-                rows[(f"{ordinal.get(st['step'], st['step'])} Training", space, p)] = row.tolist()
+                rows[(f"{ordinal(st['step'])} Training", space, p)] = row.tolist()
     df = pd.DataFrame.from_dict(rows, orient="index", columns=STS_COLS)
     df.index = pd.MultiIndex.from_tuples(df.index, names=["PST step", "space", "pooling"])
     return df

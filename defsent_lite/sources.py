@@ -163,7 +163,7 @@ def needs(notebook, scale="smoke"):
         # 22 at paper scale: DefSent's later seeds are scored on the raw STS files and SentEval
         "20": dictionary, "21": dictionary + [STS_SENTEVAL], "22": dictionary + [STS_SENTEVAL] + ([STS, TRANSFER] if paper else []),
         "23": dictionary + [STS_SENTEVAL], "24": dictionary + [STS_SENTEVAL, TRANSFER],
-        "30": nli, "31": nli, "32": nli,
+        "25": dictionary + [STS_SENTEVAL], "30": nli, "31": nli, "32": nli, "33": nli,
         "90": [STS, NLI_TRAIN_ANY],
     }
     key = str(notebook)[:2]
@@ -172,7 +172,7 @@ def needs(notebook, scale="smoke"):
     return table[key]
 
 
-NOTEBOOKS = ("00", "01", "10", "11", "12", "13", "20", "21", "22", "23", "24", "30", "31", "32", "90")
+NOTEBOOKS = ("00", "01", "10", "11", "12", "13", "20", "21", "22", "23", "24", "25", "30", "31", "32", "33", "90")
 
 
 def sources_for(notebook, scale="smoke"):

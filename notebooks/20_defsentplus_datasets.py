@@ -45,11 +45,10 @@ ROBERTA = "roberta-base"                            # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from defsent_lite import defsentplus, dictionary, models, paper_defsentplus, preflight, results
+from defsent_lite import defsentplus, dictionary, models, paper_defsentplus, plots, preflight, results
 
 pd.set_option("display.width", 140)
 preflight.check("20", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
@@ -77,17 +76,10 @@ report["chance loss log(entries)"] = np.log(report["entries"].astype(float)).rou
 report
 
 # %%
-fig, ax = plt.subplots(figsize=(5, 3))
-for name, d in full.items():
-    per_entry = np.bincount(d["ids"])
-    ax.hist(np.clip(per_entry, 1, 20), bins=np.arange(1, 22) - 0.5, histtype="step", label=f"{name} (median {np.median(per_entry):.0f})")
-ax.set_xlabel("definitions per entry (20 = 20 or more)")
-ax.set_ylabel("entries")
-ax.set_yscale("log")
-ax.legend()
-fig.tight_layout()
+fig = plots.definitions_per_entry({name: d["ids"] for name, d in full.items()})
 
 # %%
 meta = dict(model=BERT, scale=SCALE, seeds="-", data=f"Oxford {report.loc['b', 'source'].split('Oxford ')[1]} (+ WordNet 3.0 for a)")
 print("saved", results.save_csv(table1, "20_defsentplus_table1.csv", **meta))
 print("saved", results.save_csv(report, "20_defsentplus_entry_datasets.csv", **meta))
+print("saved", results.save_figure(fig, "20_defsentplus_definitions_per_entry.png", **meta))

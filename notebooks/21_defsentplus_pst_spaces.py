@@ -50,16 +50,21 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 DATASET = "a"
-POOLING, ENTRY_POOLING = "cls", "mean"   # the (CLS, AMP) combination of BERT-base in the paper
+POOLING, ENTRY_POOLING = None, None   # None: the model's 1st-Training combination in Table 2 (BERT-base: CLS, AMP)
+PST_STEPS = None   # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
 
 # %%
 import pandas as pd
 
-from defsent_lite import defsentplus, plots, preflight, pst, results, scores, variants
+from defsent_lite import aggregate, defsentplus, plots, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-cfg = pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT)
+reference, note = aggregate.reference_model(MODEL)
+if POOLING is None:
+    POOLING, ENTRY_POOLING, why = defsentplus.paper_combination(reference, DATASET)
+    print("combination:", defsentplus.combination_name(POOLING, ENTRY_POOLING), f"({why})")
+cfg = pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, steps=PST_STEPS, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
@@ -86,18 +91,22 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus.best_s
               for st in steps}).round(2)
 
 # %% [markdown]
-# ## The entry space at each step (Figure 1: SVD; Figure 2: whitened PCA)
+# ## The entry space at each step (Figure 1: SVD; Figure 2: whitened PCA; Figure 7)
 # Each column is the space *used for* that step's training, built by the previous step's
-# best encoder (step 1: the original model). The dotted circle has radius 2 (two standard
-# deviations of a whitened axis).
+# best encoder (step 1: the original model); the last column is the space the final encoder
+# builds for one more Training (Figure 7 shows it after the 3rd). The dotted circle has
+# radius 2 (two standard deviations of a whitened axis). With `MODEL` set to BERT-large or a
+# RoBERTa the same cell draws that model's columns of Figures 4-6; with a data-augmented
+# checkpoint (`princeton-nlp/unsup-simcse-...`), Figure 8's.
 
 # %%
-titles = [f"for {st['step']}. Training" for st in steps]
-space_fig = plots.entry_space_views([st["views"] for st in steps], titles)
+following = pst.following_space_views(steps, cfg, DATA_ROOT)   # Figure 7: built after the last step, not trained on
+views = {f"for {st['step']}. Training": st["views"] for st in steps} | {f"for {len(steps) + 1}. Training (Fig. 7, not run)": following}
+space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %%
 # tolerance: fraction
-pd.DataFrame({f"step {st['step']}": st["views"]["explained_variance_top2"] for st in steps},
+pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()},
              index=["variance share axis 1", "axis 2"]).round(3)
 
 # %% [markdown]

@@ -45,7 +45,7 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
-COMBINATION = {"c": ("mean", "mean"), "b": ("cls", "mean"), "a": ("cls", "mean")}  # the paper's BERT-base rows
+COMBINATION = None  # {dataset: (pooling, entry pooling)}; None: the model's 1st-Training rows of Table 2
 
 # %%
 import pandas as pd
@@ -54,6 +54,8 @@ from defsent_lite import aggregate, defsent, defsentplus, models, paper_defsentp
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+reference, note = aggregate.reference_model(MODEL)
+COMBINATION = COMBINATION or {name: defsentplus.paper_combination(reference, name)[:2] for name in "cba"}
 runs = {}
 for name in "cba":
     pooling, entry_pooling = COMBINATION[name]
@@ -86,13 +88,12 @@ ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VA
 m, tok = models.load(ds_runs[0]["path"])
 poolings["DefSent (CLS)"], rows["DefSent (CLS)"] = pst.best_pooling_scores(
     defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
-ordinal = {1: "1st", 2: "2nd", 3: "3rd"}
 stds, counts = {}, {}
 for name in "cba":
     combo = defsentplus.combination_name(*COMBINATION[name]).replace(" ", "")
     for st in runs[name]:
         for space in pst.spaces_of(st):  # mean over seeds under the pooling with the best mean (the paper's statistical result)
-            label = f"DefSent+ {ordinal[st['step']]}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
+            label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
             seed_table = pst.seed_table(st, space)
             poolings[label], mean, stds[label] = pst.best_pooling_row(seed_table)
             counts[label] = int(seed_table.n.iloc[0])
@@ -106,15 +107,13 @@ ours.round(2)
 
 # %%
 # tolerance: score; paper=exact; 3rd-(CLS,AMP)-a (ICA)=ica
-reference, note = aggregate.reference_model(MODEL)
 print(note)
 table = paper_defsentplus.TABLE2
 paper = results.paper_table(table, results.STS_COLS)
 pairs = {"DefSent": (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), "DefSent (CLS)")}
 for label in [k for k in rows if k.startswith("DefSent+")]:
-    setting, ica = label.split()[1], label.endswith("(ICA)")
-    key = aggregate.paper_row(table, reference, setting, *(["ICA"] if ica else []), exclude=() if ica else ("ICA",))
-    pairs[label.replace("DefSent+ ", "")] = (key, label)
+    key = defsentplus.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
+    pairs[defsentplus.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
 table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs)
 table2
 

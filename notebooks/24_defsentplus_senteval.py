@@ -45,16 +45,19 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 DATASET = "a"
-POOLING, ENTRY_POOLING = "cls", "mean"
+POOLING, ENTRY_POOLING = None, None   # None: the model's 1st-Training combination in Table 2 (as notebook 21)
 
 # %%
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import budget, checks, defsentplus, paper_defsentplus, preflight, pst, results, scores, variants
+from defsent_lite import aggregate, budget, checks, defsentplus, paper_defsentplus, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+reference, note = aggregate.reference_model(MODEL)
+if POOLING is None:
+    POOLING, ENTRY_POOLING, _ = defsentplus.paper_combination(reference, DATASET)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), data_dir=DATA_ROOT,
                    extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))
@@ -78,13 +81,24 @@ ours.round(2)
 variants.whole(defsentplus.differences())
 
 # %% [markdown]
-# ## Beside the paper's Table 4 (BERT-base rows)
+# ## Beside the paper's Table 4 (the model's rows, found by model and setting)
+# Ours minus the paper's released DefSent+ encoder of the model; the paper's DefSent and
+# SimCSE rows of the model below, for context (the paper has no untrained row).
 
 # %%
-# tolerance: score
+# tolerance: score; paper=exact
+print(note)
 paper = results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS)
-table4 = pd.concat([paper, ours]).round(2)
+final_key = aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent+", "3rd-", exclude=("simcse", "snscse"))
+table4 = results.side_by_side(paper, ours, {f"untrained ({pooling})": (None, f"untrained ({pooling})"),
+                                            f"DefSent+ final PST ({pooling})": (final_key, f"DefSent+ final PST ({pooling})")})
 table4
+
+# %%
+# tolerance: exact
+context = [aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent ", exclude=("DefSent+",)),
+           aggregate.paper_row(paper_defsentplus.TABLE4, reference, "SimCSE")]
+paper.loc[[k for k in context if k is not None]]
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], pooling=pooling,

@@ -59,16 +59,20 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official, "sum" = Eq. 2 paper)
+BASELINE = None       # (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through
+                      # its pooler at paper scale (the paper's row), the offline model with mean pooling otherwise
 
 # %%
 import pandas as pd
 
-from defsent_lite import gauss, gausscse, paper_gausscse, plots, preflight, results, variants
+from defsent_lite import aggregate, gauss_model, gausscse, gausscse_tables, paper_gausscse, plots, preflight, results, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
+baseline_model, baseline_pooling = BASELINE or (gausscse.SIMCSE_BASELINE if S["paper_protocol"] else (MODEL, "mean"))
+baseline = gausscse.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)  # before the trainings: a model that fails to load fails here
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
@@ -84,14 +88,20 @@ print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']}
 variants.whole(gausscse.differences())
 
 # %% [markdown]
-# ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's BERT-base
+# ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model
 
 # %%
 # tolerance: score; paper=exact
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
-ours, _ = gausscse.tables(runs, tests, sick_full)
-paper = results.paper_table(paper_gausscse.TABLE3, paper_gausscse.NLI_COLS)
-table3 = results.side_by_side(paper, ours, {s: (s, s) for s in gauss.LOSS_SETTINGS})
+ours, _ = gausscse_tables.tables(runs, tests, sick_full)
+cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})"
+ours.loc[cosine] = gausscse_tables.baseline_row(baseline)
+reference, note = aggregate.reference_model(MODEL)
+print(note)
+paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference)), paper_gausscse.NLI_COLS)
+pairs = {f"SimCSE (BERT-base) vs {cosine}": ("SimCSE (BERT-base)", cosine)}
+pairs.update({s: (s if s in paper.index else None, s) for s in gauss_model.LOSS_SETTINGS})
+table3 = results.side_by_side(paper, ours, pairs)
 table3
 
 # %% [markdown]
@@ -117,7 +127,7 @@ pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=roun
 meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
             data=f"{base['train_source']} triplets ({runs['ent']['triplets']}), SNLI dev/test, MNLI dev_mismatched, SICK test; "
                  f"max {base['test_max']} pairs per set", lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"],
-            runs={s: r.get("seeds", 1) for s, r in runs.items()})
+            runs={s: r.get("seeds", 1) for s, r in runs.items()}, baseline=f"{baseline_model} ({baseline_pooling}), threshold {baseline['threshold']:.3f}")
 print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))
-fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's (BERT-base)")
+fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})")
 print("saved", results.save_figure(fig, "30_gausscse_table3.png", **meta))

@@ -47,11 +47,11 @@ VARIANT = "official"  # the released code's behaviour (default); "paper": the pa
 import numpy as np
 import pandas as pd
 
-from defsent_lite import gausscse, plots, preflight, results, variants
+from defsent_lite import gausscse, gausscse_tables, plots, preflight, results, variants
 
 S, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, full_tests, sick_full = gausscse.eval_data(None, DATA_ROOT)
-ratios = {name: gausscse.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
+ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
 fig = plots.length_ratio_histograms(ratios)
 print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=S["name"],
                                    data="full SNLI test, MNLI dev_mismatched, SICK test; entailment pairs (SICK: one direction)"))
@@ -79,4 +79,4 @@ if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))
 run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)
-gausscse.direction_by_length(run, tests, sick_full)
+gausscse_tables.direction_by_length(run, tests, sick_full)

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 90 · Benchmarks: encoding speed and the full STS evaluation
+# # 90 · Benchmarks: encoding speed, STS-B in full, training speed
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/90_benchmarks.ipynb)
 #
@@ -23,9 +23,11 @@
 #    the STS-B test sentences with the offline model (all-MiniLM-L6-v2), mean pooling, the
 #    same batch size, threads and max length; runs interleaved, best of 3 each. Target:
 #    ratio >= 1 (ours at least as fast) with the same vectors (cosine > 0.9999).
-# 2. The full 7-task STS evaluation (every pair, each distinct sentence embedded once).
-#    Target: under 2 minutes on a 2-core CPU, and exactly the reference figures of
-#    `../shared/data/README.md` (72.37 / 80.60 / 75.60 / 85.39 / 78.99 / 82.03 / 77.15).
+# 2. STS-B test scored in full (every pair): exactly the reference figure of
+#    `../shared/data/README.md` (82.03). The full 7-task evaluation (target: under 2 minutes
+#    on a 2-core CPU, and all seven reference figures 72.37 / 80.60 / 75.60 / 85.39 / 78.99 /
+#    82.03 / 77.15) runs outside the notebook, `python -m defsent_lite.bench sts` (57 s here;
+#    it left CI to make room for notebooks 25 and 33: see README, "Measured speed").
 #
 # Timings vary from run to run, so their cells are excluded from nbval's output check
 # (`NBVAL_IGNORE_OUTPUT`); the vector and score checks are compared.
@@ -48,9 +50,6 @@ BATCH_SIZE = 64
 REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 
 # %%
-import time
-
-import torch
 import pandas as pd
 
 from defsent_lite import bench, data, encode, models, preflight, sts
@@ -71,15 +70,8 @@ print(f"speed ratio (sentence-transformers time / ours): {result['speedup']:.2f}
 # %%
 # tolerance: inference
 model, tokenizer = models.load("offline")
-t0 = time.perf_counter()
-full = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=BATCH_SIZE), DATA_ROOT)
-sts_seconds = time.perf_counter() - t0
-print({k: round(v, 2) for k, v in full.items()})
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-print(f"full 7-task STS evaluation: {sts_seconds:.1f} s on {torch.get_num_threads()} threads "
-      f"(target < 120 s): {'met' if sts_seconds < 120 else 'MISSED'}")
+stsb = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=BATCH_SIZE), DATA_ROOT, tasks=["STSB"])
+print("STS-B test, all pairs:", round(stsb["STSB"], 2), "(reference 82.03)")
 
 # %% [markdown]
 # ## DefSent training throughput (issue: speed is a feature)

@@ -166,7 +166,7 @@ def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeyp
                 dev_max=None, test_max=None)
     planned = gausscse.plan(base, [0, 1], root)
     asked = []
-    monkeypatch.setattr(gausscse, "run", lambda cfg, data_dir=None: asked.append(cfg) or dict(n=1.0))
+    monkeypatch.setattr(gausscse, "run", lambda cfg, data_dir=None, keep_model=False: asked.append(cfg) or dict(n=1.0))
     monkeypatch.setattr(gausscse, "average_runs", lambda results: results[0])
     gausscse.run_settings(base, [0, 1], root)
     assert planned.trainings == len(asked) == 8 and planned.steps == 8 * (40 // 8)

@@ -1,3 +1,6 @@
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -5,7 +8,7 @@ from scipy.special import logsumexp
 from sklearn.decomposition import PCA, TruncatedSVD
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedLM, RobertaModel
 
-from defsent_lite import defsentplus, pst
+from defsent_lite import defsentplus, models, pst
 from tiny_root import tiny_pst_setup
 
 
@@ -114,3 +117,27 @@ def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch
     assert steps[0]["views"]["svd"] != steps[1]["views"]["svd"]  # the space was rebuilt by the trained encoder
     again = pst.run_pst(cfg, ds, "tiny-data")  # all cached: nothing is trained again
     assert again[1]["best_run"]["sts"] == steps[1]["best_run"]["sts"] and len(loaded) == 6
+
+
+def test_pst_encoder_loads_in_sentence_transformers_and_the_following_space(tmp_path, monkeypatch):
+    """The kept checkpoint of a PST step loads in transformers and sentence-transformers (pooling
+    as trained) with its metadata; the space for one more Training (Figure 7) is built from it."""
+    from sentence_transformers import SentenceTransformer
+
+    from defsent_lite import encode
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    tiny, ds = tiny_pst_setup(tmp_path)
+    cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3], seeds=[0], batch_size=16, ica=False,
+               inference_poolings=["cls", "mean"], sts_max_pairs=20)
+    steps = pst.run_pst(cfg, ds, "tiny-data")
+    folder = steps[-1]["best_run"]["path"]
+    meta = json.loads((Path(folder) / "defsentplus_meta.json").read_text())
+    assert meta["training_pooling"] == "cls" and meta["best_sts_pooling"] in ("cls", "mean")
+    sents = ["a celestial body orbiting the earth", "be expensive for someone"]
+    model, tok = models.load(folder, device="cpu")
+    ours = encode.encode(model, tok, sents, pooling="cls")
+    assert torch.allclose(torch.tensor(SentenceTransformer(folder, device="cpu").encode(sents)), ours, atol=1e-4)
+    monkeypatch.setattr(pst, "entry_dataset", lambda cfg, data_dir=None: (ds, "tiny-data"))
+    following = pst.following_space_views(steps, cfg)
+    assert following["svd"] != steps[0]["views"]["svd"]   # built by the trained encoder, not the original
+    assert len(following["svd"]) == len(ds["names"])

@@ -6,7 +6,7 @@ import torch
 from sklearn.decomposition import FastICA
 from sklearn.preprocessing import StandardScaler
 
-from defsent_lite import defsentplus, pst, train
+from defsent_lite import defsentplus, paper_defsentplus, pst, train
 from tiny_root import tiny_pst_setup
 
 
@@ -115,11 +115,13 @@ def test_senteval_pooling_is_table_7s_for_the_papers_models():
     table7 = {}
     for line in text.splitlines():
         fields = line.split("\t")
-        if len(fields) == 3 and "3rd-" in fields[0]:
+        if len(fields) == 3 and "DefSent+" in fields[0]:
             name = fields[0].split("}")[-1].split("(")[0].strip().lower()   # "BERT-base(1CA)" -> "bert-base"
-            table7[name] = fields[2].strip().lower()
-    ours = {m.replace("-uncased", ""): p for m, p in defsentplus.SENTEVAL_POOLING.items()}
-    assert ours == table7
+            table7[name] = (fields[1].strip().lower(), fields[2].strip().lower())
+    assert len(table7) == 14
+    assert {k.split("(")[0].lower(): v for k, v in paper_defsentplus.TABLE7.items()} == table7
+    raw = {m.replace("-uncased", ""): p for m, p in defsentplus.SENTEVAL_POOLING.items() if "/" not in m}
+    assert raw == {m: senteval for m, (_, senteval) in table7.items() if "-" in m and m.count("-") == 1}
     run = dict(sts={"cls": dict(avg=70.0), "mean": dict(avg=72.0), "prompt": dict(avg=71.0)})
     assert defsentplus.senteval_pooling("bert-base-uncased", run)[0] == "mean"
     assert defsentplus.senteval_pooling("offline", run)[0] == "mean"

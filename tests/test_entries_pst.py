@@ -51,3 +51,20 @@ def test_ica_refuses_fewer_entries_than_dimensions():
     """Whitening would drop dimensions, and the space would no longer match the encoder's width."""
     with pytest.raises(ValueError, match="as many entries as dimensions"):
         pst.ica_transform(np.random.RandomState(0).randn(30, 40))
+
+
+def test_pst_steps_and_rates_follow_table5():
+    """A raw model runs Table 5's three rates; a data-augmented checkpoint as many steps as its row;
+    a 4th Training (Figure 7) repeats the last rate; no steps is an error."""
+    from defsent_lite import config, paper_defsentplus
+    paper = config.scale("paper")
+    assert pst.pst_config(paper, "bert-large-uncased", "a")["lrs"] == [4e-5, 4e-5, 3e-5]
+    assert pst.pst_config(paper, "princeton-nlp/unsup-simcse-roberta-large", "a")["lrs"] == [3e-5, 2e-5]
+    assert pst.pst_config(paper, "princeton-nlp/unsup-simcse-bert-base-uncased", "a")["lrs"] == [3e-5]
+    assert pst.pst_config(paper, "bert-base-uncased", "a", steps=4)["lrs"] == [5e-5, 4e-5, 3e-5, 3e-5]
+    assert pst.pst_config(paper, "roberta-base", "c", steps=1)["lrs"] == [3e-5]
+    assert len(pst.pst_config(config.scale("smoke"), None, "a", steps=4)["lrs"]) == 4
+    with pytest.raises(ValueError, match="at least 1"):
+        pst.pst_config(paper, "bert-base-uncased", "a", steps=0)
+    assert paper_defsentplus.first_training_combinations("RoBERTa-base") == {
+        "c": ("cls", "cls"), "b": ("mean", "cls"), "a": ("cls", "mean")}   # Table 2's 1st-(CLS,AC)-c, (Mean,AC)-b, (CLS,AMP)-a

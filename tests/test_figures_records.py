@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from defsent_lite import checks, config, gausscse, nli, plots, preflight, pst, results
+from defsent_lite import checks, config, gausscse, nli_metrics, plots, preflight, pst, results
 
 
 def test_save_figure_keeps_provenance(tmp_path, monkeypatch):
@@ -50,9 +50,9 @@ def test_direction_pairs_record():
             dict(pair_id=2, sentence_a="c", sentence_b="c d", ab="A_entails_B", ba="B_entails_A"),
             dict(pair_id=3, sentence_a="e", sentence_b="f", ab="A_neutral_B", ba="B_entails_A")]
     got = gausscse.direction_pairs("SICK", rows, sick)
-    assert got == nli.DirectionPairs(["a b"], ["a"], 1)
+    assert got == nli_metrics.DirectionPairs(["a b"], ["a"], 1)
     snli = [dict(premise="p", hypothesis="h", label="entailment"), dict(premise="q", hypothesis="i", label="neutral")]
-    assert gausscse.direction_pairs("SNLI", snli, sick) == nli.DirectionPairs(["p"], ["h"], 0)
+    assert gausscse.direction_pairs("SNLI", snli, sick) == nli_metrics.DirectionPairs(["p"], ["h"], 0)
 
 
 def test_preflight_start_gives_the_scale_and_its_model():

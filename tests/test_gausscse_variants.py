@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.distributions as td
 
-from defsent_lite import gauss, gausscse, nli, train
+from defsent_lite import gauss_model, gausscse, nli_metrics, train
 
 
 def test_official_similarity_is_the_mean_over_dimensions_of_one_over_one_plus_kl():
@@ -15,9 +15,9 @@ def test_official_similarity_is_the_mean_over_dimensions_of_one_over_one_plus_kl
     mu1, mu2 = torch.randn(5, 6, generator=g), torch.randn(5, 6, generator=g)
     var1, var2 = torch.rand(5, 6, generator=g) + 0.1, torch.rand(5, 6, generator=g) + 0.1
     reference = (1 / (1 + td.kl_divergence(td.Normal(mu1, var1.sqrt()), td.Normal(mu2, var2.sqrt())))).mean(-1)
-    torch.testing.assert_close(gauss.kl_similarity(mu1, var1, mu2, var2, "mean_per_dim"), reference)
-    matrix = gauss.similarity_matrix(mu1, var1, mu2, var2, "mean_per_dim")
-    torch.testing.assert_close(matrix[2, 4], gauss.kl_similarity(mu1[2], var1[2], mu2[4], var2[4], "mean_per_dim"))
+    torch.testing.assert_close(gauss_model.kl_similarity(mu1, var1, mu2, var2, "mean_per_dim"), reference)
+    matrix = gauss_model.similarity_matrix(mu1, var1, mu2, var2, "mean_per_dim")
+    torch.testing.assert_close(matrix[2, 4], gauss_model.kl_similarity(mu1[2], var1[2], mu2[4], var2[4], "mean_per_dim"))
 
 
 def test_official_schedule_is_transformers_linear_warmup_from_zero():
@@ -90,23 +90,23 @@ def test_grid_threshold_matches_the_official_search():
     for _ in range(20):
         labels = rng.randint(0, 2, 40)
         scores = np.clip(rng.rand(40) * 0.5 + 0.3 * labels, 0, 1).round(3)   # ties with grid points
-        assert nli.grid_threshold(scores, labels) == brute_force_grid_threshold(scores, labels)
+        assert nli_metrics.grid_threshold(scores, labels) == brute_force_grid_threshold(scores, labels)
 
 
 def test_grid_threshold_and_inclusive_accuracy_by_hand():
     scores, labels = [0.2, 0.5, 0.5, 0.9], [0, 1, 0, 1]
-    assert nli.grid_threshold(scores, labels) == 0.201   # 0.2 negative, both 0.5 positive: 3 of 4
+    assert nli_metrics.grid_threshold(scores, labels) == 0.201   # 0.2 negative, both 0.5 positive: 3 of 4
     scores, labels = [0.2, 0.5, 0.9], [0, 1, 1]
-    assert nli.accuracy(scores, labels, 0.5, metrics="official") == 1.0   # 0.5 >= 0.5: entailment
-    assert nli.accuracy(scores, labels, 0.5, metrics="paper") == 2 / 3    # 0.5 > 0.5: not
+    assert nli_metrics.accuracy(scores, labels, 0.5, metrics="official") == 1.0   # 0.5 >= 0.5: entailment
+    assert nli_metrics.accuracy(scores, labels, 0.5, metrics="paper") == 2 / 3    # 0.5 > 0.5: not
 
 
 def test_official_auprc_by_hand():
     """scikit-learn's curve stops at full recall: (R, P) = (1, 2/3), (.5, .5), (.5, 1), (0, 1);
     trapezoids give 0.5 + 0.5 * (0.5 + 2/3) / 2."""
     scores, labels = [0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]
-    assert nli.official_auprc(scores, labels) == pytest.approx(0.5 + 0.5 * (0.5 + 2 / 3) / 2)
-    assert nli.area_under_pr(scores, labels, "official") == nli.official_auprc(scores, labels)
-    assert nli.area_under_pr(scores, labels, "paper") == nli.auprc(scores, labels)
+    assert nli_metrics.official_auprc(scores, labels) == pytest.approx(0.5 + 0.5 * (0.5 + 2 / 3) / 2)
+    assert nli_metrics.area_under_pr(scores, labels, "official") == nli_metrics.official_auprc(scores, labels)
+    assert nli_metrics.area_under_pr(scores, labels, "paper") == nli_metrics.auprc(scores, labels)
     with pytest.raises(ValueError, match="unknown GaussCSE metric set"):
-        nli.area_under_pr(scores, labels, "sklearn")
+        nli_metrics.area_under_pr(scores, labels, "sklearn")

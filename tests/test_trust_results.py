@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertModel
 
-from defsent_lite import cache, checks, config, defsent, defsentplus, encode, gausscse, models, nli, pooling, sts, train
+from defsent_lite import cache, checks, config, defsent, defsentplus, encode, gausscse, models, nli_metrics, pooling, sts, train
 from tiny_root import gausscse_root
 
 
@@ -80,10 +80,10 @@ def test_gausscse_nan_model_gives_no_cached_threshold(tmp_path):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda s: nli.best_threshold(s, [1, 0, 1]),
-    lambda s: nli.auprc(s, [1, 0, 1]),
-    lambda s: nli.accuracy(s, [1, 0, 1], 0.5),
-    lambda s: nli.direction_accuracy(s, [0.1, 0.2, 0.3]),
+    lambda s: nli_metrics.best_threshold(s, [1, 0, 1]),
+    lambda s: nli_metrics.auprc(s, [1, 0, 1]),
+    lambda s: nli_metrics.accuracy(s, [1, 0, 1], 0.5),
+    lambda s: nli_metrics.direction_accuracy(s, [0.1, 0.2, 0.3]),
     lambda s: sts.spearman_x100(s, [1.0, 2.0, 3.0]),
 ])
 def test_metrics_refuse_nan_scores(fn):
@@ -142,9 +142,9 @@ def test_empty_inputs_are_errors(offline):
     with pytest.raises(ValueError, match="no sentences"):
         encode.encode(model, tok, [])
     with pytest.raises(ValueError, match="empty"):
-        nli.best_threshold([], [])
+        nli_metrics.best_threshold([], [])
     with pytest.raises(ValueError, match="empty"):
-        nli.auprc([], [])
+        nli_metrics.auprc([], [])
     with pytest.raises(ValueError, match="empty"):
         defsent.metrics_from_ranks(torch.tensor([]))
     with pytest.raises(ValueError, match="pairs"):

@@ -8,6 +8,10 @@ softplus(W_var v) + 1e-4). Both are computed in float32 (also under bf16 autocas
 variance is floored at float32's smallest normal number, where exp would underflow to 0 and
 log(var) to -inf (a departure only where the official form gives no number at all).
 """
+import json
+from pathlib import Path
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -140,3 +144,53 @@ def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
             m, v = model(batch)
             mu[idx], var[idx] = m.float().cpu(), v.float().cpu()
     return mu, var
+
+
+# ---------------------------------------------------------------- saving and loading
+
+HEAD_FILE, META_FILE = "gauss_head.safetensors", "gausscse_meta.json"
+
+
+class GaussianEmbedder(NamedTuple):
+    """A trained GaussCSE model as load_embedder returns it: encode(sentences) -> (mu, var);
+    similarity(a, b) -> sim(a_i||b_i) with the similarity it was trained with."""
+    model: GaussModel
+    tokenizer: object
+    reduction: str
+    meta: dict
+
+    def encode(self, sentences, batch_size=64):
+        return encode(self.model, self.tokenizer, sentences, batch_size)
+
+    def similarity(self, first, second, batch_size=64):
+        (mu_a, var_a), (mu_b, var_b) = self.encode(first, batch_size), self.encode(second, batch_size)
+        return kl_similarity(mu_a, var_a, mu_b, var_b, self.reduction)
+
+
+def save_embedder(model, tokenizer, folder, reduction, meta):
+    """The encoder and tokenizer with save_pretrained (any transformers user loads them), the
+    head's two linear layers as safetensors, and a JSON file naming the head and similarity."""
+    from safetensors.torch import save_file
+    folder = Path(folder)
+    model.encoder.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    save_file({k: v.detach().cpu().contiguous() for k, v in model.head.state_dict().items()}, folder / HEAD_FILE)
+    (folder / META_FILE).write_text(json.dumps(dict(meta, head=model.head.head, reduction=reduction), indent=1))
+    return folder
+
+
+def load_embedder(folder, device=None):
+    """The GaussianEmbedder saved in `folder` by save_embedder, on `device` (cuda when present)."""
+    from safetensors.torch import load_file
+
+    from . import models
+    folder = Path(folder)
+    missing = [f for f in (HEAD_FILE, META_FILE) if not (folder / f).exists()]
+    if missing:
+        raise FileNotFoundError(f"{folder} is not a saved GaussCSE model: {', '.join(missing)} missing")
+    meta = json.loads((folder / META_FILE).read_text())
+    encoder, tokenizer = models.load(str(folder), device=device)
+    model = GaussModel(encoder, meta["head"])
+    model.head.load_state_dict(load_file(folder / HEAD_FILE))
+    model.to(next(encoder.parameters()).device).eval()
+    return GaussianEmbedder(model, tokenizer, meta["reduction"], meta)

@@ -1,0 +1,129 @@
+"""GaussCSE's tables, from the runs of gausscse: Tables 1-4 (NLI accuracy / AUPRC, entailment
+direction with the length baseline), McNemar's test, direction accuracy by length ratio (Figure 2's
+pairs), the Appendix E grid beside Table 5; the CLI's printing and CSVs."""
+import numpy as np
+
+from . import aggregate, gauss_model, nli_metrics, paper_gausscse
+from .gausscse import NLI_TEST_SETS, direction_pairs, length_baselines
+
+
+def tables(runs, tests, sick_full):
+    """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
+    import pandas as pd
+    nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
+                for s, r in runs.items()}
+    direction = {"Length-baseline": length_baselines(tests, sick_full), **{s: r["direction"] for s, r in runs.items()}}
+    d = pd.DataFrame(direction).T[list(NLI_TEST_SETS)]
+    d["avg"] = d.mean(axis=1)
+    return pd.DataFrame(nli_rows).T, d
+
+
+def baseline_row(baseline):
+    """gausscse.cosine_baseline's scores as a row of the NLI table (its columns)."""
+    return [baseline["nli"][t][k] for t in NLI_TEST_SETS for k in ("acc", "auprc")]
+
+
+LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-9), "(0, 0.5]": (1e-9, 0.5),
+                     "(0.5, 1]": (0.5, 1.0), "> 1": (1.0, np.inf)}
+
+
+def log_length_ratios(name, rows, sick_full):
+    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
+    entailing, entailed, _ = direction_pairs(name, rows, sick_full)
+    return np.log(nli_metrics.sentence_lengths(entailing) / nli_metrics.sentence_lengths(entailed))
+
+
+def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
+    """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
+    characters: pairs, and share right, where the length baseline is right (> 0) or not (<= 0)."""
+    import pandas as pd
+    edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
+    table = {}
+    for name, rows in tests.items():
+        groups = pd.cut(log_length_ratios(name, rows, sick_full), edges, labels=list(bins))
+        correct = pd.Series(run_result["direction_correct"][name], dtype=float)
+        table[name] = correct.groupby(groups, observed=False).agg(["size", "mean"]).round(3).stack()
+    return pd.DataFrame(table)
+
+
+def mcnemar_table(runs):
+    """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
+    import itertools
+
+    import pandas as pd
+    rows = []
+    for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
+        for a, b in itertools.combinations([s for s in gauss_model.LOSS_SETTINGS if s in runs], 2):
+            for name in NLI_TEST_SETS:
+                nb, nc, p = nli_metrics.mcnemar(runs[a][key][name], runs[b][key][name])
+                rows.append(dict(task=task, pair=f"{a} vs {b}", set=name, b=nb, c=nc, p=float(f"{p:.3g}"), significant=p < 0.05))
+    return pd.DataFrame(rows)
+
+
+def grid_beside_paper(grid, model):
+    """Our Appendix E grid (SNLI-dev AUPRC x100, batch size x lr) with the paper's Table 5 rows of
+    the model (hub name) and ours minus the paper's, rows (batch size, source); the paper rows are
+    NaN for a model the paper did not run."""
+    import pandas as pd
+    lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
+    rows = {}
+    for b in grid.index:
+        paper = pd.Series(paper_gausscse.TABLE5.get((str(model), b), [np.nan] * len(lrs)), index=lrs)
+        ours = grid.loc[b].reindex(lrs)
+        rows[(b, "paper")], rows[(b, "ours")], rows[(b, "diff")] = paper, ours, ours - paper
+    out = pd.DataFrame(rows).T
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["batch size", "source"])
+    return out.astype(float).round(2)
+
+
+def best_grid_cell(grid, model, margin=4.0):
+    """A line naming our grid's best cell (batch size, lr) where it leads the runner-up by more
+    than `margin` points, and the paper's best cell of the model (Table 5)."""
+    from .gausscse import paper_hyperparameters
+    ranked = grid.stack().sort_values(ascending=False)
+    lead = float(ranked.iloc[0] - ranked.iloc[1]) if len(ranked) > 1 else float("inf")
+    (b, lr), paper = ranked.index[0], paper_hyperparameters(model)
+    ours = (f"batch {b}, lr {lr} (leads by {lead:.2f} points)" if lead > margin
+            else f"no cell leads by more than {margin:g} points (the top two differ by {lead:.2f})")
+    theirs = f"batch {paper[0]}, lr {paper[1]:g}" if paper else "none (not in Table 5)"
+    return f"our best cell: {ours}; the paper's for {model}: {theirs}"
+
+
+def save_grid(grid, model, path, meta):
+    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save it."""
+    import pandas as pd
+
+    from . import results
+    print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
+    paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
+    if paper:
+        lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
+        print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
+    b, lr = grid.stack().idxmax()
+    print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
+    return grid
+
+
+def save_tables(runs, eval_sets, out, meta):
+    """Print Tables 3 and 2 (ours beside the paper's rows of meta["model"]) and McNemar's p-values; save them as CSVs."""
+    import pandas as pd
+
+    from . import results
+    _, tests, sick_full = eval_sets
+    nli_table, dir_table = tables(runs, tests, sick_full)
+    label = aggregate.paper_model_label(aggregate.reference_model(meta["model"])[0])
+    paper_nli = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, label), paper_gausscse.NLI_COLS)
+    paper_dir = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE2, label), paper_gausscse.DIR_COLS)
+    mc = mcnemar_table(runs)
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        for name, paper, ours in (("nli", paper_nli, nli_table), ("direction", paper_dir, dir_table)):
+            both = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index})
+            print(both.to_string(), "saved", results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta), sep="\n")
+        print(mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
+              "saved", results.save_csv(mc, f"{out}_mcnemar.csv", **meta), sep="\n")
+        three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
+        by_length = pd.concat({s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()})
+        print("direction accuracy by length of the entailing sentence (characters):", by_length.to_string(),
+              "saved", results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta), sep="\n")
+    for s, r in runs.items():
+        print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")

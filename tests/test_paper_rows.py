@@ -1,0 +1,80 @@
+"""Finding the paper's row for a model and setting: each lookup against rows read off the tables
+by hand (the tables themselves are checked against the papers in test_reference_numbers.py)."""
+import pytest
+
+from defsent_lite import aggregate, defsentplus, paper_defsentplus, paper_gausscse
+
+
+@pytest.mark.parametrize("model,setting,ica,row", [
+    ("bert-base-uncased", "1st-(Mean,AMP)-c", False, "DefSent+ BERT-base 1st-(Mean,AMP)-c"),
+    ("bert-large-uncased", "1st-(CLS,AMP)-a", False, "DefSent+ BERT-large 1st-(Mean,AC)-a"),   # combination differs
+    ("bert-large-uncased", "3rd-(CLS,AMP)-a", True, "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a"),
+    ("roberta-base", "3rd-(Mean,AC)-a", False, "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a"),      # not the released "*" row
+    ("roberta-base", "3rd-(Mean,AC)-a", True, None),                                           # no ICA row for RoBERTa
+    ("roberta-large", "2nd-(Mean,AC)-b", False, None),                                         # only the 1st Training on b
+    ("sentence-transformers/all-MiniLM-L6-v2", "1st-(CLS,AMP)-a", False, None),
+])
+def test_table2_row_by_step_and_dataset(model, setting, ica, row):
+    assert defsentplus.table2_row(model, setting, ica) == row
+
+
+def test_paired_label_names_the_papers_combination_where_it_differs():
+    assert defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
+    assert defsentplus.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
+    assert (defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
+            == "1st-(CLS,AMP)-a (paper: 1st-(Mean,AC)-a)")
+
+
+def test_paper_combination_and_the_tables_derived_from_the_paper():
+    assert defsentplus.paper_combination("bert-large-uncased", "a")[:2] == ("mean", "cls")   # (Mean, AC)
+    assert defsentplus.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
+    pooling, entry, why = defsentplus.paper_combination("my/model", "a")
+    assert (pooling, entry) == ("cls", "mean") and "no 1st Training row" in why
+    assert defsentplus.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
+    assert defsentplus.SENTEVAL_POOLING["roberta-large"] == "prompt"
+    assert defsentplus.PAPER_LRS["princeton-nlp/unsup-simcse-bert-large-uncased"] == (1e-5,)
+
+
+def test_table4_rows_of_each_model():
+    final = {m: aggregate.paper_row(paper_defsentplus.TABLE4, m, "DefSent+", "3rd-", exclude=("simcse", "snscse"))
+             for m in aggregate.PAPER_MODEL_LABELS}
+    assert paper_defsentplus.TABLE4[final["roberta-large"]][-1] == 89.61
+    assert paper_defsentplus.TABLE4[final["bert-base-uncased"]][-1] == 86.33
+    assert paper_defsentplus.TABLE4[aggregate.paper_row(paper_defsentplus.TABLE4, "roberta-base", "SimCSE")][-1] == 86.20
+
+
+def test_gausscse_rows_of_one_model_and_the_baselines():
+    rows = paper_gausscse.rows_for(paper_gausscse.TABLE3, "RoBERTa-large")
+    assert list(rows) == ["SimCSE (BERT-base)", "ent", "ent+con", "ent+rev", "ent+con+rev"]
+    assert rows["ent+con"][0] == 78.05 and rows["ent+con+rev"][-1] == 82.41
+    assert paper_gausscse.rows_for(paper_gausscse.TABLE2, "BERT-large")["ent+rev"] == [97.66, 92.76, 88.03, 92.81]
+    assert list(paper_gausscse.rows_for(paper_gausscse.TABLE2, None)) == ["Length-baseline"]
+
+
+def test_data_augmented_rows_stand_beside_table3_and_table6():
+    from defsent_lite import augmented, results
+    from test_aggregate import fake_step
+    rel = augmented.release("princeton-nlp/unsup-simcse-roberta-large")
+    assert (rel.table3_key, rel.steps, rel.lrs) == ("SIMCSE RoBERTa-large", 2, (3e-5, 2e-5))
+    with pytest.raises(ValueError, match="no DefSent\\+ rows for checkpoint"):
+        augmented.release("bert-base-uncased")
+    steps = [dict(fake_step({s: {"cls": 70.0 + s, "mean": 60.0} for s in range(2)}), step=k) for k in (1, 2)]
+    untrained = {"cls": {c: 50.0 for c in results.STS_COLS}, "mean": {c: 55.0 for c in results.STS_COLS}}
+    ours, poolings, counts = augmented.rows(untrained, steps)
+    assert poolings == {"checkpoint": "mean", "DefSent+ 1st Training": "cls", "DefSent+ 2nd Training": "cls"}
+    assert counts == {"DefSent+ 1st Training": 2, "DefSent+ 2nd Training": 2} and ours.loc["checkpoint", "avg"] == 55.0
+    table = augmented.beside_paper(ours, rel)
+    last = f"DefSent+ 2nd Training vs Table 6: {rel.table6_key}"
+    assert table.loc[(last, "diff"), "avg"] == pytest.approx(70.5 - 82.04)
+    assert table.loc[("checkpoint vs Table 3: SIMCSE RoBERTa-large", "paper"), "avg"] == 78.90
+    assert table.loc[("DefSent+ 1st Training", "paper")].isna().all()
+
+
+def test_defsent_table5_beside_the_papers_rates_and_spread():
+    seeds = aggregate.table_over_seeds({"max": [[.30, .20, .30, .50], [.32, .22, .34, .52]]},
+                                       ["mrr", "top1", "top3", "top10"], "test")
+    table = aggregate.defsent_table5({"max": 3.0}, seeds, "roberta-base")
+    assert table.loc["Max", "lr (paper)"] == "2^2e-6" and table.loc["Max", "lr (ours)"] == "2^3e-6"
+    assert table.loc["Max", "mrr (paper)"] == "0.3072 ± 0.0037"
+    assert table.loc["Max", "top10"].startswith("0.5100 ± ")
+    assert aggregate.defsent_table5({"max": 3.0}, seeds, "my/model").loc["Max", "mrr (paper)"] == ""
