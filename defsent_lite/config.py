@@ -42,20 +42,23 @@ SCALES = {
         defsent_train_max=800,       # training definitions per run (seeded subset: 50 steps at batch 16)
         defsent_eval_max=500,        # dev/test definitions scored
         defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
-        dsp_max_entries=390,         # DefSent+: seeded sample of entries (all their definitions) per dataset
+        dsp_max_entries=390,         # DefSent+: seeded sample of entries (all their definitions) of dataset a
+        dsp_max_entries_b_c=200,     # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
+        dsp_grid_max_entries=200,    # ... of a for notebook 23's four combinations (no ICA either)
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=50,        # STS pairs per task after each DefSent+ training (smoke: 50 to keep CI short)
         dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
-        gauss_train_max=96,          # GaussCSE: seeded sample of the offline training triplets (3 steps at batch 32)
+        gauss_train_max=64,          # GaussCSE: seeded sample of the offline training triplets (2 steps at batch 32)
         gauss_batch_size=32,
         gauss_lr=5e-5,
         gauss_epochs=1,
         gauss_dev_max=200,           # evenly spaced SNLI-dev pairs (threshold and model selection)
         gauss_test_max=200,          # evenly spaced pairs per test set
         gauss_seeds=[0],
-        gauss_grid_train_max=48,     # Appendix E grid (notebook 33) at smoke scale: batch 16 and 32 only (CI time;
-        gauss_grid_batch_sizes=(16, 32),  # 12 cells on 128 triplets took 250 s), all three learning rates
+        gauss_grid_train_max=32,     # Appendix E grid (notebook 33) at smoke scale: batch 16 and 32 only (CI time;
+        gauss_grid_batch_sizes=(16, 32),  # 12 cells on 128 triplets took 250 s), all three learning rates,
+        gauss_grid_dev_max=100,      # 100 SNLI-dev pairs
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,

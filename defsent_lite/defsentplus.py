@@ -164,13 +164,20 @@ def paper_combination(model, dataset):
     """(pooling, entry pooling, why): the encoding combination of the model's 1st Training on the
     dataset in Table 2 (model: a hub name, as aggregate.reference_model gives it); BERT-base's
     (CLS, AMP) for a model the paper did not train. The paper changes the combination at a later
-    step for some models (e.g. BERT-large: 1st (Mean,AC), 2nd (CLS,AMP)); our PST keeps the 1st's."""
+    step for some models (e.g. BERT-large: 1st (Mean,AC), 2nd (CLS,AMP)): paper_later_combinations."""
     label = aggregate.paper_model_label(model)
     combos = paper_defsentplus.first_training_combinations(label) if label else {}
     if dataset in combos:
         pooling, entry = combos[dataset]
         return pooling, entry, f"Table 2's 1st Training of {label} on {dataset}"
     return "cls", "mean", f"{model} has no 1st Training row on {dataset} in Table 2: BERT-base's (CLS, AMP)"
+
+
+def paper_later_combinations(model, dataset):
+    """[(pooling, entry pooling)] of the 2nd and 3rd Training in Table 2 for the model on the
+    dataset (PST runs on *a* only), [] where the table has none (the 1st's is then kept)."""
+    label = aggregate.paper_model_label(model)
+    return paper_defsentplus.pst_combinations(label)[1:] if label and dataset == "a" else []
 
 
 def table2_row(model, setting, ica=False):

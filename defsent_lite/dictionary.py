@@ -65,9 +65,15 @@ def definition_stats(pairs):
                 avg_length=statistics.fmean(len(d.split()) for _, d in pairs) if pairs else float("nan"))
 
 
-def token_length_stats(definitions, tokenizer):
-    """Max and median tokenised length of the definitions, [CLS]/[SEP] included."""
-    lengths = [len(ids) for ids in tokenizer(list(definitions))["input_ids"]]
+def token_length_stats(definitions, tokenizer, known=None):
+    """Max and median tokenised length of the definitions, [CLS]/[SEP] included. known: a dict
+    {definition: length} shared between calls, so that a definition is tokenised once (datasets
+    b and c are subsets of a)."""
+    known = {} if known is None else known
+    new = list(dict.fromkeys(d for d in definitions if d not in known))
+    if new:
+        known.update(zip(new, (len(ids) for ids in tokenizer(new)["input_ids"])))
+    lengths = [known[d] for d in definitions]
     return max(lengths), statistics.median(lengths)
 
 
@@ -140,11 +146,11 @@ def defsent_table1(pairs, tokenizers, seed=SPLIT_SEED):
 def defsentplus_table1(bert_tokenizer, roberta_tokenizer=None, data_dir=None):
     """DefSent+ Table 1 rows {label: [definitions, entries, max/median length BERT, RoBERTa]}."""
     labels = {"a": "a (Oxford + WordNet)", "b": "b (Oxford)", "c": "c (Oxford single words in BERT vocab.)"}
-    rows = {}
+    rows, bert_lengths, roberta_lengths = {}, {}, {}
     for name, label in labels.items():
         pairs, _ = defsentplus_dataset(name, data_dir)
         defs = [d for _, d in pairs]
-        bert = token_length_stats(defs, bert_tokenizer)
-        rob = token_length_stats(defs, roberta_tokenizer) if roberta_tokenizer else (float("nan"),) * 2
+        bert = token_length_stats(defs, bert_tokenizer, bert_lengths)
+        rob = token_length_stats(defs, roberta_tokenizer, roberta_lengths) if roberta_tokenizer else (float("nan"),) * 2
         rows[label] = [len(pairs), len({e for e, _ in pairs}), *bert, *rob]
     return rows

@@ -122,6 +122,19 @@ def released_row(label):
     return None
 
 
+def pst_combinations(model_label):
+    """[(pooling, entry pooling)] of the model's 1st, 2nd and 3rd Training on dataset a in Table 2
+    (its plain rows: not the ICA or released ones), [] for a model the table lacks."""
+    out = []
+    for step in ("1st", "2nd", "3rd"):
+        keys = [k for k in TABLE2 if k.split()[1:2] == [model_label] and k.split()[0] == "DefSent+"
+                and k.split()[-1].startswith(f"{step}-") and k.endswith("-a")]
+        if keys:
+            pooling, entry = keys[0].split("(")[1].split(")")[0].split(",")
+            out.append(({"CLS": "cls", "Mean": "mean"}[pooling], {"AMP": "mean", "AC": "cls"}[entry]))
+    return out
+
+
 def first_training_combinations(model_label):
     """{dataset: (pooling, entry pooling)} of the model's 1st Training rows of Table 2 (ours
     spelled: cls/mean, mean (AMP) / cls (AC)), {} for a model the table lacks."""

@@ -100,21 +100,22 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
     encoder = encoder_id = cfg["model"]
     steps = []
     for k, lr in enumerate(cfg["lrs"], 1):
-        space = entry_space(encoder, encoder_id, cfg["entry_pooling"], ds, dataset_key)
+        pooling, entry_pooling = step_combination(cfg, k)
+        space = entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key)
         last = k == len(cfg["lrs"])
         runs, run_cfgs = {}, {}
         with warnings.catch_warnings(record=True) as caught:  # kept in the record and shown by the notebook
             warnings.simplefilter("always")
             spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000),
-                                dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], data=dataset_key),
+                                dict(encoder=encoder_id, entry_pooling=entry_pooling, data=dataset_key),
                                 defsentplus.variant_settings(cfg.get("variant", "official"))["ica_standardise"])
         for name, cand in spaces.items():
             for seed in cfg["seeds"]:
-                run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=cfg["pooling"], lr=lr, seed=seed,
+                run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=pooling, lr=lr, seed=seed,
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
                                sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus.STS_FILES),
                                variant=cfg.get("variant", "official"),
-                               space_key=dict(encoder=encoder_id, entry_pooling=cfg["entry_pooling"], transform=name))
+                               space_key=dict(encoder=encoder_id, entry_pooling=entry_pooling, transform=name))
                 runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
                 so_far = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
@@ -122,28 +123,48 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
         best = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
         keep_only_best(runs, best, run_cfgs, ds, data_dir)
         steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
-                          best=best, best_run=runs[best], warnings=[str(w.message) for w in caught], space_name=f"{ENTRY_POOLINGS[cfg['entry_pooling']]}"))
+                          best=best, best_run=runs[best], warnings=[str(w.message) for w in caught],
+                          space_name=f"{ENTRY_POOLINGS[entry_pooling]}", combination=(pooling, entry_pooling)))
         encoder, encoder_id = runs[best]["path"], runs[best]["key"]
     return steps
 
 
-def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None, variant="official"):
+def step_combination(cfg, step):
+    """(pooling, entry pooling) of PST step `step` (1-based): cfg["later_combinations"][step - 2]
+    from the 2nd step on where given (the paper changes it for some models), else the 1st's; past
+    the list the last one again."""
+    later = cfg.get("later_combinations") or []
+    if step == 1 or not later:
+        return cfg["pooling"], cfg["entry_pooling"]
+    return tuple(later[min(step - 2, len(later) - 1)])
+
+
+def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None, variant="official",
+               later_combinations=None, max_entries=None):
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
     batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name;
     at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count) or
     any number: past the listed rates each further Training repeats the last one (Appendix A: a
     step's rate is no bigger than the previous one), e.g. 4 for the 4th Training of Figure 7.
+    max_entries: the entries sampled (None: the scale's dsp_max_entries, dsp_max_entries_b_c for b, c).
+    later_combinations: [(pooling, entry pooling)] of the 2nd, 3rd, ... step (None: the 1st's
+    throughout; defsentplus.paper_combinations gives the paper's per step).
     variant: "official" (the released code, default) or "paper" (defsentplus.VARIANTS)."""
     defsentplus.variant_settings(variant)
     lrs = list(defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"])
     if steps is not None and steps < 1:
         raise ValueError(f"PST steps must be at least 1, got {steps}")
     lrs = lrs[:steps] + [lrs[-1]] * max(0, (steps or 0) - len(lrs))
-    return dict(model=model, dataset=dataset, max_entries=scale["dsp_max_entries"], pooling=pooling,
+    if max_entries is None:   # the scale's sample (None: every entry)
+        max_entries = scale["dsp_max_entries"]
+        if dataset in ("b", "c") and scale.get("dsp_max_entries_b_c") is not None:
+            max_entries = scale["dsp_max_entries_b_c"]
+    return dict(model=model, dataset=dataset, max_entries=max_entries, pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
-                sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant)
+                sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
+                later_combinations=[tuple(c) for c in later_combinations or []])
 
 
 def entry_dataset(cfg, data_dir=None):
@@ -151,6 +172,26 @@ def entry_dataset(cfg, data_dir=None):
     ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
                                         paper_data=cfg.get("paper_data", False))
     return ds, dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
+
+
+def model_pst_config(scale, model, dataset, reference, combination=None, ica=True, steps=None, variant="official"):
+    """(pst_config, why): with combination None, the encoding combination of each step as Table 2
+    gives it for `reference` (the hub model whose paper rows stand beside ours: its 1st Training
+    on the dataset, and on *a* its 2nd and 3rd); else (pooling, entry pooling) at every step."""
+    if combination is None:
+        pooling, entry_pooling, why = defsentplus.paper_combination(reference, dataset)
+        later = defsentplus.paper_later_combinations(reference, dataset)
+    else:
+        (pooling, entry_pooling), later, why = combination, [], "given"
+    cfg = pst_config(scale, model, dataset, pooling, entry_pooling, ica=ica, steps=steps, variant=variant,
+                     later_combinations=later)
+    return cfg, why
+
+
+def combinations_text(cfg):
+    """The combination of each step, e.g. "(CLS, AMP); 2nd-3rd (Mean, AC)", for printing."""
+    names = [defsentplus.combination_name(*step_combination(cfg, k)) for k in range(1, len(cfg["lrs"]) + 1)]
+    return "; ".join(f"{ordinal(k)}: {n}" for k, n in enumerate(names, 1)) if len(set(names)) > 1 else names[0]
 
 
 def run(cfg, data_dir=None):
@@ -164,7 +205,7 @@ def following_space_views(steps, cfg, data_dir=None):
     (Figure 7: "built from encoders after 3rd Training of PST for 4th Training"); nothing is trained."""
     ds, key = entry_dataset(cfg, data_dir)
     best = steps[-1]["best_run"]
-    return space_views(entry_space(best["path"], best["key"], cfg["entry_pooling"], ds, key))
+    return space_views(entry_space(best["path"], best["key"], step_combination(cfg, len(steps) + 1)[1], ds, key))
 
 
 def seed_table(step, space):

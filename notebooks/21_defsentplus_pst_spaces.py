@@ -50,7 +50,7 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 DATASET = "a"
-POOLING, ENTRY_POOLING = None, None   # None: the model's 1st-Training combination in Table 2 (BERT-base: CLS, AMP)
+COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (BERT-base: CLS, AMP)
 PST_STEPS = None   # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
 
 # %%
@@ -61,14 +61,12 @@ from defsent_lite import aggregate, defsentplus, plots, preflight, pst, results,
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
-if POOLING is None:
-    POOLING, ENTRY_POOLING, why = defsentplus.paper_combination(reference, DATASET)
-    print("combination:", defsentplus.combination_name(POOLING, ENTRY_POOLING), f"({why})")
-cfg = pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, steps=PST_STEPS, variant=VARIANT)
+cfg, why = pst.model_pst_config(S, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS, variant=VARIANT)
+print("combination:", pst.combinations_text(cfg), f"({why})")
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| combination:", defsentplus.combination_name(POOLING, ENTRY_POOLING))
+print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)
 for st in steps:
     print(f"step {st['step']}: lr {st['lr']:g}, best run {st['best']}", *st["warnings"])
@@ -130,7 +128,7 @@ table = pst.steps_table(steps, untrained).round(2)
 table
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], combination=defsentplus.combination_name(POOLING, ENTRY_POOLING),
+meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], combination=pst.combinations_text(cfg),
             data=f"{report['source']}; {report['entries']} entries, {report['definitions']} definitions",
             lrs=cfg["lrs"], sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "21_defsentplus_pst_steps.csv", **meta))

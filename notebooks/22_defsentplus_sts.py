@@ -24,7 +24,7 @@
 # pooling is reported, as the paper does). The PST runs are the ones of notebook 21
 # (shared through the run cache).
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries per dataset, one seed, 50 pairs
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 200 of *b* and *c*, one seed, 50 pairs
 # per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
 # same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
 
@@ -45,7 +45,7 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
-COMBINATION = None  # {dataset: (pooling, entry pooling)}; None: the model's 1st-Training rows of Table 2
+COMBINATION = None  # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
 
 # %%
 import pandas as pd
@@ -55,12 +55,11 @@ from defsent_lite import aggregate, defsent, defsentplus, models, paper_defsentp
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
-COMBINATION = COMBINATION or {name: defsentplus.paper_combination(reference, name)[:2] for name in "cba"}
 runs = {}
 for name in "cba":
-    pooling, entry_pooling = COMBINATION[name]
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
-    cfg = pst.pst_config(S, MODEL, name, pooling, entry_pooling, ica=full, steps=None if full else 1, variant=VARIANT)
+    cfg, _ = pst.model_pst_config(S, MODEL, name, reference, (COMBINATION or {}).get(name), ica=full,
+                                  steps=None if full else 1, variant=VARIANT)
     if S["paper_protocol"]:  # before any training: what will run, timed here
         print(pst.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = pst.run(cfg, DATA_ROOT)
@@ -90,8 +89,8 @@ poolings["DefSent (CLS)"], rows["DefSent (CLS)"] = pst.best_pooling_scores(
     defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
 stds, counts = {}, {}
 for name in "cba":
-    combo = defsentplus.combination_name(*COMBINATION[name]).replace(" ", "")
     for st in runs[name]:
+        combo = defsentplus.combination_name(*st["combination"]).replace(" ", "")
         for space in pst.spaces_of(st):  # mean over seeds under the pooling with the best mean (the paper's statistical result)
             label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
             seed_table = pst.seed_table(st, space)
@@ -123,7 +122,7 @@ if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gi
     print(pd.DataFrame(stds).T.round(2))
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data=f"{S['dsp_max_entries']}-entry samples of datasets a/b/c" if S["dsp_max_entries"] else "datasets a/b/c",
+meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data={name: f"{runs[name][0]['best_run']['entries']} entries" for name in "cba"},
             sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=counts)
 print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))

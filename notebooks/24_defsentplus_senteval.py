@@ -45,7 +45,7 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 DATASET = "a"
-POOLING, ENTRY_POOLING = None, None   # None: the model's 1st-Training combination in Table 2 (as notebook 21)
+COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (as notebook 21)
 
 # %%
 # tolerance: score
@@ -56,12 +56,11 @@ from defsent_lite import aggregate, budget, checks, defsentplus, paper_defsentpl
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
-if POOLING is None:
-    POOLING, ENTRY_POOLING, _ = defsentplus.paper_combination(reference, DATASET)
+cfg, _ = pst.model_pst_config(S, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(pst.plan(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), data_dir=DATA_ROOT,
+    print(pst.plan(cfg, data_dir=DATA_ROOT,
                    extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))
-steps, report = pst.run(pst.pst_config(S, MODEL, DATASET, POOLING, ENTRY_POOLING, variant=VARIANT), DATA_ROOT)
+steps, report = pst.run(cfg, DATA_ROOT)
 final = steps[-1]["best_run"]
 checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN STS scores
 pooling, why = defsentplus.senteval_pooling(MODEL, final)

@@ -27,7 +27,7 @@
 # compares settings on the same pairs, as the paper does.
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 96 offline triplets, 200 evenly spaced pairs per test set. The CPU run on all offline
+# 64 offline triplets, 200 evenly spaced pairs per test set. The CPU run on all offline
 # triplets and full test sets is in README ("GaussCSE on this CPU").
 
 # %%

@@ -25,8 +25,8 @@
 #
 # **Smoke scale**: all-MiniLM-L6-v2 (the paper's BERT-base rows beside it), batch sizes 16 and
 # 32 only (x the three rates: 6 trainings; all 12 cells on 128 triplets took 250 s here, too
-# long for CI; the rehearsal and paper scales run all four batch sizes), 48 offline triplets
-# per training (3 steps or 1), 200 SNLI-dev pairs: the grid's path runs; its numbers say
+# long for CI; the rehearsal and paper scales run all four batch sizes), 32 offline triplets
+# per training (2 steps or 1), 100 SNLI-dev pairs: the grid's path runs; its numbers say
 # nothing about the paper's optimum.
 
 # %%
@@ -52,7 +52,8 @@ SETTING = "ent+con+rev"
 from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, plots, preflight, results
 
 S, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = dict(gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT), train_max=S["gauss_grid_train_max"])
+base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base.update(train_max=S["gauss_grid_train_max"], dev_max=S.get("gauss_grid_dev_max") or base["dev_max"])
 if S["paper_protocol"]:  # before any training: what will run, timed here (one line per batch size)
     for b in S["gauss_grid_batch_sizes"]:
         print(gausscse.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))

@@ -141,3 +141,23 @@ def test_pst_encoder_loads_in_sentence_transformers_and_the_following_space(tmp_
     following = pst.following_space_views(steps, cfg)
     assert following["svd"] != steps[0]["views"]["svd"]   # built by the trained encoder, not the original
     assert len(following["svd"]) == len(ds["names"])
+
+
+def test_pst_changes_the_combination_at_a_later_step(tmp_path, monkeypatch):
+    """Table 2's per-step combinations (e.g. RoBERTa: 1st (CLS, AMP), then (Mean, AC)): step 2 trains
+    with step 2's pooling against entries built with step 2's entry pooling."""
+    from defsent_lite import paper_defsentplus
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    tiny, ds = tiny_pst_setup(tmp_path)
+    later = paper_defsentplus.pst_combinations("RoBERTa-base")[1:]
+    assert later == [("mean", "cls"), ("mean", "cls")]
+    cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0], batch_size=16, ica=False,
+               inference_poolings=["cls"], sts_max_pairs=20, later_combinations=later)
+    built = []
+    original = pst.entry_space
+    monkeypatch.setattr(pst, "entry_space", lambda enc, enc_id, entry_pooling, *a, **k:
+                        built.append(entry_pooling) or original(enc, enc_id, entry_pooling, *a, **k))
+    steps = pst.run_pst(cfg, ds, "tiny-data")
+    assert built == ["mean", "cls"] and [st["combination"] for st in steps] == [("cls", "mean"), ("mean", "cls")]
+    assert pst.step_combination(cfg, 4) == ("mean", "cls")   # past the list: the last again
+    assert pst.combinations_text(dict(cfg, lrs=[1, 1, 1])) == "1st: (CLS, AMP); 2nd: (Mean, AC); 3rd: (Mean, AC)"
