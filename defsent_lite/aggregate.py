@@ -13,6 +13,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from . import config, models, paper_defsent
+
 STD_DDOF = 0
 
 # Hub names -> the papers' model labels.
@@ -73,7 +75,6 @@ def reference_model(model):
     """(hub model whose paper rows stand beside ours, or None; a line saying so). The offline
     all-MiniLM-L6-v2 stands in for bert-base-uncased (same vocabulary; 6 layers, not 12); with
     stand-in models on (rehearsal) the line says ours is a random stand-in."""
-    from . import config, models
     if paper_model_label(model) and config.standins_enabled() and models.is_standin_name(model):
         return str(model), (f"paper rows: {paper_model_label(model)} ({model}); ours: its tiny random stand-in "
                             "(rehearsal): the structure is checked, the numbers mean nothing")
@@ -111,7 +112,6 @@ def defsent_table5(lr_x, seeds, model):
     chose and the paper's, then each metric as "mean ± std" over seeds, ours and the paper's (the
     paper's columns are empty for a model it did not run). lr_x: {pooling: x}; seeds: a SeedTable
     of the test metrics indexed by pooling."""
-    from . import paper_defsent
     label = paper_model_label(model)
     rows = {}
     for p, x in lr_x.items():

@@ -1,10 +1,15 @@
 """Benchmark helpers: wall-clock timing and the sentence-transformers baseline."""
+import json
+import subprocess
+import sys
 import time
 
 import numpy as np
 import torch
 
-from . import encode
+from . import defsent, defsentplus, encode, gauss_model, gausscse, models, sts, train, transfer
+from .entries import build_entry_embeddings
+from .pooling import pool
 
 
 def best_time(fn, repeats=3):
@@ -22,7 +27,6 @@ def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeat
     sentences, batch size and threads, interleaving the runs; returns timings and min cosine."""
     from sentence_transformers import SentenceTransformer
 
-    from . import models
     ours_model, tok = models.load(model_path, device="cpu")
     st = SentenceTransformer(str(model_path), device="cpu")
     run_ours = lambda: encode.encode(ours_model, tok, sentences, pooling="mean", batch_size=batch_size,  # noqa: E731
@@ -43,7 +47,6 @@ def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeat
 def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, pooling="cls"):
     """Definitions per second of DefSent training (forward, backward, Adam step) and the
     size of the only vocabulary-wide tensor, the [batch, vocab] logits."""
-    from . import defsent, train
     model, tok, head, kind = defsent.load_model(model_name)
     splits, _ = defsent.build_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
@@ -58,9 +61,6 @@ def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, p
 
 def run_isolated(name, **kwargs):
     """Run a benchmark function of this module in a fresh Python process; adds its peak RSS (MiB)."""
-    import json
-    import subprocess
-    import sys
     code = ("import json, resource; from defsent_lite import bench; "
             f"r = bench.{name}(**{kwargs!r}); "
             "r['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; print(json.dumps(r))")
@@ -71,8 +71,6 @@ def run_isolated(name, **kwargs):
 def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean", batch_size=128):
     """Definitions per second of build_entry_embeddings (streaming, length-sorted, dynamic padding)
     on DefSent+ dataset `dataset` (its first max_definitions definitions when given)."""
-    from . import defsentplus, models
-    from .entries import build_entry_embeddings
     model_name = "offline"
     model, tok = models.load(model_name)
     ds = defsentplus.load_entry_dataset(dataset)
@@ -89,8 +87,6 @@ def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean
 def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="mean", batch_size=128, max_length=128):
     """Baseline: every definition padded to max_length, in file order, all vectors kept, then
     averaged per entry with a Python loop (what the streaming builder avoids)."""
-    from . import defsentplus, models
-    from .pooling import pool
     model, tok = models.load("offline")
     ds = defsentplus.load_entry_dataset(dataset)
     ids, defs = ds["ids"][:max_definitions], ds["definitions"][:max_definitions]
@@ -108,7 +104,6 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
 
 def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev"):
     """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
-    from . import gauss_model, gausscse, models, train
     encoder, tok = models.load("offline", eval_mode=False)
     model = gauss_model.GaussModel(encoder)
     batches = train.batched(gausscse.training_triplets(source=gausscse.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
@@ -122,7 +117,6 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
 def similarity_matrix_cost(sizes=(16, 64, 256), dims=(384, 768, 1024), repeats=5):
     """Seconds for the [B, B] sim(a||b) matrix: broadcasting [B,1,d] against [1,B,d] (baseline)
     vs the matrix-product form (kl_matrix), and their max difference."""
-    from . import gauss_model
     rows = []
     g = torch.Generator().manual_seed(0)
     for B in sizes:
@@ -152,7 +146,6 @@ def transfer_classifiers(model_name="offline", pooling="mean", tasks=None, data_
                          kfold=10, inner_search=True, max_examples=None, max_eval=None, batch_size=64):
     """Accuracy and classifier time of each SentEval classifier per task, on the same embeddings
     (encoded once, before any timing); ratios against the first classifier named."""
-    from . import models, transfer
     model, tokenizer = models.load(model_name)
     embed = memoised(encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True))
     tasks = tasks or transfer.TASKS
@@ -185,7 +178,6 @@ STS_REFERENCE = {"STS12": 72.37, "STS13": 80.60, "STS14": 75.60, "STS15": 85.39,
 def full_sts(data_dir=None, batch_size=64):
     """The full 7-task STS evaluation of the offline model (every pair): seconds (target < 120 s on
     2 cores) and each score beside the data README's reference figure."""
-    from . import models, sts
     model, tokenizer = models.load("offline")
     t0 = time.perf_counter()
     scores = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=batch_size), data_dir)
@@ -196,8 +188,6 @@ def full_sts(data_dir=None, batch_size=64):
 
 
 if __name__ == "__main__":  # python -m defsent_lite.bench entries | sts | transfer
-    import json
-    import sys
     if sys.argv[1:] == ["entries"]:
         print(json.dumps(run_isolated("entry_embeddings_throughput", dataset="a"), indent=1))
     elif sys.argv[1:] == ["sts"]:

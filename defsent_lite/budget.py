@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import torch
 
-from . import config, encode
+from . import config, data, encode, models, sts
 
 
 class Plan(NamedTuple):
@@ -96,7 +96,6 @@ def measure(model, loss_fn, encode_fn, repeats=5):
 
 def sts_sentences(data_dir=None, max_pairs=None):
     """Sentences one STS evaluation encodes (every task, both sides)."""
-    from . import sts
     return sum(2 * len(gold) for _, _, gold in sts.load_tasks(None, data_dir, max_pairs=max_pairs).values())
 
 
@@ -112,7 +111,6 @@ def paper_cpu_warning(scale_name, device=None):
 def transfer_sentences(data_dir=None, settings=None):
     """Sentences one SentEval transfer evaluation encodes (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC),
     under the caps of `settings` (`scores.transfer_settings`; None: all)."""
-    from . import data
     settings = settings or {}
     train_cap, eval_cap = settings.get("max_examples"), settings.get("max_eval")
 
@@ -127,7 +125,6 @@ def transfer_sentences(data_dir=None, settings=None):
 
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     """A plan without training (untrained encoders): the time to encode `encoded` sentences."""
-    from . import data, models
     model, tokenizer = models.load(model_name)
     s1, _, _ = data.load_sts("STSB", data_dir)
     sentences = (s1 * (batch // len(s1) + 1))[:batch]

@@ -19,6 +19,9 @@ import warnings
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+import torch
+
 from . import config
 from .checks import NonFinite, first_non_finite
 
@@ -84,7 +87,6 @@ def content_digest(value):
     """SHA-256 (16 hex) of a JSON-serialisable value or a tensor/array (its dtype, shape and bytes)."""
     h = hashlib.sha256()
     if hasattr(value, "detach") or hasattr(value, "__array__"):
-        import numpy as np
         arr = value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)
         h.update(f"{arr.dtype} {arr.shape}\n".encode() + np.ascontiguousarray(arr).tobytes())
     else:
@@ -215,7 +217,6 @@ def cached_run(kind, cfg, compute, need_files=True):
 def cached_tensor(kind, cfg, compute):
     """Like cached_json for a tensor (saved as tensor.pt, loaded with weights_only=True);
     a tensor with NaN or inf is refused."""
-    import torch
 
     def compute_into(folder):
         value = compute()

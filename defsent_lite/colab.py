@@ -13,7 +13,9 @@ import re
 import sys
 from pathlib import Path
 
-from . import config
+import torch
+
+from . import config, encode
 
 REPOSITORY = "defsent-lite/defsent_lite"   # owner/name on GitHub: change it where you publish, then run this module
 BRANCH = "main"
@@ -45,8 +47,6 @@ def install_cell(repository=REPOSITORY):
 
 def device_report(device=None):
     """One line: the GPU, its memory and the precision training will use (or that there is none)."""
-    import torch
-    from . import encode
     device = config.device(device)
     if device.type != "cuda":
         return ("no GPU: cpu, fp32. Smoke scale runs here; paper scale needs a GPU "

@@ -12,9 +12,10 @@ import csv
 import functools
 import io
 import math
+import os
 from pathlib import Path
 
-from . import config
+from . import cache, config
 
 HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
               "`python -m defsent_lite.download fetch --root <folder>` on a connected machine")
@@ -415,20 +416,19 @@ def wordnet_definitions(data_dir=None):
 
 @functools.lru_cache(maxsize=2)
 def _wordnet_definitions(data_dir):
-    from . import cache  # the parsed glosses are cached on disk too: later kernels load them in about 1 s
+    # the parsed glosses are cached on disk too: later kernels load them in about 1 s
     pairs = cache.cached_json("wordnet", dict(data=cache.data_identity(data_dir, "dictionary/wordnet")),
                               lambda: _read_wordnet(data_dir))
     return [tuple(p) for p in pairs]
 
 
 def _read_wordnet(data_dir):
-    import os
     nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
+    import nltk  # here, not at the top: importing nltk takes 1.5 s and only WordNet's reader needs it
+    from nltk.corpus import wordnet as wn
     if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):
-        import nltk
         if str(nltk_dir) not in nltk.data.path:
             nltk.data.path.insert(0, str(nltk_dir))
-    from nltk.corpus import wordnet as wn
     try:
         synsets = list(wn.all_synsets())
     except LookupError:

@@ -14,10 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import config, data, dictionary, models, variants
+from . import budget, cache, config, data, dictionary, models, scores, train, variants
 from .checks import best_of, require_finite, require_nonempty
 from .encode import check_sentences, eval_mode, full_precision, hidden_states, tokenize_batch
 from .pooling import pool
+from .scores import seed_scoring
 
 HEAD_ATTRS = ("cls", "lm_head")  # BertForMaskedLM.cls, RobertaForMaskedLM.lm_head
 FALLBACK = "tied input embeddings (checkpoint has no MLM head)"
@@ -144,7 +145,6 @@ def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SP
     (tokenizer, data root, options): reading WordNet takes about 25 s, the cache under 1 s.
     paper_data=True (paper scale): the Oxford train split or an error, never the stand-in.
     """
-    from . import cache
     if paper_data:
         dictionary.require_oxford_train(data_dir)
     prep = variant_settings(variant)["data"]
@@ -292,7 +292,6 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
     need_checkpoint, else returned with path None.
     """
-    from . import cache, train
     if dataset is None:
         dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False),
                                 variant=cfg["variant"])
@@ -339,7 +338,6 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
     chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped
     as soon as a better rate is seen, so at most two are on disk (results stay cached, path None)."""
-    from . import cache
     results = {}
     for x, lr in lr_grid(xs).items():
         results[x] = run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False)
@@ -352,7 +350,6 @@ def base_config(scale, model, data_dir=None, variant="official"):
     """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
     `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);
     variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key."""
-    from .scores import seed_scoring
     return dict(model=model, batch_size=scale["defsent_batch_size"], train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
                 optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
                 paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
@@ -399,7 +396,6 @@ def seed_config(base, pooling, seed, lr, index):
 
 def scored_run(cfg, dataset):
     """A run whose STS and SentEval scores (cfg["scoring"]) are cached and whose checkpoint is dropped."""
-    from . import cache, scores
     scoring = cfg.get("scoring")
     if scoring is None:  # a config without scoring keeps its checkpoint
         return run(cfg, dataset)
@@ -417,7 +413,6 @@ def scored_run(cfg, dataset):
 
 def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up here."""
-    from . import budget
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
@@ -443,7 +438,6 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
 def scoring_sentences(scoring):
     """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes (sts_max_pairs 0: no
     STS; transfer None: no SentEval)."""
-    from . import budget
     sts = budget.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"]) if scoring["sts_max_pairs"] != 0 else 0
     transfer = budget.transfer_sentences(scoring["data_dir"], scoring["transfer"]) if scoring["transfer"] is not None else 0
     return sts + transfer

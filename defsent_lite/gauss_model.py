@@ -14,8 +14,10 @@ from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
 from torch import nn
 
+from . import models
 from .encode import autocast_for, check_sentences, eval_mode, hidden_states, tokenize_sorted
 
 VAR_FLOOR = 1e-4                                  # the "paper" head's softplus offset
@@ -170,7 +172,6 @@ class GaussianEmbedder(NamedTuple):
 def save_embedder(model, tokenizer, folder, reduction, meta):
     """The encoder and tokenizer with save_pretrained (any transformers user loads them), the
     head's two linear layers as safetensors, and a JSON file naming the head and similarity."""
-    from safetensors.torch import save_file
     folder = Path(folder)
     model.encoder.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -181,9 +182,6 @@ def save_embedder(model, tokenizer, folder, reduction, meta):
 
 def load_embedder(folder, device=None):
     """The GaussianEmbedder saved in `folder` by save_embedder, on `device` (cuda when present)."""
-    from safetensors.torch import load_file
-
-    from . import models
     folder = Path(folder)
     missing = [f for f in (HEAD_FILE, META_FILE) if not (folder / f).exists()]
     if missing:

@@ -1,12 +1,14 @@
 """GaussCSE's pipeline: training data, one cached training run per loss setting and seed, its
 evaluation (NLI accuracy / AUPRC, entailment direction), the Appendix E grid, the plan.
 The tables of Tables 1-5 are made from these runs in gausscse_tables."""
+import argparse
 import warnings
 
 import numpy as np
+import pandas as pd
 import torch
 
-from . import aggregate, cache, config, data, encode, gauss_model, models, nli_metrics, paper_gausscse, train, variants
+from . import aggregate, budget, cache, config, data, encode, gauss_model, models, nli_metrics, paper_gausscse, train, variants
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
 DEV_SET = "snli_dev"
@@ -322,7 +324,6 @@ def run_settings(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS)
 def grid_search(base, setting, batch_sizes=(16, 32, 64, 128), lrs=tuple(paper_gausscse.GRID_LRS), data_dir=None):
     """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr
     (columns); the test sets are not scored (the grid selects on SNLI dev only)."""
-    import pandas as pd
     cells = {(b, lr): 100 * run(dict(base, setting=setting, batch_size=b, lr=lr, evaluate_tests=False), data_dir)["dev_auprc"]
              for b in batch_sizes for lr in lrs}
     grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
@@ -335,7 +336,6 @@ def plan(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS, lrs=Non
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
     eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
     rate as well (a row of the grid: grid_search at base's batch size)."""
-    from . import budget
     triplets = training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"])
     steps = base["epochs"] * (len(triplets) // base["batch_size"])
     dev, tests, _ = eval_data(base["test_max"], data_dir)
@@ -359,9 +359,7 @@ def plan(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS, lrs=Non
 def main(argv=None):
     """python -m defsent_lite.gausscse --scale cpu: the four loss settings (seed-averaged), NLI,
     direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
-    import argparse
-
-    from . import gausscse_tables
+    from . import gausscse_tables  # here: gausscse_tables imports this module
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--model", help="default: the scale's model")

@@ -1,15 +1,17 @@
 """GaussCSE's tables, from the runs of gausscse: Tables 1-4 (NLI accuracy / AUPRC, entailment
 direction with the length baseline), McNemar's test, direction accuracy by length ratio (Figure 2's
 pairs), the Appendix E grid beside Table 5; the CLI's printing and CSVs."""
-import numpy as np
+import itertools
 
-from . import aggregate, gauss_model, nli_metrics, paper_gausscse
-from .gausscse import NLI_TEST_SETS, direction_pairs, length_baselines
+import numpy as np
+import pandas as pd
+
+from . import aggregate, gauss_model, nli_metrics, paper_gausscse, results
+from .gausscse import NLI_TEST_SETS, direction_pairs, length_baselines, paper_hyperparameters
 
 
 def tables(runs, tests, sick_full):
     """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
-    import pandas as pd
     nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
                 for s, r in runs.items()}
     direction = {"Length-baseline": length_baselines(tests, sick_full), **{s: r["direction"] for s, r in runs.items()}}
@@ -36,7 +38,6 @@ def log_length_ratios(name, rows, sick_full):
 def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
     """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
     characters: pairs, and share right, where the length baseline is right (> 0) or not (<= 0)."""
-    import pandas as pd
     edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
     table = {}
     for name, rows in tests.items():
@@ -48,9 +49,6 @@ def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
 
 def mcnemar_table(runs):
     """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
-    import itertools
-
-    import pandas as pd
     rows = []
     for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
         for a, b in itertools.combinations([s for s in gauss_model.LOSS_SETTINGS if s in runs], 2):
@@ -64,7 +62,6 @@ def grid_beside_paper(grid, model):
     """Our Appendix E grid (SNLI-dev AUPRC x100, batch size x lr) with the paper's Table 5 rows of
     the model (hub name) and ours minus the paper's, rows (batch size, source); the paper rows are
     NaN for a model the paper did not run."""
-    import pandas as pd
     lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
     rows = {}
     for b in grid.index:
@@ -79,7 +76,6 @@ def grid_beside_paper(grid, model):
 def best_grid_cell(grid, model, margin=4.0):
     """A line naming our grid's best cell (batch size, lr) where it leads the runner-up by more
     than `margin` points, and the paper's best cell of the model (Table 5)."""
-    from .gausscse import paper_hyperparameters
     ranked = grid.stack().sort_values(ascending=False)
     lead = float(ranked.iloc[0] - ranked.iloc[1]) if len(ranked) > 1 else float("inf")
     (b, lr), paper = ranked.index[0], paper_hyperparameters(model)
@@ -91,9 +87,6 @@ def best_grid_cell(grid, model, margin=4.0):
 
 def save_grid(grid, model, path, meta):
     """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save it."""
-    import pandas as pd
-
-    from . import results
     print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
     paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
     if paper:
@@ -106,9 +99,6 @@ def save_grid(grid, model, path, meta):
 
 def save_tables(runs, eval_sets, out, meta):
     """Print Tables 3 and 2 (ours beside the paper's rows of meta["model"]) and McNemar's p-values; save them as CSVs."""
-    import pandas as pd
-
-    from . import results
     _, tests, sick_full = eval_sets
     nli_table, dir_table = tables(runs, tests, sick_full)
     label = aggregate.paper_model_label(aggregate.reference_model(meta["model"])[0])

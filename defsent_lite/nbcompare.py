@@ -23,6 +23,7 @@ import json
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 # kind: (largest allowed |fresh - stored|, what it covers). Chosen from the spread measured
@@ -310,5 +311,4 @@ def main(args):
 
 
 if __name__ == "__main__":
-    import sys
     sys.exit(main(sys.argv[1:]))

@@ -13,7 +13,10 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from . import config, models, sources
+from huggingface_hub import file_exists, try_to_load_from_cache
+
+from . import config, download, models, sources
+from .budget import paper_cpu_warning
 
 
 class PreflightFailed(RuntimeError):
@@ -58,7 +61,6 @@ def model_problem(name):
     if Path(name).expanduser().is_dir():
         return None if (Path(name).expanduser() / "config.json").is_file() else f"{name}: a folder without config.json"
     try:
-        from huggingface_hub import file_exists, try_to_load_from_cache
         if isinstance(try_to_load_from_cache(name, "config.json"), str):
             return None
         if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", ""):
@@ -82,12 +84,10 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     if config.standins_enabled():
         log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load tiny random models "
             "built here (standins.py); their numbers check the paper path, they mean nothing")
-    from .budget import paper_cpu_warning
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
     if result.missing and (on_colab() if fetch is None else fetch):
-        from . import download
         reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale),
                                     log=log)
         log(download.summary(reports))

@@ -5,15 +5,17 @@ step 1) and trains again *from the original weights*, one epoch. At the last ste
 candidate space may also be ICA-transformed (Eq. 11); every candidate and seed is trained
 and the best run by STS average (the paper's "optimal encoder out of the runs") goes on.
 """
+import argparse
 import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.decomposition import FastICA
 from sklearn.preprocessing import StandardScaler
 
-from . import cache, defsentplus, models, scores
+from . import aggregate, budget, cache, config, defsentplus, models, results, scores
 from .checks import best_of
 from .entries import ENTRY_POOLINGS, build_entry_embeddings
 from .results import STS_COLS
@@ -211,7 +213,6 @@ def following_space_views(steps, cfg, data_dir=None):
 def seed_table(step, space):
     """STS of one step's runs against one candidate space, over its seeds: an aggregate.SeedTable
     indexed by inference pooling (mean and std of the seeds, as the paper's statistical results)."""
-    from . import aggregate
     seeds = [r for (name, _), r in step["runs"].items() if name == space]
     poolings = list(seeds[0]["sts"])
     return aggregate.table_over_seeds({p: [[r["sts"][p][c] for c in STS_COLS] for r in seeds] for p in poolings},
@@ -243,8 +244,6 @@ def spaces_of(step):
 def steps_table(steps, untrained=None):
     """STS rows (pooling at inference) for every step and candidate space, the mean over seeds;
     `untrained` ({pooling: scores}) adds the original model's rows."""
-    import pandas as pd
-
     rows = {("untrained", "-", p): [s[c] for c in STS_COLS] for p, s in (untrained or {}).items()}
     for st in steps:
         for space in spaces_of(st):
@@ -257,9 +256,6 @@ def steps_table(steps, untrained=None):
 
 def main(argv=None):
     """python -m defsent_lite.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
-    import argparse
-
-    from . import config, results
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
@@ -286,7 +282,6 @@ if __name__ == "__main__":
 def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
     spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
-    from . import budget
     if ds is None:
         ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
                                             paper_data=cfg.get("paper_data", False))

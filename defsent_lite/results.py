@@ -5,9 +5,15 @@ The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 import platform
 from pathlib import Path
 
+import numpy
 import pandas as pd
+import scipy
+import sklearn
+import torch
+import transformers
+from PIL import Image
 
-from . import config
+from . import __version__, config
 
 STS_COLS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR", "avg"]
 TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]
@@ -42,13 +48,6 @@ def side_by_side(paper, ours, pairs, digits=2):
 
 def versions():
     """Package versions that decide the numbers."""
-    import numpy
-    import scipy
-    import sklearn
-    import torch
-    import transformers
-
-    from . import __version__
     return {"python": platform.python_version(), "torch": torch.__version__,
             "transformers": transformers.__version__, "scikit-learn": sklearn.__version__,
             "numpy": numpy.__version__, "scipy": scipy.__version__, "defsent_lite": __version__}
@@ -83,7 +82,6 @@ def save_figure(fig, name, **meta):
 
 def figure_provenance(path):
     """{key: value} of the provenance save_figure wrote into a PNG."""
-    from PIL import Image
     with Image.open(path) as im:
         lines = im.text.get("Description", "").splitlines()
     return dict(line.partition(": ")[::2] for line in lines)

@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -50,7 +51,6 @@ def run(py_path, timeout=None, out=None, parameters=""):
 
 def cell_seconds(execution):
     """Seconds between a cell's start and its reply (nbclient's recorded timing)."""
-    from datetime import datetime
     start, end = execution.get("iopub.execute_input"), execution.get("shell.execute_reply")
     if not start or not end:
         return 0.0

@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 
 import torch
+from tokenizers import ByteLevelBPETokenizer
+from transformers import BertConfig, BertForPreTraining, RobertaConfig, RobertaForMaskedLM, RobertaModel, RobertaTokenizer
 
-from . import config
+from . import config, data, dictionary, models
 
 HUB_NAMES = {  # hub name -> architecture of its stand-in (DefSent+ Table 3 further trains the unsupervised SimCSE ones)
     "bert-base-uncased": "bert", "bert-large-uncased": "bert", "roberta-base": "roberta", "roberta-large": "roberta",
@@ -55,9 +57,6 @@ def build(name, folder, data_dir=None):
 
 def build_bert(folder):
     """BertForPreTraining (pooler and MLM head, decoder tied) with bert-base-uncased's vocabulary."""
-    from transformers import BertConfig, BertForPreTraining
-
-    from . import models
     tokenizer = models.bert_vocabulary()
     model = BertForPreTraining(BertConfig(vocab_size=tokenizer.vocab_size, **SIZE))
     model.save_pretrained(folder)
@@ -67,8 +66,6 @@ def build_bert(folder):
 def build_roberta(folder, sentences):
     """RobertaForMaskedLM with pooler weights in the checkpoint, and a byte-level BPE tokenizer
     trained on `sentences` with RoBERTa's special tokens and leading-space convention."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaModel, RobertaTokenizer
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(sentences, vocab_size=ROBERTA_VOCAB, min_frequency=2, show_progress=False,
                             special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
@@ -85,7 +82,6 @@ def build_roberta(folder, sentences):
 
 def corpus(data_dir=None, max_sentences=60000):
     """Definitions (Oxford valid/test) and STS sentences: what the RoBERTa stand-in's BPE learns from."""
-    from . import data, dictionary
     pairs, _ = dictionary.oxford_pairs(data_dir)
     sentences = [d for _, d in pairs]
     for task in data.STS_TASKS:

@@ -1,6 +1,8 @@
 """A method's named settings: the released code's ("official", the default) or the paper text's
 ("paper"), and the table of the settings where the two differ (every notebook shows it)."""
 
+import pandas as pd
+
 
 def pick(method, variants, name):
     """The settings of variant `name` of `method`; an unknown name is an error naming the choices."""
@@ -11,7 +13,6 @@ def pick(method, variants, name):
 
 def differences_table(rows, columns):
     """(setting, ...) rows as a DataFrame indexed by setting; a notebook shows it whole with `whole`."""
-    import pandas as pd
     return pd.DataFrame(rows, columns=columns).set_index(columns[0])
 
 
