@@ -1,38 +1,58 @@
-"""DefSent+ on data-augmented checkpoints (Sec. 4.2): which paper rows a checkpoint has (Tables 3,
-5, 6), and our rows before and after PST beside them."""
+"""DefSent+ on data-augmented checkpoints (Sec. 4.2): which paper rows a checkpoint has (Tables 3-7),
+and our rows before and after PST beside them."""
 from typing import NamedTuple
 
 import pandas as pd
 
-from . import paper_defsentplus, pst, results
-from .results import STS_COLS
+from . import paper_defsentplus, pst, results, scores
+from .results import STS_COLS, TRANSFER_COLS
 
-FAMILIES = {"simcse": "SIMCSE", "snscse": "SNCSE"}   # label prefix -> Table 3's name of the checkpoint
+FAMILIES = {"simcse": ("SIMCSE", "SimCSE"), "snscse": ("SNCSE", "SNCSE"),   # label prefix -> the name of the
+            "synscse": ("SynCSE (partial)", "SynCSE (partial)")}            # checkpoint in Tables 3 and 4
 
 
 class Release(NamedTuple):
-    checkpoint: str      # hub name
-    label: str           # the paper's, e.g. "simcse-BERT-base"
+    checkpoint: str      # hub name or local folder
+    label: str           # the paper's, e.g. "simcse-BERT-base", "synscse-partial-RoBERTa-base"
     table3_key: str      # the checkpoint's own row of Table 3
     table6_key: str      # the released DefSent+ encoder's row of Table 6 (mean of 10 runs)
-    combination: tuple   # (pooling, entry pooling) of that encoder
+    combinations: tuple  # (pooling, entry pooling) of each PST step (Table 4's name; Sec. 4.2 for a 1st step)
     lrs: tuple           # Table 5: one rate per PST step
+    table4_keys: tuple   # (the checkpoint's row, the released DefSent+ encoder's row) of Table 4
+    senteval_pooling: str  # Table 7: the released encoder's pooling for SentEval
 
     @property
     def steps(self):
         return len(self.lrs)
 
 
-def release(checkpoint):
-    """The paper's rows for a data-augmented checkpoint (hub name); an unknown one is an error."""
-    label = paper_defsentplus.DATA_AUGMENTED.get(str(checkpoint))
+def labels():
+    """The paper's labels of the data-augmented encoders (Table 6's names)."""
+    return [key.split()[1] for key in paper_defsentplus.TABLE6 if key.split()[1].split("-")[0] in FAMILIES]
+
+
+def release(checkpoint, label=None):
+    """The paper's rows for a data-augmented checkpoint: its label is found by hub name
+    (paper_defsentplus.DATA_AUGMENTED) or given (a local SNCSE or SynCSE folder); else an error."""
+    label = label or paper_defsentplus.DATA_AUGMENTED.get(str(checkpoint))
     if label is None:
-        raise ValueError(f"no DefSent+ rows for checkpoint {checkpoint!r}; the tables have: "
-                         f"{', '.join(paper_defsentplus.DATA_AUGMENTED)}")
+        raise ValueError(f"no DefSent+ rows for checkpoint {checkpoint!r}: the tables name these by hub name: "
+                         f"{', '.join(paper_defsentplus.DATA_AUGMENTED)}; for another checkpoint give PAPER_LABEL, "
+                         f"one of {', '.join(labels())}")
+    if label not in labels():
+        raise ValueError(f"PAPER_LABEL {label!r} is not a data-augmented encoder of Table 6: {', '.join(labels())}")
     family, _, model = label.partition("-")
-    table6_key, combination, _ = paper_defsentplus.released_row(label)
-    return Release(str(checkpoint), label, f"{FAMILIES[family]} {model}", table6_key, combination,
-                   tuple(paper_defsentplus.TABLE5[label]))
+    model = model.removeprefix("partial-")
+    table3_name, table4_name = FAMILIES[family]
+    table6_key = paper_defsentplus.released_row(label)[0]
+    table4_defsentplus = next(k for k in paper_defsentplus.TABLE4 if k.split()[:2] == ["DefSent+", label])
+    # Table 5 writes SynCSE's rows without "-partial", Table 7 spells them "snscse-partial"
+    lrs = tuple(paper_defsentplus.TABLE5[label.replace("-partial", "")])
+    senteval = paper_defsentplus.TABLE7.get(label, paper_defsentplus.TABLE7.get(label.replace("synscse", "snscse")))[1]
+    final = paper_defsentplus.combination_of(table4_defsentplus.split()[2])
+    first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
+    return Release(str(checkpoint), label, f"{table3_name} {model}", table6_key, (first,) + (final,) * (len(lrs) - 1),
+                   lrs, (f"{table4_name} {model}", table4_defsentplus), senteval)
 
 
 def rows(untrained, steps):
@@ -59,3 +79,21 @@ def beside_paper(ours, rel):
         pairs[f"{label} vs Table 6: {rel.table6_key}" if label == last else label] = (
             rel.table6_key if label == last else None, label)
     return results.side_by_side(paper, ours, pairs)
+
+
+def transfer_rows(model, final_run, pooling, scale, data_dir=None):
+    """Our Table 4 rows: SentEval of the checkpoint as loaded and of the final PST encoder (the
+    run's saved checkpoint), both under `pooling` (Table 7's for the released encoder)."""
+    batch = scale["encode_batch_size"]
+    rows = {"checkpoint": scores.untrained_transfer(model, [pooling], scale, data_dir, batch)[pooling],
+            "DefSent+": scores.transfer_scores(final_run["path"], pooling, scale, data_dir, batch)}
+    return pd.DataFrame.from_dict({k: [v[c] for c in TRANSFER_COLS] for k, v in rows.items()}, orient="index",
+                                  columns=TRANSFER_COLS)
+
+
+def transfer_beside_paper(ours, rel):
+    """Table 4 side by side: our checkpoint row beside the paper's checkpoint row, our final
+    encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+")."""
+    paper = results.paper_table({k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS)
+    return results.side_by_side(paper, ours, {f"checkpoint vs Table 4: {rel.table4_keys[0]}": (rel.table4_keys[0], "checkpoint"),
+                                              f"DefSent+ vs Table 4: {rel.table4_keys[1]}": (rel.table4_keys[1], "DefSent+")})

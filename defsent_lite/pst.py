@@ -142,18 +142,22 @@ def step_combination(cfg, step):
 
 
 def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None, variant="official",
-               later_combinations=None, max_entries=None):
+               later_combinations=None, max_entries=None, lrs=None):
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
     batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name;
     at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count) or
     any number: past the listed rates each further Training repeats the last one (Appendix A: a
     step's rate is no bigger than the previous one), e.g. 4 for the 4th Training of Figure 7.
     max_entries: the entries sampled (None: the scale's dsp_max_entries, dsp_max_entries_b_c for b, c).
+    lrs: the rates of the steps (None: Table 5's row of a hub model at paper scale, else the scale's);
+    a checkpoint given as a folder takes its row from augmented.release.
     later_combinations: [(pooling, entry pooling)] of the 2nd, 3rd, ... step (None: the 1st's
     throughout; defsentplus.paper_combinations gives the paper's per step).
     variant: "official" (the released code, default) or "paper" (defsentplus.VARIANTS)."""
     defsentplus.variant_settings(variant)
-    lrs = list(defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"])
+    if lrs is None:
+        lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"]
+    lrs = list(lrs)
     if steps is not None and steps < 1:
         raise ValueError(f"PST steps must be at least 1, got {steps}")
     lrs = lrs[:steps] + [lrs[-1]] * max(0, (steps or 0) - len(lrs))

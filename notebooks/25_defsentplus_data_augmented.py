@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 25 · DefSent+ on data-augmented models (Tables 3, 5, 6 and Figure 8)
+# # 25 · DefSent+ on data-augmented models (Tables 3-6 and Figure 8)
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/25_defsentplus_data_augmented.ipynb)
 #
@@ -21,16 +21,20 @@
 # checkpoint, for as many steps as its row of Table 5 has learning rates (1, or 2 for the
 # RoBERTa-large ones), without the ICA candidate (the paper uses ICA for the raw BERT models
 # only). Table 3 gives the checkpoints' own STS and the best of 10 runs; Table 6 the mean of
-# 10 runs of the released encoders, which is what stands beside our mean here. Figure 8 shows the
-# entry spaces these trainings used. `CHECKPOINT` picks the model (the four unsupervised SimCSE
-# checkpoints have rows in every table; SNCSE and SynCSE have Table 3 and 6 rows but no hub
-# name here). The combination is Table 6's (e.g. (CLS, AMP) for SimCSE-BERT-base).
+# 10 runs of the released encoders, which is what stands beside our mean here; Table 4 their
+# SentEval accuracy. Figure 8 shows the entry spaces these trainings used. `CHECKPOINT` picks the
+# model: the four unsupervised SimCSE checkpoints by hub name; SNCSE and SynCSE (released by
+# download link, not on the hub) as a local folder with `PAPER_LABEL` naming its rows (e.g.
+# "snscse-BERT-base", "synscse-partial-RoBERTa-large"). Each step's combination is the one in
+# the released encoder's name in Tables 4 and 7 (e.g. (CLS, AMP) for SimCSE-BERT-base), the 1st
+# step's from Sec. 4.2's text where it differs (SNCSE-RoBERTa-large: (CLS, AC), then (Mean, AC));
+# Table 6's names disagree with both and are not used. SentEval uses Table 7's pooling.
 #
 # **Smoke scale**: the offline all-MiniLM-L6-v2 (itself a contrastively trained encoder) stands
 # in for the checkpoint: one PST step (SimCSE-BERT-base's count) at the smoke scale's first rate
 # (5e-5; Table 5 gives SimCSE-BERT-base 3e-5) on 390 entries of *a*, one seed, STS on 50 pairs
-# per task; the run is notebook 21's first step, shared through the cache. The paper's rows are
-# the checkpoint's; compare changes, not levels.
+# per task, SentEval at the smoke scale's subset; the run is notebook 21's first step, shared
+# through the cache. The paper's rows are the checkpoint's; compare changes, not levels.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -47,7 +51,8 @@ import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
-CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"
+CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"   # a hub name, or a local folder with PAPER_LABEL
+PAPER_LABEL = None   # None: found by CHECKPOINT's hub name; else one of augmented.labels(), e.g. "snscse-BERT-base"
 MODEL = None   # None: CHECKPOINT at paper (and rehearsal) scale, the scale's offline model standing in for it otherwise
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
@@ -55,18 +60,18 @@ PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 # %%
 import pandas as pd
 
-from defsent_lite import augmented, config, defsentplus, paper_defsentplus, plots, preflight, pst, results, scores
+from defsent_lite import augmented, config, paper_defsentplus, plots, preflight, pst, results, scores
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))
-release = augmented.release(CHECKPOINT)
-(pooling, entry_pooling), steps_wanted = release.combination, PST_STEPS or release.steps
-cfg = pst.pst_config(S, MODEL, "a", pooling, entry_pooling, ica=False, steps=steps_wanted, variant=VARIANT)
+release = augmented.release(CHECKPOINT, PAPER_LABEL)
+cfg = pst.pst_config(S, MODEL, "a", *release.combinations[0], ica=False, steps=PST_STEPS or release.steps, variant=VARIANT,
+                     later_combinations=release.combinations[1:], lrs=release.lrs if S["paper_protocol"] else None)
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"(paper rows: {release.label})",
-      "| combination:", defsentplus.combination_name(pooling, entry_pooling), "| learning rates:", cfg["lrs"])
+      "| combination:", pst.combinations_text(cfg), "| learning rates:", cfg["lrs"])
 print(report)
 
 # %% [markdown]
@@ -94,6 +99,17 @@ table
 pd.Series(poolings, name="best pooling")
 
 # %% [markdown]
+# ## Table 4: SentEval accuracy of the checkpoint and of our final encoder
+# Both under Table 7's SentEval pooling of the released encoder; ours minus the paper's rows.
+
+# %%
+# tolerance: score; paper=exact
+transfer = augmented.transfer_rows(MODEL, steps[-1]["best_run"], release.senteval_pooling, S, DATA_ROOT)
+table4 = augmented.transfer_beside_paper(transfer, release)
+print("SentEval pooling:", release.senteval_pooling, "(Table 7)")
+table4
+
+# %% [markdown]
 # ## Figure 8: the entry spaces the trainings used (SVD and whitened PCA)
 
 # %%
@@ -102,7 +118,9 @@ space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %%
 meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=S["name"], seeds=cfg["seeds"], variant=VARIANT,
-            combination=defsentplus.combination_name(pooling, entry_pooling), lrs=cfg["lrs"], runs=counts,
+            paper_label=release.label, combination=pst.combinations_text(cfg), lrs=cfg["lrs"], runs=counts,
             data=f"{report['source']}; {report['entries']} entries", sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
+print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **dict(meta, senteval_pooling=release.senteval_pooling,
+      senteval=f"max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test examples, {S['transfer_kfold']}-fold")))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))

@@ -64,6 +64,8 @@ def test_pst_steps_and_rates_follow_table5():
     assert pst.pst_config(paper, "bert-base-uncased", "a", steps=4)["lrs"] == [5e-5, 4e-5, 3e-5, 3e-5]
     assert pst.pst_config(paper, "roberta-base", "c", steps=1)["lrs"] == [3e-5]
     assert len(pst.pst_config(config.scale("smoke"), None, "a", steps=4)["lrs"]) == 4
+    # a checkpoint given as a folder (SNCSE) takes its rates from its Table 5 row (augmented.release)
+    assert pst.pst_config(paper, "/models/sncse-roberta-large", "a", lrs=(1e-6, 1e-6))["lrs"] == [1e-6, 1e-6]
     with pytest.raises(ValueError, match="at least 1"):
         pst.pst_config(paper, "bert-base-uncased", "a", steps=0)
     assert paper_defsentplus.first_training_combinations("RoBERTa-base") == {

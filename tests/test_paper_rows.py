@@ -1,5 +1,6 @@
 """Finding the paper's row for a model and setting: each lookup against rows read off the tables
 by hand (the tables themselves are checked against the papers in test_reference_numbers.py)."""
+import pandas as pd
 import pytest
 
 from defsent_lite import aggregate, defsentplus, paper_defsentplus, paper_gausscse
@@ -58,6 +59,17 @@ def test_data_augmented_rows_stand_beside_table3_and_table6():
     assert (rel.table3_key, rel.steps, rel.lrs) == ("SIMCSE RoBERTa-large", 2, (3e-5, 2e-5))
     with pytest.raises(ValueError, match="no DefSent\\+ rows for checkpoint"):
         augmented.release("bert-base-uncased")
+    with pytest.raises(ValueError, match="PAPER_LABEL 'sncse-BERT-base' is not"):
+        augmented.release("/models/sncse", "sncse-BERT-base")
+    # Table 4's name gives the final step's combination, Sec. 4.2's text the 1st where it differs
+    sncse = augmented.release("/models/sncse-roberta-large", "snscse-RoBERTa-large")
+    assert sncse.combinations == (("cls", "cls"), ("mean", "cls")) and sncse.lrs == (1e-6, 1e-6)
+    assert sncse.table4_keys == ("SNCSE RoBERTa-large", "DefSent+ snscse-RoBERTa-large 2nd-(Mean,AC)-a")
+    syn = augmented.release("/models/syncse", "synscse-partial-RoBERTa-base")   # Table 5 drops "-partial"
+    assert (syn.table3_key, syn.lrs, syn.senteval_pooling) == ("SynCSE (partial) RoBERTa-base", (1e-6,), "prompt")
+    for label in augmented.labels():   # Table 4's step agrees with the length of Table 5's row
+        r = augmented.release("x", label)
+        assert r.table4_keys[1].split()[2][:3] == ["1st", "2nd"][r.steps - 1] and len(r.combinations) == r.steps
     steps = [dict(fake_step({s: {"cls": 70.0 + s, "mean": 60.0} for s in range(2)}), step=k) for k in (1, 2)]
     untrained = {"cls": {c: 50.0 for c in results.STS_COLS}, "mean": {c: 55.0 for c in results.STS_COLS}}
     ours, poolings, counts = augmented.rows(untrained, steps)
@@ -68,6 +80,10 @@ def test_data_augmented_rows_stand_beside_table3_and_table6():
     assert table.loc[(last, "diff"), "avg"] == pytest.approx(70.5 - 82.04)
     assert table.loc[("checkpoint vs Table 3: SIMCSE RoBERTa-large", "paper"), "avg"] == 78.90
     assert table.loc[("DefSent+ 1st Training", "paper")].isna().all()
+    transfer = pd.DataFrame({c: [80.0, 86.0] for c in results.TRANSFER_COLS}, index=["checkpoint", "DefSent+"])
+    t4 = augmented.transfer_beside_paper(transfer, rel)
+    assert t4.loc[("checkpoint vs Table 4: SimCSE RoBERTa-large", "diff"), "avg"] == pytest.approx(80.0 - 88.44)
+    assert t4.loc[("DefSent+ vs Table 4: DefSent+ simcse-RoBERTa-large 2nd-(CLS,AC)-a", "paper"), "MR"] == 86.58
 
 
 def test_defsent_table5_beside_the_papers_rates_and_spread():
