@@ -12,7 +12,7 @@ from typing import NamedTuple
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
-from . import config, standins
+from . import config
 
 OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", config.OFFLINE_MODEL)
 
@@ -32,12 +32,16 @@ def resolve(name_or_path):
     if name_or_path in OFFLINE_ALIASES:
         return str(offline_model_path())
     if config.standins_enabled() and is_standin_name(name_or_path):
+        from . import standins
         return standins.path_for(str(name_or_path))
     return str(name_or_path)
 
 
 def is_standin_name(name):
     """A hub name that has a stand-in model (standins.HUB_NAMES)."""
+    # imported here, not at the top: only the rehearsal scale needs the stand-ins, and their
+    # transformers model classes take about 1.8 s to import
+    from . import standins
     return str(name) in standins.HUB_NAMES
 
 
