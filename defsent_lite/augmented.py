@@ -33,7 +33,7 @@ def labels():
 
 def release(checkpoint, label=None):
     """The paper's rows for a data-augmented checkpoint: its label is found by hub name
-    (paper_defsentplus.DATA_AUGMENTED) or given (a local SNCSE or SynCSE folder); else an error."""
+    (paper_defsentplus.DATA_AUGMENTED) or given (a local folder, e.g. SNCSE's); else an error."""
     label = label or paper_defsentplus.DATA_AUGMENTED.get(str(checkpoint))
     if label is None:
         raise ValueError(f"no DefSent+ rows for checkpoint {checkpoint!r}: the tables name these by hub name: "
@@ -46,9 +46,8 @@ def release(checkpoint, label=None):
     table3_name, table4_name = FAMILIES[family]
     table6_key = paper_defsentplus.released_row(label)[0]
     table4_defsentplus = next(k for k in paper_defsentplus.TABLE4 if k.split()[:2] == ["DefSent+", label])
-    # Table 5 writes SynCSE's rows without "-partial", Table 7 spells them "snscse-partial"
-    lrs = tuple(paper_defsentplus.TABLE5[label.replace("-partial", "")])
-    senteval = paper_defsentplus.TABLE7.get(label, paper_defsentplus.TABLE7.get(label.replace("synscse", "snscse")))[1]
+    lrs = tuple(paper_defsentplus.table5_rates(label))
+    senteval = paper_defsentplus.table7_poolings(label)[1]
     final = paper_defsentplus.combination_of(table4_defsentplus.split()[2])
     first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
     return Release(str(checkpoint), label, f"{table3_name} {model}", table6_key, (first,) + (final,) * (len(lrs) - 1),

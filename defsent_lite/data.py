@@ -13,6 +13,7 @@ import functools
 import io
 import math
 import os
+import re
 from pathlib import Path
 
 from . import cache, config
@@ -410,7 +411,7 @@ def load_oxford(data_dir=None):
 
 def wordnet_definitions(data_dir=None):
     """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased.
-    Read once per process (about 25 s), then served from memory as a fresh list."""
+    Read once per process (about 0.5 s from the data files), then served from memory as a fresh list."""
     return list(_wordnet_definitions(str(config.data_root(data_dir))))
 
 
@@ -423,8 +424,53 @@ def _wordnet_definitions(data_dir):
 
 
 def _read_wordnet(data_dir):
+    folder = wordnet_folder(data_dir)
+    return read_wordnet_data_files(folder) if folder else _read_wordnet_with_nltk(data_dir)
+
+
+def wordnet_folder(data_dir=None):
+    """The WordNet corpus folder (data.noun, ...) under the data root's nltk_data or NLTK_DATA, or
+    None (a zipped or elsewhere-installed corpus, left to nltk's reader)."""
+    roots = [config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"]
+    roots += [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    return next((r / "corpora" / "wordnet" for r in roots if (r / "corpora" / "wordnet" / "data.noun").is_file()), None)
+
+
+WORDNET_POS_FILES = ("adj", "adv", "noun", "verb")   # nltk's all_synsets order
+_SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")   # "galore(ip)" -> "galore"
+_QUOTED_EXAMPLE = re.compile(r"[\"].*?[\"]")
+
+
+def read_wordnet_data_files(folder):
+    """(lemma, definition) pairs straight from WordNet's data.* files, exactly as nltk gives them
+    (synset.definition(): the gloss without its quoted examples; lemma names without syntactic
+    markers) in nltk's order, in about 0.5 s instead of nltk's 15 s."""
+    pairs = []
+    for pos in WORDNET_POS_FILES:
+        path = Path(folder) / f"data.{pos}"
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if line[0].isspace():   # the license header
+                    continue
+                try:
+                    pairs += synset_line_pairs(line)
+                except (ValueError, IndexError):
+                    raise ValueError(f"{path}:{lineno}: not a WordNet synset line: {line[:80]!r}") from None
+    return pairs
+
+
+def synset_line_pairs(line):
+    """(lemma, definition) of each lemma of one synset line of a WordNet data file."""
+    columns, gloss = line.strip().split("|")
+    tokens = columns.split()
+    names = tokens[4:4 + 2 * int(tokens[3], 16):2]
+    definition = _QUOTED_EXAMPLE.sub("", gloss).strip().strip("; ")
+    return [(_SYNTACTIC_MARKER.match(n).group(1).replace("_", " ").lower(), definition) for n in names]
+
+
+def _read_wordnet_with_nltk(data_dir):
     nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
-    import nltk  # here, not at the top: importing nltk takes 1.5 s and only WordNet's reader needs it
+    import nltk  # here, not at the top: importing nltk takes 1.5 s and only this fallback needs it
     from nltk.corpus import wordnet as wn
     if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):
         if str(nltk_dir) not in nltk.data.path:

@@ -21,10 +21,10 @@ from .pooling import pool
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
 BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
 # Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7 row is their ICA one).
-SENTEVAL_POOLING = {hub: paper_defsentplus.TABLE7.get(f"{label}(ICA)", paper_defsentplus.TABLE7.get(label))[1]
+SENTEVAL_POOLING = {hub: paper_defsentplus.table7_poolings(label)[1]
                     for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
 STS_FILES = "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
-PAPER_LRS = {hub: paper_defsentplus.TABLE5[label]   # 1st, 2nd, 3rd Training; as many as the model's PST steps
+PAPER_LRS = {hub: paper_defsentplus.table5_rates(label)   # 1st, 2nd, 3rd Training; as many as the model's PST steps
              for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
 # What the released code (ryuliuxiaodong/DefSent-Plus) does and what the paper's text says where
 # they differ. "official" is the default; "paper" reads "the default optimizer setting of

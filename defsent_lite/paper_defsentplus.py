@@ -101,13 +101,30 @@ TABLE7 = {
     "snscse-partial-RoBERTa-base": ("cls", "prompt"), "snscse-partial-RoBERTa-large": ("cls", "prompt"),
 }
 
-# Hub names of the data-augmented checkpoints whose rows the tables carry (Tables 3, 5, 6).
+# Hub names of the data-augmented checkpoints whose rows the tables carry (Tables 3-7). SNCSE
+# releases its checkpoints by download link only (Sense-GVT/SNCSE): give its folder and label.
 DATA_AUGMENTED = {
     "princeton-nlp/unsup-simcse-bert-base-uncased": "simcse-BERT-base",
     "princeton-nlp/unsup-simcse-bert-large-uncased": "simcse-BERT-large",
     "princeton-nlp/unsup-simcse-roberta-base": "simcse-RoBERTa-base",
     "princeton-nlp/unsup-simcse-roberta-large": "simcse-RoBERTa-large",
+    "sjtu-lit/SynCSE-partial-RoBERTa-base": "synscse-partial-RoBERTa-base",
+    "sjtu-lit/SynCSE-partial-RoBERTa-large": "synscse-partial-RoBERTa-large",
 }
+
+
+def table5_rates(label):
+    """Table 5's learning rates of an encoder label (Table 5 writes SynCSE's without "-partial")."""
+    return TABLE5[label.replace("-partial", "")]
+
+
+def table7_poolings(label):
+    """(STS, SentEval) pooling of Table 7 for an encoder label: a raw BERT's row is its ICA one;
+    Table 7 spells SynCSE's rows "snscse-partial"."""
+    for key in (f"{label}(ICA)", label, label.replace("synscse", "snscse")):
+        if key in TABLE7:
+            return TABLE7[key]
+    raise KeyError(f"no Table 7 row for {label!r}")
 
 # Sec. 4.2's text names one data-augmented encoder's 1st-Training combination where it differs from
 # its final one: "For further training SNCSE RoBERTa-large, the encoding combination (Mean, AC) of

@@ -20,6 +20,7 @@ HUB_NAMES = {  # hub name -> architecture of its stand-in (DefSent+ Table 3 furt
     "bert-base-uncased": "bert", "bert-large-uncased": "bert", "roberta-base": "roberta", "roberta-large": "roberta",
     "princeton-nlp/unsup-simcse-bert-base-uncased": "bert", "princeton-nlp/unsup-simcse-bert-large-uncased": "bert",
     "princeton-nlp/unsup-simcse-roberta-base": "roberta", "princeton-nlp/unsup-simcse-roberta-large": "roberta",
+    "sjtu-lit/SynCSE-partial-RoBERTa-base": "roberta", "sjtu-lit/SynCSE-partial-RoBERTa-large": "roberta",
     "princeton-nlp/sup-simcse-bert-base-uncased": "bert"}   # GaussCSE's baseline (Tables 1/3)
 SIZE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 ROBERTA_VOCAB = 2000

@@ -49,7 +49,7 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, preflight, results, scores, variants
+from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, plots, preflight, results, scores, variants
 
 S, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
@@ -123,3 +123,6 @@ meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
             runs=seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))
+fig = plots.ours_minus_paper(table8, results.STS_COLS, f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
+                             unit="Spearman x100")
+print("saved", results.save_figure(fig, "11_defsent_table8.png", **meta))

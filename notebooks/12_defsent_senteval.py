@@ -56,7 +56,7 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, preflight, results, scores, variants
+from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, plots, preflight, results, scores, variants
 
 S, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
@@ -121,3 +121,6 @@ meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
             data=f"{dataset[1]['source']}; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test examples, "
                  f"{S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}", runs=seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
+fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
+                             unit="accuracy %")
+print("saved", results.save_figure(fig, "12_defsent_table4.png", **meta))

@@ -51,7 +51,7 @@ COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's
 # tolerance: score
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, defsentplus, paper_defsentplus, preflight, pst, results, scores, variants
+from defsent_lite import aggregate, budget, checks, defsentplus, paper_defsentplus, plots, preflight, pst, results, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -104,3 +104,6 @@ meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], pooling=pooling,
             data=f"{report['source']}; {report['entries']} entries; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test "
                  f"examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
+fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
+                             unit="accuracy %")
+print("saved", results.save_figure(fig, "24_defsentplus_table4.png", **meta))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -23,9 +25,9 @@
 # only). Table 3 gives the checkpoints' own STS and the best of 10 runs; Table 6 the mean of
 # 10 runs of the released encoders, which is what stands beside our mean here; Table 4 their
 # SentEval accuracy. Figure 8 shows the entry spaces these trainings used. `CHECKPOINT` picks the
-# model: the four unsupervised SimCSE checkpoints by hub name; SNCSE and SynCSE (released by
-# download link, not on the hub) as a local folder with `PAPER_LABEL` naming its rows (e.g.
-# "snscse-BERT-base", "synscse-partial-RoBERTa-large"). Each step's combination is the one in
+# model: the four unsupervised SimCSE and the two SynCSE-partial checkpoints by hub name; SNCSE
+# (released by download link, not on the hub) as a local folder with `PAPER_LABEL` naming its
+# rows (e.g. "snscse-BERT-base"). Each step's combination is the one in
 # the released encoder's name in Tables 4 and 7 (e.g. (CLS, AMP) for SimCSE-BERT-base), the 1st
 # step's from Sec. 4.2's text where it differs (SNCSE-RoBERTa-large: (CLS, AC), then (Mean, AC));
 # Table 6's names disagree with both and are not used. SentEval uses Table 7's pooling.
@@ -52,7 +54,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"   # a hub name, or a local folder with PAPER_LABEL
-PAPER_LABEL = None   # None: found by CHECKPOINT's hub name; else one of augmented.labels(), e.g. "snscse-BERT-base"
+PAPER_LABEL = None   # None: found by CHECKPOINT's hub name; for a folder one of augmented.labels(), e.g. "snscse-BERT-base"
 MODEL = None   # None: CHECKPOINT at paper (and rehearsal) scale, the scale's offline model standing in for it otherwise
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
@@ -61,6 +63,7 @@ PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 import pandas as pd
 
 from defsent_lite import augmented, config, paper_defsentplus, plots, preflight, pst, results, scores
+from defsent_lite.results import STS_COLS, TRANSFER_COLS
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))
@@ -124,3 +127,9 @@ print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
 print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **dict(meta, senteval_pooling=release.senteval_pooling,
       senteval=f"max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test examples, {S['transfer_kfold']}-fold")))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
+fig = plots.ours_minus_paper(table, STS_COLS, f"DefSent+ Tables 3 and 6: ours ({MODEL.split('/')[-1]}) minus the paper's ({release.label})",
+                             unit="Spearman x100")
+print("saved", results.save_figure(fig, "25_defsentplus_tables3_6.png", **meta))
+fig4 = plots.ours_minus_paper(table4, TRANSFER_COLS, f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({release.label})",
+                              unit="accuracy %")
+print("saved", results.save_figure(fig4, "25_defsentplus_table4.png", **meta))

@@ -52,7 +52,7 @@ REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official,
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, preflight, results, variants
+from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, plots, preflight, results, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -102,3 +102,6 @@ meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIAN
             runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
 print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))
+fig = plots.ours_minus_paper(table2, paper_gausscse.DIR_COLS, f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
+                             unit="accuracy %")
+print("saved", results.save_figure(fig, "31_gausscse_table2.png", **meta))

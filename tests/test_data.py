@@ -81,3 +81,35 @@ def test_dictionaries(tmp_path):
         data.read_ishiwatari(f)
     f.write_text("revitalize%oxford.3\tpos\toxford\tgive new life to\t[]\t[]\n")
     assert data.read_ishiwatari(f) == [("revitalize", "give new life to")]
+
+
+def test_wordnet_data_files_read_as_nltk_reads_them():
+    """Every 25th synset of each data file (and the hand-picked cases) against nltk's reader: the
+    same lemmas (syntactic markers such as "(ip)" dropped) and the gloss without its examples."""
+    import nltk
+    from nltk.corpus import wordnet as wn
+    folder = data.wordnet_folder()
+    assert folder is not None, "WordNet's data files not found under the data root or NLTK_DATA"
+    if str(folder.parent.parent) not in nltk.data.path:
+        nltk.data.path.insert(0, str(folder.parent.parent))
+    checked = 0
+    for pos, letter in zip(data.WORDNET_POS_FILES, "arnv"):
+        lines = [l for l in (folder / f"data.{pos}").read_text(encoding="utf-8").splitlines(True) if not l[0].isspace()]
+        for line in lines[::25]:
+            synset = wn.synset_from_pos_and_offset(letter, int(line.split()[0]))
+            assert data.synset_line_pairs(line) == [(n.replace("_", " ").lower(), synset.definition())
+                                                    for n in synset.lemma_names()], line[:60]
+            checked += 1
+    assert checked > 4000
+    galore = next(l for l in (folder / "data.adj").read_text(encoding="utf-8").splitlines() if " s 01 galore(ip) " in l)
+    assert data.synset_line_pairs(galore) == [("galore", "in great numbers")]   # marker and quoted example dropped
+
+
+def test_a_malformed_wordnet_line_names_file_and_line(tmp_path):
+    header = "  1 This software and database is being provided\n"
+    for pos in data.WORDNET_POS_FILES:
+        (tmp_path / f"data.{pos}").write_text(header + "00001740 03 n 01 entity 0 000 | that which exists\n")
+    assert data.read_wordnet_data_files(tmp_path)[:1] == [("entity", "that which exists")]
+    (tmp_path / "data.noun").write_text(header + "00001740 03 n 01 entity 0 000 that which exists\n")
+    with pytest.raises(ValueError, match=r"data\.noun:2: not a WordNet synset line"):
+        data.read_wordnet_data_files(tmp_path)

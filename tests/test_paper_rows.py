@@ -65,8 +65,10 @@ def test_data_augmented_rows_stand_beside_table3_and_table6():
     sncse = augmented.release("/models/sncse-roberta-large", "snscse-RoBERTa-large")
     assert sncse.combinations == (("cls", "cls"), ("mean", "cls")) and sncse.lrs == (1e-6, 1e-6)
     assert sncse.table4_keys == ("SNCSE RoBERTa-large", "DefSent+ snscse-RoBERTa-large 2nd-(Mean,AC)-a")
-    syn = augmented.release("/models/syncse", "synscse-partial-RoBERTa-base")   # Table 5 drops "-partial"
+    syn = augmented.release("sjtu-lit/SynCSE-partial-RoBERTa-base")   # Table 5 drops "-partial", Table 7 writes "snscse"
     assert (syn.table3_key, syn.lrs, syn.senteval_pooling) == ("SynCSE (partial) RoBERTa-base", (1e-6,), "prompt")
+    assert augmented.release("/models/syncse", "synscse-partial-RoBERTa-base") == syn._replace(checkpoint="/models/syncse")
+    assert defsentplus.PAPER_LRS["sjtu-lit/SynCSE-partial-RoBERTa-large"] == (2e-5, 5e-6)
     for label in augmented.labels():   # Table 4's step agrees with the length of Table 5's row
         r = augmented.release("x", label)
         assert r.table4_keys[1].split()[2][:3] == ["1st", "2nd"][r.steps - 1] and len(r.combinations) == r.steps
