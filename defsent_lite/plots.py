@@ -10,7 +10,7 @@ def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
     marker per column, a line at 0; rows the paper lacks (NaN) are listed as such. Row names
     longer than label_width characters wrap, so the plot keeps its width."""
     rows = list(dict.fromkeys(table.index.get_level_values(0)))
-    labels = [textwrap.fill(r if np.isfinite(table.loc[(r, "diff"), columns].astype(float)).any() else f"{r} (no paper row)",
+    labels = [textwrap.fill(str(r) if np.isfinite(table.loc[(r, "diff"), columns].astype(float)).any() else f"{r} (no paper row)",
                             label_width, break_on_hyphens=False) for r in rows]
     lines = sum(label.count("\n") + 1 for label in labels)
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.3 * max(lines, len(rows) * max(1, len(columns) / 6))))

@@ -34,6 +34,17 @@ def test_ours_minus_paper_plots_the_differences():
     assert sorted(labels) == sorted(["first", "second", "new (no paper row)"])
 
 
+def test_ours_minus_paper_wraps_long_row_names_and_takes_numbers():
+    """Long names wrap at spaces (never inside "BERT-base"); a grid's rows are batch sizes (ints)."""
+    long = "DefSent+ 1st Training vs Table 6: DefSent+ simcse-BERT-base 1st-(CLS,AMP)-a"
+    paper = pd.DataFrame({"avg": [65.0, 55.0]}, index=["p1", "p2"])
+    ours = pd.DataFrame({"avg": [64.0, 56.0]}, index=["o1", "o2"])
+    table = results.side_by_side(paper, ours, {long: ("p1", "o1"), 16: ("p2", "o2")})
+    labels = [t.get_text() for t in plots.ours_minus_paper(table, ["avg"]).axes[0].get_yticklabels()]
+    assert "16" in labels and all(len(line) <= 36 for label in labels for line in label.split("\n"))
+    assert " ".join(next(label for label in labels if "Table 6" in label).split("\n")) == long
+
+
 def test_best_pooling_scores_picks_the_best_average():
     sts = {p: {c: float(i) for c in results.STS_COLS} for i, p in enumerate(["cls", "mean", "prompt"])}
     sts["mean"]["avg"] = 9.0
