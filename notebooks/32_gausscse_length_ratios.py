@@ -68,11 +68,12 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 
 # %% [markdown]
 # ## Direction accuracy by length ratio (ours, ent+rev)
-# Pairs of the evaluated subsets binned by their log length ratio; the length baseline is
-# right exactly on the positive bins (wrong at 0, where it has no answer).
+# Pairs of the evaluated subsets binned by their log length ratio, and how many of them the
+# model gets right; the length baseline is right exactly on the positive bins (wrong at 0, where
+# it has no answer). Counts rather than shares: a bin may hold 3 pairs.
 
 # %%
-# tolerance: fraction; size=exact
+# tolerance: count; pairs=exact
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 if S["paper_protocol"]:  # before any training: what will run, timed here

@@ -259,9 +259,9 @@ def test_direction_by_length_bins_pairs_by_character_length_ratio():
             [("abcd", "ab"), ("abcdefgh", "ab"), ("ab", "cd"), ("a", "abc")]]  # log ratios 0.69, 1.39, 0, -1.10
     rows.append(dict(premise="x", hypothesis="y", label="neutral"))  # not a direction pair
     table = gausscse_tables.direction_by_length({"direction_correct": {"SNLI": [1, 0, 1, 1]}}, {"SNLI": rows}, [])
-    sizes, means = table["SNLI"].xs("size", level=1), table["SNLI"].xs("mean", level=1)
-    assert sizes.tolist() == [1, 1, 0, 1, 1]  # shorter, equal, (0, 0.5], (0.5, 1], > 1
-    assert means["(0.5, 1]"] == 1 and means["> 1"] == 0 and means["0 (equal)"] == 1
+    pairs, right = table["SNLI"].xs("pairs", level=1), table["SNLI"].xs("right", level=1)
+    assert pairs.tolist() == [1, 1, 0, 1, 1]  # shorter, equal, (0, 0.5], (0.5, 1], > 1
+    assert right["(0.5, 1]"] == 1 and right["> 1"] == 0 and right["0 (equal)"] == 1 and right["(0, 0.5]"] == 0
 
 
 def test_paper_hyperparameters_are_table5_optima_and_unknown_models_warn():
