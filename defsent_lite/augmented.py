@@ -4,7 +4,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from . import paper_defsentplus, pst, results, scores
+from . import paper_defsentplus, pst, results
 from .results import STS_COLS, TRANSFER_COLS
 
 FAMILIES = {"simcse": ("SIMCSE", "SimCSE"), "snscse": ("SNCSE", "SNCSE"),   # label prefix -> the name of the
@@ -80,19 +80,10 @@ def beside_paper(ours, rel):
     return results.side_by_side(paper, ours, pairs)
 
 
-def transfer_rows(model, final_run, pooling, scale, data_dir=None):
-    """Our Table 4 rows: SentEval of the checkpoint as loaded and of the final PST encoder (the
-    run's saved checkpoint), both under `pooling` (Table 7's for the released encoder)."""
-    batch = scale["encode_batch_size"]
-    rows = {"checkpoint": scores.untrained_transfer(model, [pooling], scale, data_dir, batch)[pooling],
-            "DefSent+": scores.transfer_scores(final_run["path"], pooling, scale, data_dir, batch)}
-    return pd.DataFrame.from_dict({k: [v[c] for c in TRANSFER_COLS] for k, v in rows.items()}, orient="index",
-                                  columns=TRANSFER_COLS)
-
-
 def transfer_beside_paper(ours, rel):
     """Table 4 side by side: our checkpoint row beside the paper's checkpoint row, our final
-    encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+")."""
+    encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+", as
+    scores.transfer_before_after names them)."""
     paper = results.paper_table({k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS)
     return results.side_by_side(paper, ours, {f"checkpoint vs Table 4: {rel.table4_keys[0]}": (rel.table4_keys[0], "checkpoint"),
                                               f"DefSent+ vs Table 4: {rel.table4_keys[1]}": (rel.table4_keys[1], "DefSent+")})

@@ -6,7 +6,7 @@ the poolings asked for together share one forward pass (`encode.embedders`). A t
 scores are cached under the run's key (`trained_sts`, `trained_transfer`), so they outlive its
 checkpoint: DefSent keeps only the first seed's (see `defsent.final_runs`).
 """
-from . import cache, config, encode, models, sts, transfer
+from . import cache, config, encode, models, results, sts, transfer
 
 
 def cached_per_pooling(kind, cfg, poolings, compute_many):
@@ -47,6 +47,15 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
 def transfer_scores(name_or_path, pooling, scale, data_dir=None, batch_size=64):
     """SentEval scores of a (trained) encoder under one pooling, with the scale's settings."""
     return encoder_transfer(name_or_path, pooling, transfer_settings(scale), data_dir, batch_size)
+
+
+def transfer_before_after(model, trained_path, pooling, scale, data_dir=None, names=("untrained", "trained")):
+    """SentEval rows (named `names`, columns results.TRANSFER_COLS) of a model as loaded (cached)
+    and of an encoder trained from it, both under one pooling, with the scale's settings."""
+    batch = scale["encode_batch_size"]
+    rows = [untrained_transfer(model, [pooling], scale, data_dir, batch)[pooling],
+            transfer_scores(trained_path, pooling, scale, data_dir, batch)]
+    return results.paper_table({n: [r[c] for c in results.TRANSFER_COLS] for n, r in zip(names, rows)}, results.TRANSFER_COLS)
 
 
 def encoder_transfer(name_or_path, pooling, settings, data_dir=None, batch_size=64):

@@ -68,9 +68,8 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final P
       "pooling", pooling, f"({why})")
 
 
-rows = {f"untrained ({pooling})": scores.untrained_transfer(MODEL, [pooling], S, DATA_ROOT, S["encode_batch_size"])[pooling],
-        f"DefSent+ final PST ({pooling})": scores.transfer_scores(final["path"], pooling, S, DATA_ROOT, S["encode_batch_size"])}
-ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()}, results.TRANSFER_COLS)
+ours = scores.transfer_before_after(MODEL, final["path"], pooling, S, DATA_ROOT,
+                                    names=(f"untrained ({pooling})", f"DefSent+ final PST ({pooling})"))
 ours.round(2)
 
 # %% [markdown]

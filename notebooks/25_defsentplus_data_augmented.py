@@ -107,7 +107,8 @@ pd.Series(poolings, name="best pooling")
 
 # %%
 # tolerance: score; paper=exact
-transfer = augmented.transfer_rows(MODEL, steps[-1]["best_run"], release.senteval_pooling, S, DATA_ROOT)
+transfer = scores.transfer_before_after(MODEL, steps[-1]["best_run"]["path"], release.senteval_pooling, S, DATA_ROOT,
+                                       names=("checkpoint", "DefSent+"))
 table4 = augmented.transfer_beside_paper(transfer, release)
 print("SentEval pooling:", release.senteval_pooling, "(Table 7)")
 table4
