@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from . import config, models, paper_defsent
+from . import checks, config, models, paper_defsent, paper_defsentplus
 
 STD_DDOF = 0
 
@@ -81,9 +81,43 @@ def reference_model(model):
     if paper_model_label(model):
         return str(model), f"paper rows: {paper_model_label(model)} ({model})"
     if model in models.OFFLINE_ALIASES:
-        return "bert-base-uncased", ("paper rows: BERT-base; the offline all-MiniLM-L6-v2 stands in for it "
-                                     "(its vocabulary, 6 layers instead of 12): compare changes, not levels")
+        return "bert-base-uncased", ("paper rows: BERT-base, as context; the offline all-MiniLM-L6-v2 stands in for it "
+                                     "(its vocabulary, 6 layers instead of 12; already tuned for similarity): "
+                                     "no difference is taken")
     return None, f"paper rows: none (the papers report no {model})"
+
+
+def comparable(model, scale, paper_model=None):
+    """Whether ours and the paper's rows can be differenced: the paper's own model (not a stand-in)
+    under the paper's protocol. Otherwise the paper's rows are context beside ours (no diff).
+    paper_model: the model the paper's rows are of (default: `model`, if the papers ran it)."""
+    standin = config.standins_enabled() and models.is_standin_name(model)
+    same = str(model) == str(paper_model) if paper_model is not None else paper_model_label(model) is not None
+    return bool(scale["paper_protocol"]) and same and not standin
+
+
+def defsent_pooling_in_defsentplus(model):
+    """The pooling ("cls", "mean", "max") of DefSent+ Table 2's DefSent row of `model`: the DefSent
+    Table 8 row of the same model with the same numbers (BERT-base: Mean, 75.11); None for a model
+    the papers did not run. DefSent+ reports DefSent at each model's best pooling."""
+    label = paper_model_label(model)
+    row = paper_defsentplus.TABLE2.get(f"DefSent {label}")
+    found = [p for p, name in POOLING_LABELS.items() if paper_defsent.TABLE8.get((label, name)) == row]
+    return found[0] if row and found else None
+
+
+def defsent_reported_pooling(scale, reference, dev_mrr):
+    """(pooling, why) of DefSent's one-pooling rows (Tables 3 and 4): under the paper's protocol
+    the best by mean dev MRR, as the paper chose; at smoke and cpu scale the pooling of the paper's
+    DefSent row for the reference model (BERT-base: CLS), because a short run's dev-MRR margins
+    between poolings are within its seed spread (smoke: Max 0.0676 against Mean 0.0667)."""
+    best = checks.best_of(dev_mrr, float, "pooling by dev MRR")   # refuses a NaN
+    label = paper_model_label(reference)
+    row = next((k for k in paper_defsent.TABLE3 if label and k.startswith(f"DefSent-{label} (")), None)
+    if scale["paper_protocol"] or row is None:
+        return best, "the best by dev MRR"
+    pooling = {v: k for k, v in POOLING_LABELS.items()}[row.split("(")[-1].rstrip(")")]
+    return pooling, f"the pooling of the paper's row {row!r} (at this scale the dev-MRR margins are noise)"
 
 
 def paper_model_label(model):

@@ -67,23 +67,29 @@ def rows(untrained, steps):
     return pd.DataFrame.from_dict(table, orient="index", columns=STS_COLS), poolings, counts
 
 
-def beside_paper(ours, rel):
+def beside_paper(ours, rel, compare=True):
     """Side-by-side with the paper: the checkpoint beside its Table 3 row, our last PST step beside
-    Table 6's released encoder (its step named where it differs), earlier steps beside nothing."""
+    Table 6's released encoder (its step named where it differs), earlier steps beside nothing.
+    compare=False (another model stands in for the checkpoint): the paper's rows are context."""
     paper = results.paper_table({rel.table3_key: paper_defsentplus.TABLE3[rel.table3_key],
                                  rel.table6_key: paper_defsentplus.TABLE6[rel.table6_key]}, STS_COLS)
     last = ours.index[-1]
-    pairs = {f"checkpoint vs Table 3: {rel.table3_key}": (rel.table3_key, "checkpoint")}
+    pairs = {"checkpoint": (rel.table3_key, "checkpoint")}
     for label in ours.index[1:]:
-        pairs[f"{label} vs Table 6: {rel.table6_key}" if label == last else label] = (
-            rel.table6_key if label == last else None, label)
-    return results.side_by_side(paper, ours, pairs)
+        pairs[label] = (rel.table6_key if label == last else None, label)
+    return results.side_by_side(paper, ours, pairs, compare=compare)
 
 
-def transfer_beside_paper(ours, rel):
+def transfer_beside_paper(ours, rel, compare=True):
     """Table 4 side by side: our checkpoint row beside the paper's checkpoint row, our final
     encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+", as
     scores.transfer_before_after names them)."""
     paper = results.paper_table({k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS)
-    return results.side_by_side(paper, ours, {f"checkpoint vs Table 4: {rel.table4_keys[0]}": (rel.table4_keys[0], "checkpoint"),
-                                              f"DefSent+ vs Table 4: {rel.table4_keys[1]}": (rel.table4_keys[1], "DefSent+")})
+    return results.side_by_side(paper, ours, {"checkpoint": (rel.table4_keys[0], "checkpoint"),
+                                              "DefSent+": (rel.table4_keys[1], "DefSent+")}, compare=compare)
+
+
+def paper_rows_text(rel):
+    """Which paper row stands beside each of ours (the tables' row labels are ours)."""
+    return (f"paper rows: checkpoint = Table 3 / 4 '{rel.table3_key}' / '{rel.table4_keys[0]}'; "
+            f"the last DefSent+ step = Table 6 '{rel.table6_key}', Table 4 '{rel.table4_keys[1]}'")

@@ -60,16 +60,18 @@ def mcnemar_table(runs):
     return pd.DataFrame(rows)
 
 
-def grid_beside_paper(grid, model):
+def grid_beside_paper(grid, model, compare=True):
     """Our Appendix E grid (SNLI-dev AUPRC x100, batch size x lr) with the paper's Table 5 rows of
     the model (hub name) and ours minus the paper's, rows (batch size, source); the paper rows are
-    NaN for a model the paper did not run."""
+    NaN for a model the paper did not run. compare=False: the paper's rows are context, no diff."""
     lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
     rows = {}
     for b in grid.index:
         paper = pd.Series(paper_gausscse.TABLE5.get((str(model), b), [np.nan] * len(lrs)), index=lrs)
         ours = grid.loc[b].reindex(lrs)
-        rows[(b, "paper")], rows[(b, "ours")], rows[(b, "diff")] = paper, ours, ours - paper
+        rows[(b, "paper" if compare else "paper (context)")], rows[(b, "ours")] = paper, ours
+        if compare:
+            rows[(b, "diff")] = ours - paper
     out = pd.DataFrame(rows).T
     out.index = pd.MultiIndex.from_tuples(out.index, names=["batch size", "source"])
     return out.astype(float).round(2)

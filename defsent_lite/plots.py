@@ -8,7 +8,10 @@ import numpy as np
 def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
     """Dot plot of the 'diff' rows (ours - paper) of a side_by_side table: one line per row, one
     marker per column, a line at 0; rows the paper lacks (NaN) are listed as such. Row names
-    longer than label_width characters wrap, so the plot keeps its width."""
+    longer than label_width characters wrap, so the plot keeps its width. None for a table
+    without 'diff' rows (the paper's rows are context: there is no difference to draw)."""
+    if "diff" not in table.index.get_level_values(-1):
+        return None
     rows = list(dict.fromkeys(table.index.get_level_values(0)))
     labels = [textwrap.fill(str(r) if np.isfinite(table.loc[(r, "diff"), columns].astype(float)).any() else f"{r} (no paper row)",
                             label_width, break_on_hyphens=False) for r in rows]

@@ -120,15 +120,23 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
                                space_key=dict(encoder=encoder_id, entry_pooling=entry_pooling, transform=name))
                 runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
-                so_far = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+                so_far = best_of(selectable(runs, cfg), defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
                 runs = cache.drop_all_but("defsentplus", runs, so_far)  # at most two checkpoints on disk
-        best = best_of(runs, defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+        best = best_of(selectable(runs, cfg), defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
         keep_only_best(runs, best, run_cfgs, ds, data_dir)
         steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
                           best=best, best_run=runs[best], warnings=[str(w.message) for w in caught],
                           space_name=f"{ENTRY_POOLINGS[entry_pooling]}", combination=(pooling, entry_pooling)))
         encoder, encoder_id = runs[best]["path"], runs[best]["key"]
     return steps
+
+
+def selectable(runs, cfg):
+    """The runs a step may keep: all of them, or only the plain space's where the ICA candidate is
+    scored but not chosen (cfg["ica_selectable"] False: the smoke scale, where FastICA cannot converge)."""
+    if cfg.get("ica_selectable", True):
+        return runs
+    return {key: run for key, run in runs.items() if key[0] == "plain"}
 
 
 def step_combination(cfg, step):
@@ -168,6 +176,7 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
     return dict(model=model, dataset=dataset, max_entries=max_entries, pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
                 batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
+                ica_selectable=scale["dsp_ica_selectable"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
                 sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
                 later_combinations=[tuple(c) for c in later_combinations or []])
@@ -255,6 +264,23 @@ def steps_table(steps, untrained=None):
                 rows[(f"{ordinal(st['step'])} Training", space, p)] = row.tolist()
     df = pd.DataFrame.from_dict(rows, orient="index", columns=STS_COLS)
     df.index = pd.MultiIndex.from_tuples(df.index, names=["PST step", "space", "pooling"])
+    return df
+
+
+def loss_drop(steps, k=3):
+    """How far each step's training loss falls within its one epoch: the mean of the first k and
+    of the last k logged batches, and the drop (first - last), per step and candidate space (the
+    first seed); chance is log(entries)."""
+    rows = {}
+    for st in steps:
+        for (space, seed), run in st["runs"].items():
+            if seed == st["best"][1]:
+                curve = run["loss_curve"]
+                first, last = float(np.mean(curve[:k])), float(np.mean(curve[-k:]))
+                rows[(f"{ordinal(st['step'])} Training", space)] = dict(chance=run["chance_loss"], first=first,
+                                                                       last=last, drop=first - last)
+    df = pd.DataFrame.from_dict(rows, orient="index")
+    df.index = pd.MultiIndex.from_tuples(df.index, names=["PST step", "space"])
     return df
 
 

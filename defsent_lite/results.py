@@ -27,20 +27,22 @@ def paper_table(table, columns):
     return df
 
 
-def side_by_side(paper, ours, pairs, digits=2):
+def side_by_side(paper, ours, pairs, digits=2, compare=True):
     """Rows 'paper', 'ours', 'diff' (ours - paper) for each (paper row, our row) pair.
 
     `paper` and `ours` are DataFrames with the same columns; `pairs` maps a label to
     (paper row key, our row key); a paper key of None (the paper has no such row) gives NaN
-    paper and diff rows.
+    paper and diff rows. With compare=False (another model stands in for the paper's, see
+    aggregate.comparable) the paper's row is context: rows 'paper (context)' and 'ours', no diff.
     """
     rows = {}
     for label, (p_key, o_key) in pairs.items():
         o = ours.loc[o_key]
         p = paper.loc[p_key] if p_key is not None else pd.Series(float("nan"), index=paper.columns)
-        rows[(label, "paper")] = p
+        rows[(label, "paper" if compare else "paper (context)")] = p
         rows[(label, "ours")] = o
-        rows[(label, "diff")] = o - p
+        if compare:
+            rows[(label, "diff")] = o - p
     out = pd.DataFrame(rows).T
     out.index = pd.MultiIndex.from_tuples(out.index, names=["row", "source"])
     return out[list(paper.columns)].astype(float).round(digits)

@@ -24,8 +24,12 @@
 #
 # **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 800 training
 # definitions, one seed, 250 evenly spaced pairs per STS task. MiniLM was already
-# trained for sentence similarity, so its untrained rows are far above raw BERT's; the
-# question here is whether DefSent training moves each pooling up or down.
+# trained for sentence similarity, so its untrained rows are far above raw BERT's. The
+# untrained rows are compared tightly; the DefSent rows are a **pipeline check** at this size
+# (finite, the right rows): the 50-step run moves the STS averages by 0.1 to 3.4 points here,
+# and their spread over seeds and machines is not measured, so no change below is claimed as a
+# result (notebook 10 shows what the short run does learn: word prediction). The paper's rows
+# are context (another model).
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -49,7 +53,7 @@ VARIANT = "official"  # the released code's settings (default); "paper": the tex
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, plots, preflight, results, scores, variants
+from defsent_lite import aggregate, budget, defsent, paper_defsent, plots, preflight, results, scores, variants
 
 S, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
@@ -76,7 +80,7 @@ variants.whole(defsent.differences())
 # ## Table 8: every pooling, DefSent beside the paper (mean over seeds; ± std below)
 
 # %%
-# tolerance: score; paper=exact
+# tolerance: check; paper=exact; paper (context)=exact; untrained*=inference
 seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.STS_COLS] for s in trained[p]["scores"]]
                                     for p in POOLINGS}, results.STS_COLS, "DefSent STS")
 rows = {}
@@ -92,29 +96,34 @@ for p in POOLINGS:
     P = aggregate.POOLING_LABELS[p]
     pairs8[f"untrained ({P})"] = (None, ("untrained", p))   # Table 8 has DefSent rows only
     pairs8[f"DefSent ({P})"] = (aggregate.paper_row(paper_defsent.TABLE8, reference, P), ("DefSent", p))
-table8 = results.side_by_side(paper8, ours8, pairs8)
+table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparable(MODEL, S))
 table8
 
 # %%
-# tolerance: score
+# tolerance: check
 aggregate.mean_pm_std(seeds)
 
 # %% [markdown]
-# ## Table 3: the best pooling by dev MRR, beside the paper's DefSent row for the model
-# (the paper's row is its own best pooling; the untrained baselines of Table 3 were computed
-# with bert-base, so they stand beside ours only for BERT-base and its stand-in).
+# ## Table 3: one pooling, beside the paper's DefSent row for the model
+# The paper's row is its own best pooling by dev MRR; at paper scale ours is chosen the same way,
+# at smoke scale it is the paper's pooling for the model (a short run's dev-MRR margins are
+# within its seed spread). The untrained baselines of Table 3 were computed with bert-base, so
+# they stand beside ours only for BERT-base and its stand-in.
 
 # %%
-# tolerance: score; paper=exact
-best = checks.best_of({p: trained[p] for p in POOLINGS}, lambda t: pd.Series(t["dev_mrr"]).mean(), "pooling by dev MRR")
-print("best pooling by dev MRR:", best)
+# tolerance: check; paper=exact; paper (context)=exact; untrained*=inference
+best, why = aggregate.defsent_reported_pooling(S, reference, {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS})
+print("pooling:", best, f"({why})")
 paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
 baseline_row = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
-paper_key = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent")
-pairs3 = {f"DefSent ({best}) vs {paper_key}": (paper_key, ("DefSent", best))}
+paper_best = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent")
+paper_key = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent", f"({aggregate.POOLING_LABELS[best]})")
+print(f"the paper's Table 3 row: {paper_best}; ours pools with {best}:",
+      "the same pooling" if paper_key else "another pooling, so no paper row beside it (Table 8 pairs every pooling)")
+pairs3 = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
 if best in baseline_row:
     pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
-table3 = results.side_by_side(paper3, ours8, pairs3)
+table3 = results.side_by_side(paper3, ours8, pairs3, compare=aggregate.comparable(MODEL, S))
 table3
 
 # %%
@@ -125,4 +134,5 @@ print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))
 fig = plots.ours_minus_paper(table8, results.STS_COLS, f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="Spearman x100")
-print("saved", results.save_figure(fig, "11_defsent_table8.png", **meta))
+if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
+    print("saved", results.save_figure(fig, "11_defsent_table8.png", **meta))

@@ -26,12 +26,16 @@
 # first three seeds, as its Table 9 says ("three evaluations with different random seeds";
 # `defsent.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
 #
-# **Smoke scale**: the pooling with the best dev MRR in notebook 10 only (the paper's
+# **Smoke scale**: one pooling, that of the paper's DefSent row for the model (BERT-base: CLS;
+# a smoke run's dev-MRR margins between poolings are within its seed spread) (the paper's
 # Table 4 also shows one pooling per model; Table 9 all three, run with `SCALE = "paper"`),
-# 500 training and at most 250 dev/test examples per task, 5 folds, C = 1. Expect DefSent to change the
-# untrained MiniLM's average accuracy by a few points either way (single tasks more: TREC,
-# six classes on 500 test questions, moves most); the paper's DefSent-BERT-base gained about
-# 1 point over the raw BERT baselines.
+# 500 training and at most 250 dev/test examples per task, 5 folds, C = 1. The untrained
+# row (the classifier is deterministic on fixed vectors) is compared as a score; the DefSent
+# rows are a **pipeline check** at this size (finite, the right rows): the 50-step run moves the
+# average by 1.4 points here, no more than SentEval accuracies of a trained encoder moved between
+# two machines (1.1), and its spread over seeds is not measured. The paper's rows are context
+# (another model). At paper
+# scale, expect DefSent-BERT-base about 1 point above the raw BERT baselines, as in the paper.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -49,14 +53,14 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
-POOLINGS = None   # None: smoke = the best pooling by dev MRR, paper = all three
+POOLINGS = None   # None: smoke = the pooling of the paper's Table 4 row for the model, paper = all three
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent.differences())
 
 # %%
-# tolerance: score
+# tolerance: check; untrained=score
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, defsent, paper_defsent, plots, preflight, results, scores, variants
+from defsent_lite import aggregate, budget, defsent, paper_defsent, plots, preflight, results, scores, variants
 
 S, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, tokenizer, _, head_kind = defsent.load_model(MODEL)
@@ -67,8 +71,10 @@ if S["paper_protocol"]:  # before any training: what will run, timed here
                       extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # untrained + 1st seed
 final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
-POOLINGS = POOLINGS or ([checks.best_of(dev_mrr, float, "pooling by dev MRR")] if S["name"] == "smoke" else list(final))
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS)
+reported, why = aggregate.defsent_reported_pooling(S, aggregate.reference_model(MODEL)[0], dev_mrr)
+POOLINGS = POOLINGS or ([reported] if S["name"] == "smoke" else list(final))
+print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS,
+      f"(smoke: {why})" if S["name"] == "smoke" else "")
 
 
 rows, seed_rows = {}, {}
@@ -95,7 +101,7 @@ variants.whole(defsent.differences())
 # pooling; the raw-BERT baselines of Table 4 stand beside ours only for BERT-base and its stand-in.
 
 # %%
-# tolerance: score; paper=exact
+# tolerance: check; paper=exact; paper (context)=exact; untrained*=score
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = pd.concat([results.paper_table(paper_defsent.TABLE9, results.TRANSFER_COLS).set_axis(
@@ -106,14 +112,15 @@ pairs = {}
 for p in POOLINGS:
     key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, aggregate.POOLING_LABELS[p])
     pairs[f"DefSent ({p}) vs Table 9"] = (f"Table 9: {key9[0]} ({key9[1]})" if key9 else None, ("DefSent", p))
-    pairs[f"DefSent ({p}) vs {paper_key4}"] = (paper_key4, ("DefSent", p))
+    if paper_key4 and f"({aggregate.POOLING_LABELS[p]})" in paper_key4:   # Table 4's row pools as the paper's best
+        pairs[f"DefSent ({p}) vs {paper_key4}"] = (paper_key4, ("DefSent", p))
     if p in ("cls", "mean") and reference == "bert-base-uncased":
         pairs[f"untrained ({p})"] = ({"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p], ("untrained", p))
-table4 = results.side_by_side(paper, ours, pairs)
+table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S))
 table4
 
 # %%
-# tolerance: score
+# tolerance: check
 aggregate.mean_pm_std(seeds)
 
 # %%
@@ -123,4 +130,5 @@ meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
 fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="accuracy %")
-print("saved", results.save_figure(fig, "12_defsent_table4.png", **meta))
+if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
+    print("saved", results.save_figure(fig, "12_defsent_table4.png", **meta))

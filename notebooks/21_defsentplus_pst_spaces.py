@@ -31,6 +31,16 @@
 # FastICA with 200 iterations (paper: 1000), STS on 50 evenly spaced pairs per task
 # of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
 # `python -m defsent_lite.pst --scale cpu` runs the same loop on a whole dataset.
+#
+# **What the smoke numbers are.** The STS rows of the trained encoders are a *pipeline check*
+# at this size, not a result: one short epoch on 614 definitions moves MiniLM's best STS
+# average (Mean pooling) by under 0.4 points and the others by at most 1.3, while the 1st step's
+# averages spread by 0.5 (Mean) and 1.1 (CLS) over three seeds. What does show is the training
+# loss falling within the 1st step (below). The ICA candidate is a pipeline
+# check too: FastICA cannot converge on 390 entries in 384 dimensions, so float differences
+# between machines become another space (its rows moved 5 points between two CPUs); it is
+# trained and scored, but at smoke scale a step keeps its best *plain* run
+# (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -81,10 +91,10 @@ variants.whole(defsentplus.differences())
 
 # %% [markdown]
 # Each step keeps the run with the best STS average (under its best inference pooling); the
-# candidates' averages, to see how clear each choice is:
+# candidates' averages (pipeline checks at smoke scale, see above):
 
 # %%
-# tolerance: score
+# tolerance: check
 pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus.best_sts_avg(r) for (space, seed), r in st["runs"].items()}
               for st in steps}).round(2)
 
@@ -117,12 +127,25 @@ curves = {f"step {st['step']} ({space})": r["loss_curve"] for st in steps for (s
 loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 
 # %% [markdown]
-# ## STS after each step (Spearman x 100; mean over seeds per space)
-# Compare with the paper's BERT-base trend (Table 2): 77.88 -> 78.40 -> 78.42, and 78.65 with
-# the ICA space at the 3rd step.
+# How far the loss falls within each step (mean of the first three and of the last three
+# batches; chance = log(entries)). The 1st step's fall is the smoke run's result: over seeds 0-2
+# it fell by 0.06, 0.12 and 0.07 nats (`docs/smoke_spread.md`), small but in every seed, where
+# the STS rows below move by less than their spread. At the 2nd and 3rd steps' lower rates the
+# loss barely moves within 20 batches (here 0.04 and -0.02): those rows, and the ICA run's
+# (its space is scaled x100, as the official code does), are pipeline checks.
 
 # %%
-# tolerance: score; ica200=ica
+# tolerance: loss; 2nd Training=check; 3rd Training=check
+pst.loss_drop(steps).round(3)
+
+# %% [markdown]
+# ## STS after each step (Spearman x 100; mean over seeds per space)
+# The paper's BERT-base trend (Table 2): 77.88 -> 78.40 -> 78.42, and 78.65 with the ICA space at
+# the 3rd step. At smoke scale the untrained rows are compared tightly and the trained rows are
+# a pipeline check (see the top of this notebook): no trend among them is a result.
+
+# %%
+# tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 table = pst.steps_table(steps, untrained).round(2)
 table

@@ -25,8 +25,12 @@
 # (shared through the run cache).
 #
 # **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 200 of *b* and *c*, one seed, 50 pairs
-# per STS task; DefSent's row is our smoke DefSent (CLS) of notebooks 10-11 scored on the
-# same pairs. MiniLM starts far above raw BERT, so read the *changes*, not the levels.
+# per STS task; DefSent's row is our smoke DefSent at the pooling of the paper's DefSent row for
+# the model (BERT-base: Mean, Table 8's 75.11; notebooks 10-11 train it), scored on the same
+# pairs. The untrained row is compared tightly; every trained row is a **pipeline check** at
+# this size (finite, the right rows; one short epoch moves MiniLM's STS by less than its
+# spread, and the untrained model scores above every trained row). The paper's rows stand beside
+# ours as context: MiniLM is not BERT-base, so no difference is taken.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -76,17 +80,19 @@ variants.whole(defsentplus.differences())
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
 # %%
-# tolerance: score; DefSent+ 3rd-(CLS,AMP)-a (ICA)=ica
+# tolerance: check; untrained=inference
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 rows, poolings = {}, {}
 poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
+ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"   # Table 2's DefSent row: the model's best pooling
+ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ["cls"], S["defsent_lr_xs"], S["seeds"],
+    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], S["defsent_lr_xs"], S["seeds"],
                       defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
-ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), "cls", S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
+ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
 m, tok = models.load(ds_runs[0]["path"])
-poolings["DefSent (CLS)"], rows["DefSent (CLS)"] = pst.best_pooling_scores(
-    defsentplus.sts_scores(m, tok, ["cls"], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
+poolings[ds_label], rows[ds_label] = pst.best_pooling_scores(
+    defsentplus.sts_scores(m, tok, [ds_pooling], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
 stds, counts = {}, {}
 for name in "cba":
     for st in runs[name]:
@@ -105,19 +111,19 @@ ours.round(2)
 # ## Beside the paper (Table 2: the model's rows, found by model and setting)
 
 # %%
-# tolerance: score; paper=exact; 3rd-(CLS,AMP)-a (ICA)=ica
+# tolerance: check; paper=exact; paper (context)=exact
 print(note)
 table = paper_defsentplus.TABLE2
 paper = results.paper_table(table, results.STS_COLS)
-pairs = {"DefSent": (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), "DefSent (CLS)")}
+pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), ds_label)}
 for label in [k for k in rows if k.startswith("DefSent+")]:
     key = defsentplus.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
     pairs[defsentplus.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
-table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs)
+table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, S))
 table2
 
 # %%
-# tolerance: score
+# tolerance: check
 if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gives mean ± std)
     print(pd.DataFrame(stds).T.round(2))
 
@@ -128,4 +134,5 @@ print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))
 fig = plots.ours_minus_paper(table2, results.STS_COLS, f"DefSent+ Table 2: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="Spearman x100")
-print("saved", results.save_figure(fig, "22_defsentplus_table2.png", **meta))
+if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
+    print("saved", results.save_figure(fig, "22_defsentplus_table2.png", **meta))

@@ -22,8 +22,10 @@
 # entries ((CLS, AMP) best), RoBERTa prefers AC for base, (Mean, AC) for large.
 #
 # **Smoke scale**: all-MiniLM-L6-v2, 200 sampled entries of *a* (notebook 21 uses 390: ICA needs them),
-# one seed, STS on 50
-# pairs per task (SentEval's tokenised files, as the paper and its code), the average under the best inference pooling (as the paper reports).
+# one seed, STS on 50 pairs per task (SentEval's tokenised files, as the paper and its code), the
+# average under the best inference pooling (as the paper reports). At this size the four
+# combinations differ by less than a run's spread, so the grid is a **pipeline check** (every
+# cell finite; the tests compare nothing else) and the paper's rows stand beside it as context.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -71,7 +73,7 @@ variants.whole(defsentplus.differences())
 # ## STS average per combination and inference pooling (ours)
 
 # %%
-# tolerance: score
+# tolerance: check
 ours = pd.DataFrame({combo: t.mean["avg"] for combo, t in grid.items()}).T   # mean over seeds per pooling
 ours["best"] = ours.max(axis=1)
 ours.round(2)
@@ -80,19 +82,22 @@ ours.round(2)
 # ## Beside Table 8 (paper: mean over 10 runs, best pooling)
 
 # %%
-# tolerance: score
+# tolerance: check; BERT-base=exact; BERT-large=exact; RoBERTa-base=exact; RoBERTa-large=exact
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_defsentplus.TABLE8, paper_defsentplus.TABLE8_COLS)
 key = aggregate.paper_row(paper_defsentplus.TABLE8, reference)
 mine = ours["best"].reindex(paper.columns)
-table8 = pd.concat([paper, pd.DataFrame([mine, mine - paper.loc[key] if key else mine * float("nan")],
-                                        index=[f"ours: {MODEL.split('/')[-1]}", f"ours - {key or 'no paper row'}"])]).round(2)
+rows = {f"ours: {MODEL.split('/')[-1]}": mine}
+if key and aggregate.comparable(MODEL, S):   # a difference only for the paper's own model at paper scale
+    rows[f"ours - {key}"] = mine - paper.loc[key]
+table8 = pd.concat([paper, pd.DataFrame(rows).T]).round(2)
 table8
 
 # %% [markdown]
-# What to look for: whether the AMP columns beat the AC columns for our BERT-style
-# encoder, as for both BERT rows of the paper, and how far apart the four cells are.
+# What to look for at paper scale: whether the AMP columns beat the AC columns for a BERT
+# model, as in both BERT rows of the paper. At smoke scale the four cells are within noise of
+# each other: no order among them is a result.
 
 # %%
 meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], data=f"{report['source']}; {report['entries']} entries",

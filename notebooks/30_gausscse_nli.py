@@ -34,10 +34,12 @@
 # triplets (XNLI-en, counterfactual SNLI, MNLI dev_matched; the paper trains on 275k
 # SNLI+MNLI triplets, not available offline), one epoch, batch 32, lr 5e-5
 # (official variant: 10% warm-up, then linear decay; AdamW weight decay 0.01), 200 evenly
-# spaced pairs of SNLI dev and of each test set. Two steps leave the model nearly untrained:
-# with the official per-dimension similarity its scores crowd near 0.97, where the official
-# 0.001 threshold grid is coarse, so accuracy sits near the majority class (`VARIANT = "paper"`
-# gave 68-71 on SNLI with 192 triplets and 300 pairs). The larger run on
+# spaced pairs of SNLI dev and of each test set. Two steps leave the model nearly untrained
+# (16 steps did not separate the settings either), so at this size the trained rows, the
+# selected step and the threshold are a **pipeline check** (finite, the right rows; the tests
+# compare nothing else), not a result; the paper's rows stand beside them as context. The
+# cosine-baseline row (an untrained encoder, smoke: MiniLM with mean pooling; paper scale:
+# supervised SimCSE, the paper's row) involves no training and is compared as a score. The larger run on
 # all offline triplets and full test sets (`python -m defsent_lite.gausscse --scale cpu`,
 # about 30 minutes on 2 cores) and its tables are in README ("GaussCSE on this CPU").
 
@@ -91,7 +93,7 @@ variants.whole(gausscse.differences())
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model
 
 # %%
-# tolerance: score; paper=exact
+# tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
 ours, _ = gausscse_tables.tables(runs, tests, sick_full)
 cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})"
@@ -99,16 +101,17 @@ ours.loc[cosine] = gausscse_tables.baseline_row(baseline)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference)), paper_gausscse.NLI_COLS)
-pairs = {f"SimCSE (BERT-base) vs {cosine}": ("SimCSE (BERT-base)", cosine)}
+simcse = (baseline_model, baseline_pooling) == gausscse.SIMCSE_BASELINE   # the paper's baseline row is SimCSE's
+pairs = {cosine: ("SimCSE (BERT-base)" if simcse else None, cosine)}
 pairs.update({s: (s if s in paper.index else None, s) for s in gauss_model.LOSS_SETTINGS})
-table3 = results.side_by_side(paper, ours, pairs)
+table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S))
 table3
 
 # %% [markdown]
 # ## Table 1: accuracy only, with the average
 
 # %%
-# tolerance: score; paper=exact
+# tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score
 acc_cols = [c for c in paper_gausscse.NLI_COLS if c.endswith("acc")]
 table1 = table3[acc_cols].copy()
 table1["avg"] = table1.mean(axis=1).round(2)
@@ -119,7 +122,7 @@ table1
 # SNLI-dev AUPRC was checked every 100 steps and at the end; the best check is kept.
 
 # %%
-# tolerance: score; best_step=count; threshold=fraction
+# tolerance: check
 pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=round(100 * r["dev_auprc"], 2),
                       threshold=round(r["threshold"], 4)) for s, r in runs.items()}).T
 
@@ -130,4 +133,5 @@ meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIAN
             runs={s: r.get("seeds", 1) for s, r in runs.items()}, baseline=f"{baseline_model} ({baseline_pooling}), threshold {baseline['threshold']:.3f}")
 print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))
 fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})")
-print("saved", results.save_figure(fig, "30_gausscse_table3.png", **meta))
+if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
+    print("saved", results.save_figure(fig, "30_gausscse_table3.png", **meta))

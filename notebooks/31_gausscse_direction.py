@@ -19,16 +19,21 @@
 # On entailment pairs only, A is predicted to entail B when sim(B||A) > sim(A||B): the
 # entailing sentence should have the broader Gaussian. SICK pairs whose entailment goes
 # both ways have no direction and are excluded (counted below). The length baseline says
-# the longer sentence entails: lengths in characters, a tie counted wrong, which reproduces
-# the paper's baseline row exactly on the full test sets (`nli_metrics.length_baseline_accuracy`;
-# whitespace words or ties scored one half are options). Paper (BERT-base): the reversed set is what teaches
+# the longer sentence entails: lengths in characters, a tie counted wrong
+# (`nli_metrics.length_baseline_accuracy`; whitespace words or ties scored one half are
+# options). On the full test sets (cpu and paper scale) this gives the paper's baseline row
+# within 0.01 (README, "GaussCSE on this CPU"); the smoke subsets below give their own numbers. Paper (BERT-base): the reversed set is what teaches
 # direction: ent+rev and ent+con+rev reach 92-93% on average against 81.47% for the
 # length baseline, while ent and ent+con stay near 62-64%. McNemar's test (p < 0.05)
 # compares settings on the same pairs, as the paper does.
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 64 offline triplets, 200 evenly spaced pairs per test set. The CPU run on all offline
-# triplets and full test sets is in README ("GaussCSE on this CPU").
+# 64 offline triplets, 200 evenly spaced pairs per test set. Two training steps teach no
+# direction (16 steps did not either: 40.5% on SNLI for ent+rev at lr 5e-5, 51.9% at 3e-4),
+# so the trained rows and the McNemar p-values are a **pipeline check** here (finite, the
+# right rows; the tests compare nothing else), with the paper's rows beside them as context.
+# The length baseline involves no training: it is compared exactly. The CPU run on all
+# offline triplets and full test sets is in README ("GaussCSE on this CPU").
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -79,12 +84,12 @@ variants.whole(gausscse.differences())
 # ## Table 2 / 4: direction accuracy, ours beside the paper's rows of the model
 
 # %%
-# tolerance: score; paper=exact; Length-baseline=exact
+# tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact
 _, ours = gausscse_tables.tables(runs, tests, sick_full)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE2, aggregate.paper_model_label(reference)), paper_gausscse.DIR_COLS)
-table2 = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index})
+table2 = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index}, compare=aggregate.comparable(MODEL, S))
 table2
 
 # %% [markdown]
@@ -92,7 +97,7 @@ table2
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 
 # %%
-# tolerance: pvalue
+# tolerance: check
 mcnemar = gausscse_tables.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
@@ -104,4 +109,5 @@ print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
 print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))
 fig = plots.ours_minus_paper(table2, paper_gausscse.DIR_COLS, f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="accuracy %")
-print("saved", results.save_figure(fig, "31_gausscse_table2.png", **meta))
+if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
+    print("saved", results.save_figure(fig, "31_gausscse_table2.png", **meta))

@@ -26,8 +26,10 @@
 # **Smoke scale**: all-MiniLM-L6-v2 (the paper's BERT-base rows beside it), batch sizes 16 and
 # 32 only (x the three rates: 6 trainings; all 12 cells on 128 triplets took 250 s here, too
 # long for CI; the rehearsal and paper scales run all four batch sizes), 32 offline triplets
-# per training (2 steps or 1), 100 SNLI-dev pairs: the grid's path runs; its numbers say
-# nothing about the paper's optimum.
+# per training (2 steps or 1), 100 SNLI-dev pairs: the grid's path runs, and its numbers are a
+# **pipeline check** (finite, one per cell; the tests compare nothing else): one or two steps
+# leave the model where it started, so the cells differ by noise and say nothing about the
+# paper's optimum. The paper's rows stand beside ours as context.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -65,10 +67,10 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:
 # ## Table 5: SNLI-dev AUPRC x100 per batch size and learning rate, beside the paper's
 
 # %%
-# tolerance: score; paper=exact
+# tolerance: check; paper (context)=exact; paper=exact
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-table5 = gausscse_tables.grid_beside_paper(grid, reference)
+table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=aggregate.comparable(MODEL, S))
 table5
 
 # %% [markdown]
@@ -77,7 +79,7 @@ table5
 # never flips what this notebook prints.
 
 # %%
-# tolerance: score
+# tolerance: check
 print(gausscse_tables.best_grid_cell(grid, reference, margin=4.0))
 
 # %%
@@ -87,4 +89,5 @@ meta = dict(model=MODEL, scale=S["name"], seeds=[base["seed"]], variant=VARIANT,
 print("saved", results.save_csv(table5, "33_gausscse_table5.csv", **meta))
 fig = plots.ours_minus_paper(table5, list(grid.columns), f"GaussCSE Table 5: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="SNLI-dev AUPRC x100")
-print("saved", results.save_figure(fig, "33_gausscse_table5.png", **meta))
+if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
+    print("saved", results.save_figure(fig, "33_gausscse_table5.png", **meta))

@@ -69,3 +69,38 @@ def test_pst_rows_are_the_mean_over_seeds_under_the_best_mean_pooling():
     assert table.n["cls"] == 10
     rows = pst.steps_table([step])
     assert rows.loc[("1st Training", "plain", "mean"), "avg"] == pytest.approx(68.5)   # the mean, not the best seed
+
+
+def test_a_difference_only_between_like_things(monkeypatch):
+    """Ours and the paper's rows are differenced only for the paper's own model at paper scale;
+    the offline model, a stand-in or a smaller scale leave the paper's rows as context."""
+    from defsent_lite import config
+    smoke, paper = config.scale("smoke"), config.scale("paper")
+    monkeypatch.setenv("DEFSENT_STANDINS", "0")
+    assert aggregate.comparable("bert-base-uncased", paper)
+    assert not aggregate.comparable("bert-base-uncased", smoke)
+    assert not aggregate.comparable(config.OFFLINE_MODEL, paper)
+    assert aggregate.comparable("princeton-nlp/unsup-simcse-bert-base-uncased", paper,
+                                paper_model="princeton-nlp/unsup-simcse-bert-base-uncased")
+    assert not aggregate.comparable(config.OFFLINE_MODEL, paper, paper_model="princeton-nlp/unsup-simcse-bert-base-uncased")
+    monkeypatch.setenv("DEFSENT_STANDINS", "1")
+    assert not aggregate.comparable("bert-base-uncased", paper)   # a tiny random stand-in
+    p = results.paper_table({"row": [1.0, 2.0]}, ["a", "b"])
+    o = results.paper_table({"mine": [1.5, 2.5]}, ["a", "b"])
+    table = results.side_by_side(p, o, {"R": ("row", "mine")}, compare=False)
+    assert list(table.index) == [("R", "paper (context)"), ("R", "ours")]
+
+
+def test_defsent_rows_of_defsentplus_are_at_the_models_best_pooling():
+    """DefSent+ Table 2's DefSent rows are DefSent Table 8's rows of each model's best pooling."""
+    assert {m: aggregate.defsent_pooling_in_defsentplus(m) for m in aggregate.PAPER_MODEL_LABELS} == \
+        {"bert-base-uncased": "mean", "bert-large-uncased": "mean", "roberta-base": "cls", "roberta-large": "max"}
+
+
+def test_smoke_reports_the_papers_pooling_not_a_noisy_selection():
+    from defsent_lite import config
+    dev = {"cls": 0.0476, "mean": 0.0667, "max": 0.0676}
+    assert aggregate.defsent_reported_pooling(config.scale("smoke"), "bert-base-uncased", dev)[0] == "cls"
+    assert aggregate.defsent_reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"
+    with pytest.raises(Exception, match="pooling by dev MRR"):
+        aggregate.defsent_reported_pooling(config.scale("paper"), "bert-base-uncased", dict(dev, max=float("nan")))

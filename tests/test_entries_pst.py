@@ -70,3 +70,14 @@ def test_pst_steps_and_rates_follow_table5():
         pst.pst_config(paper, "bert-base-uncased", "a", steps=0)
     assert paper_defsentplus.first_training_combinations("RoBERTa-base") == {
         "c": ("cls", "cls"), "b": ("mean", "cls"), "a": ("cls", "mean")}   # Table 2's 1st-(CLS,AC)-c, (Mean,AC)-b, (CLS,AMP)-a
+
+
+def test_the_smoke_scale_scores_the_ica_candidate_but_keeps_a_plain_run():
+    """FastICA cannot converge on the smoke scale's 390 entries in 384 dimensions: the ICA run is
+    trained and shown, but never selected there; at cpu and paper scale it competes (Eq. 11)."""
+    from defsent_lite import config
+    runs = {("plain", 0): dict(sts={"cls": {"avg": 70.0}}), ("ica200", 0): dict(sts={"cls": {"avg": 75.0}})}
+    assert not config.scale("smoke")["dsp_ica_selectable"] and config.scale("paper")["dsp_ica_selectable"]
+    assert set(pst.selectable(runs, dict(ica_selectable=False))) == {("plain", 0)}
+    assert set(pst.selectable(runs, dict(ica_selectable=True))) == set(runs)
+    assert set(pst.selectable(runs, {})) == set(runs)

@@ -78,14 +78,17 @@ def test_data_augmented_rows_stand_beside_table3_and_table6():
     assert poolings == {"checkpoint": "mean", "DefSent+ 1st Training": "cls", "DefSent+ 2nd Training": "cls"}
     assert counts == {"DefSent+ 1st Training": 2, "DefSent+ 2nd Training": 2} and ours.loc["checkpoint", "avg"] == 55.0
     table = augmented.beside_paper(ours, rel)
-    last = f"DefSent+ 2nd Training vs Table 6: {rel.table6_key}"
-    assert table.loc[(last, "diff"), "avg"] == pytest.approx(70.5 - 82.04)
-    assert table.loc[("checkpoint vs Table 3: SIMCSE RoBERTa-large", "paper"), "avg"] == 78.90
+    assert table.loc[("DefSent+ 2nd Training", "diff"), "avg"] == pytest.approx(70.5 - 82.04)
+    assert table.loc[("checkpoint", "paper"), "avg"] == 78.90
     assert table.loc[("DefSent+ 1st Training", "paper")].isna().all()
+    context = augmented.beside_paper(ours, rel, compare=False)   # a stand-in: the paper's rows, no diff
+    assert context.loc[("checkpoint", "paper (context)"), "avg"] == 78.90
+    assert "diff" not in context.index.get_level_values("source")
+    assert rel.table6_key in augmented.paper_rows_text(rel)
     transfer = pd.DataFrame({c: [80.0, 86.0] for c in results.TRANSFER_COLS}, index=["checkpoint", "DefSent+"])
     t4 = augmented.transfer_beside_paper(transfer, rel)
-    assert t4.loc[("checkpoint vs Table 4: SimCSE RoBERTa-large", "diff"), "avg"] == pytest.approx(80.0 - 88.44)
-    assert t4.loc[("DefSent+ vs Table 4: DefSent+ simcse-RoBERTa-large 2nd-(CLS,AC)-a", "paper"), "MR"] == 86.58
+    assert t4.loc[("checkpoint", "diff"), "avg"] == pytest.approx(80.0 - 88.44)
+    assert t4.loc[("DefSent+", "paper"), "MR"] == 86.58
 
 
 def test_defsent_table5_beside_the_papers_rates_and_spread():
