@@ -270,7 +270,7 @@ def steps_table(steps, untrained=None):
 def loss_drop(steps, k=3):
     """How far each step's training loss falls within its one epoch: the mean of the first k and
     of the last k logged batches, and the drop (first - last), per step and candidate space (the
-    first seed); chance is log(entries)."""
+    seed of the step's best run); chance is log(entries)."""
     rows = {}
     for st in steps:
         for (space, seed), run in st["runs"].items():
