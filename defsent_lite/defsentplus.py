@@ -163,8 +163,9 @@ def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=No
 def paper_combination(model, dataset):
     """(pooling, entry pooling, why): the encoding combination of the model's 1st Training on the
     dataset in Table 2 (model: a hub name, as aggregate.reference_model gives it); BERT-base's
-    (CLS, AMP) for a model the paper did not train. The paper changes the combination at a later
-    step for some models (e.g. BERT-large: 1st (Mean,AC), 2nd (CLS,AMP)): paper_later_combinations."""
+    (CLS, AMP) for a model the paper did not train. On dataset a Table 2's numbers decide, not its
+    labels (paper_defsentplus.table8_combination: BERT-large (CLS, AMP), both RoBERTas (Mean, AC)).
+    A later step's combination: paper_later_combinations."""
     label = aggregate.paper_model_label(model)
     combos = paper_defsentplus.first_training_combinations(label) if label else {}
     if dataset in combos:
@@ -191,7 +192,7 @@ def table2_row(model, setting, ica=False):
 
 def paired_label(our_setting, paper_key):
     """Our setting, with the paper's in brackets where its combination differs."""
-    theirs = paper_key.split()[-1] if paper_key else None
+    theirs = paper_defsentplus.setting_of(paper_key) if paper_key else None
     return our_setting if theirs is None or our_setting.split()[0] == theirs else f"{our_setting} (paper: {theirs})"
 
 

@@ -19,7 +19,9 @@
 # Which pooling feeds the pooler during training (CLS or Mean), and which entry embeddings
 # it is trained against (AC = average CLS, AMP = average mean pooling)? The paper chooses
 # the combination by a grid after the 1st Training on dataset *a*: BERT prefers AMP
-# entries ((CLS, AMP) best), RoBERTa prefers AC for base, (Mean, AC) for large.
+# entries ((CLS, AMP) best), RoBERTa (Mean, AC) (Table 8; Table 2's 1st-Training rows carry
+# these numbers under other labels for BERT-large and the RoBERTas, and the numbers decide which
+# combination `pst.model_pst_config` runs).
 #
 # **Smoke scale**: all-MiniLM-L6-v2, 200 sampled entries of *a* (notebook 21 uses 390: ICA needs them),
 # one seed, STS on 50 pairs per task (SentEval's tokenised files, as the paper and its code), the

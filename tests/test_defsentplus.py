@@ -144,8 +144,8 @@ def test_pst_encoder_loads_in_sentence_transformers_and_the_following_space(tmp_
 
 
 def test_pst_changes_the_combination_at_a_later_step(tmp_path, monkeypatch):
-    """Table 2's per-step combinations (e.g. RoBERTa: 1st (CLS, AMP), then (Mean, AC)): step 2 trains
-    with step 2's pooling against entries built with step 2's entry pooling."""
+    """A later step's own combination (Sec. 4.2: SNCSE-RoBERTa-large, 1st (CLS, AC), then (Mean, AC)):
+    step 2 trains with step 2's pooling against entries built with step 2's entry pooling."""
     from defsent_lite import paper_defsentplus
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     tiny, ds = tiny_pst_setup(tmp_path)

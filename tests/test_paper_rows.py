@@ -22,12 +22,22 @@ def test_table2_row_by_step_and_dataset(model, setting, ica, row):
 def test_paired_label_names_the_papers_combination_where_it_differs():
     assert defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
     assert defsentplus.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
-    assert (defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
-            == "1st-(CLS,AMP)-a (paper: 1st-(Mean,AC)-a)")
+    assert defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
+    assert (defsentplus.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
+            == "1st-(Mean,AC)-a (paper: 1st-(CLS,AMP)-a)")   # the label says (Mean,AC), its numbers (CLS,AMP)
+    assert (defsentplus.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
+            == "1st-(CLS,AMP)-b (paper: 1st-(Mean,AC)-b)")
 
 
 def test_paper_combination_and_the_tables_derived_from_the_paper():
-    assert defsentplus.paper_combination("bert-large-uncased", "a")[:2] == ("mean", "cls")   # (Mean, AC)
+    # on a, Table 2's numbers are Table 8's cells of other combinations than its labels say
+    assert defsentplus.paper_combination("bert-large-uncased", "a")[:2] == ("cls", "mean")   # (CLS, AMP): 79.40
+    assert defsentplus.paper_combination("roberta-base", "a")[:2] == ("mean", "cls")         # (Mean, AC): 78.44
+    assert defsentplus.paper_combination("roberta-large", "a")[:2] == ("mean", "cls")        # (Mean, AC): 79.81
+    assert defsentplus.paper_combination("bert-base-uncased", "a")[:2] == ("cls", "mean")    # (CLS, AMP): 77.88
+    assert defsentplus.paper_combination("bert-large-uncased", "b")[:2] == ("mean", "cls")   # b: the label (no Table 8)
+    assert [paper_defsentplus.pst_combinations(m) for m in ("BERT-large", "RoBERTa-large")] == [
+        [("cls", "mean")] * 3, [("mean", "cls")] * 3]   # no model changes combination between steps
     assert defsentplus.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
     pooling, entry, why = defsentplus.paper_combination("my/model", "a")
     assert (pooling, entry) == ("cls", "mean") and "no 1st Training row" in why
