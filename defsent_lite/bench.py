@@ -95,7 +95,8 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
     with torch.inference_mode():
         for s in range(0, len(defs), batch_size):
             b = tok(defs[s:s + batch_size], padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-            vecs.append(pool(pooling, model(**b).last_hidden_state, b["attention_mask"]))
+            b = encode.on_model_device(model, b)
+            vecs.append(pool(pooling, model(**b).last_hidden_state, b["attention_mask"]).cpu())
     vecs = torch.cat(vecs)
     space = torch.stack([vecs[[i for i, e in enumerate(ids) if e == entry]].mean(0) for entry in sorted(set(ids))])
     seconds = time.perf_counter() - t0
@@ -105,7 +106,7 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
 def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev"):
     """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
     encoder, tok = models.load("offline", eval_mode=False)
-    model = gauss_model.GaussModel(encoder)
+    model = gauss_model.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
     batches = train.batched(gausscse.training_triplets(source=gausscse.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: gausscse.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)

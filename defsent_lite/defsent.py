@@ -16,7 +16,7 @@ from torch import nn
 
 from . import budget, cache, config, data, dictionary, models, scores, train, variants
 from .checks import best_of, require_finite, require_nonempty
-from .encode import check_sentences, eval_mode, full_precision, hidden_states, tokenize_batch
+from .encode import check_sentences, eval_mode, full_precision, hidden_states, on_model_device, tokenize_batch
 from .pooling import pool
 from .scores import seed_scoring
 
@@ -197,7 +197,7 @@ def collate(tokenizer, examples, max_length=128, pooling="cls"):
 def word_logits(model, head, batch, pooling, mask_token_id=None):
     """Vocabulary logits of the pooled definitions of a batch (only [B, V] is materialised);
     prompt pooling needs the tokenizer's mask_token_id."""
-    inputs = {k: v for k, v in batch.items() if k != "targets"}
+    inputs = on_model_device(model, {k: v for k, v in batch.items() if k != "targets"})
     h = hidden_states(model, inputs)
     pooled = pool(pooling, h, inputs["attention_mask"], inputs["input_ids"], mask_token_id)
     with full_precision(pooled.device):  # [B, V] logits in fp32 under autocast too
@@ -206,8 +206,7 @@ def word_logits(model, head, batch, pooling, mask_token_id=None):
 
 def loss(model, head, batch, pooling, mask_token_id=None):
     """Cross-entropy of the defined word's id (DefSent's objective)."""
-    device = next(model.parameters()).device
-    batch = {k: v.to(device) for k, v in batch.items()}
+    batch = on_model_device(model, batch)
     return F.cross_entropy(word_logits(model, head, batch, pooling, mask_token_id).float(), batch["targets"])
 
 
@@ -238,12 +237,11 @@ def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_lengt
              mrr_cutoff=None):
     """Word-prediction metrics over examples, computed batch by batch (`what` names the run in errors)."""
     require_nonempty(examples, f"{what}: evaluation definitions")
-    device = next(model.parameters()).device
     ranks = []
     with eval_mode(model):
         for start in range(0, len(examples), batch_size):
             batch = collate(tokenizer, examples[start:start + batch_size], max_length, pooling)
-            batch = {k: v.to(device) for k, v in batch.items()}
+            batch = on_model_device(model, batch)
             logits = word_logits(model, head, batch, pooling, tokenizer.mask_token_id).float()
             ranks.append(gold_ranks(logits, batch["targets"], what).cpu())
     return metrics_from_ranks(torch.cat(ranks), what, mrr_cutoff)

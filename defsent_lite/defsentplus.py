@@ -101,10 +101,11 @@ def pooler_output(model, pooled):
 
 def entry_logits(model, batch, pooling, space, mask_token_id=None):
     """entry_embed(e') . h(s) for every entry e' (Eq. 5): [B, number of entries]."""
+    batch = encode.on_model_device(model, batch)
     h = hidden_states(model, batch)
     pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
     with encode.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
-        return pooler_output(model, pooled.float()) @ space.float().T
+        return pooler_output(model, pooled.float()) @ space.to(pooled.device).float().T   # a no-op once on the device
 
 
 def loss(model, tokenizer, examples, pooling, space, max_length=128):

@@ -90,6 +90,13 @@ def full_precision(device):
     return torch.autocast(torch.device(device).type, enabled=False)
 
 
+def on_model_device(model, batch):
+    """The batch's tensors on the model's device: where every path that feeds a model moves its
+    inputs (on a GPU a batch left on the CPU would fail in the first layer)."""
+    device = next(model.parameters()).device
+    return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+
+
 def hidden_states(model, batch):
     """Last hidden states of the encoder (works for AutoModel and AutoModelForMaskedLM)."""
     return model.base_model(**batch).last_hidden_state
@@ -132,8 +139,7 @@ def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, 
     with eval_mode(model), torch.inference_mode(), autocast_for(device):
         for start in tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False):
             idx = order[start:start + batch_size]
-            batch = tokenizer.pad([features[i] for i in idx], return_tensors="pt")
-            batch = {k: v.to(device) for k, v in batch.items()}
+            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             h = hidden_states(model, batch)
             for p in poolings:
                 out[p][idx] = pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float().cpu()

@@ -8,7 +8,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import config
-from .encode import autocast_for, check_sentences, eval_mode, hidden_states, tokenize_sorted
+from .encode import autocast_for, check_sentences, eval_mode, hidden_states, on_model_device, tokenize_sorted
 from .pooling import pool
 
 ENTRY_POOLINGS = {"cls": "AC", "mean": "AMP"}
@@ -42,7 +42,7 @@ def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cl
         for start in tqdm(range(0, len(order), batch_size), desc=f"entries ({ENTRY_POOLINGS[pooling]})",
                           disable=not show, leave=False):
             idx = order[start:start + batch_size]
-            batch = {k: v.to(device) for k, v in tokenizer.pad([features[i] for i in idx], return_tensors="pt").items()}
+            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             vec = pool(pooling, hidden_states(model, batch), batch["attention_mask"])
             sums.index_add_(0, ids[idx], vec.double().cpu())
     return (sums / counts[:, None]).float()  # Eq. 2
