@@ -45,6 +45,11 @@ def is_standin_name(name):
     return str(name) in standins.HUB_NAMES
 
 
+def hub_offline():
+    """True when HF_HUB_OFFLINE is set: a hub name loads from the local cache only, failing fast."""
+    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
+
+
 def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mode=True,
          local_files_only=None, add_prefix_space=False):
     """Return (model, tokenizer) on `device` (cuda when present, else cpu).
@@ -55,7 +60,7 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
     (other tokenizers have no such setting and are returned as they are).
     """
     if local_files_only is None:
-        local_files_only = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
+        local_files_only = hub_offline()
     transformers.logging.set_verbosity_error()  # keep notebooks free of load-time chatter
     if not config.show_progress():
         transformers.utils.logging.disable_progress_bar()
@@ -81,9 +86,8 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
 
 def load_tokenizer(name_or_path=config.OFFLINE_MODEL):
     """The tokenizer alone (cheap): what a cached run needs to know its data without the model."""
-    local = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
     try:
-        return AutoTokenizer.from_pretrained(resolve(name_or_path), local_files_only=local)
+        return AutoTokenizer.from_pretrained(resolve(name_or_path), local_files_only=hub_offline())
     except (OSError, ValueError) as e:
         raise OSError(f"could not load the tokenizer of {name_or_path!r} ({type(e).__name__}: "
                       f"{str(e).splitlines()[0]})") from None
@@ -148,15 +152,16 @@ def head_was_loaded(model):
 
 
 def tokenizers_at_hand(bert, roberta):
-    """(BERT-vocabulary tokenizer, RoBERTa tokenizer or None when it is not on this machine),
-    for the dataset statistics that count both vocabularies."""
-    bert_tok = AutoTokenizer.from_pretrained(resolve(bert))
+    """(BERT-vocabulary tokenizer, RoBERTa tokenizer or None when it cannot be had), for the
+    dataset statistics that count both vocabularies. Online (HF_HUB_OFFLINE unset, Colab) the
+    RoBERTa tokenizer comes from the hub; offline only from the local cache (a stand-in's at rehearsal)."""
+    bert_tok = AutoTokenizer.from_pretrained(resolve(bert), local_files_only=hub_offline())
     try:
-        roberta_tok = AutoTokenizer.from_pretrained(resolve(roberta), local_files_only=True)  # a stand-in's at rehearsal
-    except OSError:
-        roberta_tok = None
+        roberta_tok = AutoTokenizer.from_pretrained(resolve(roberta), local_files_only=hub_offline())
+    except (OSError, ValueError) as e:
+        roberta_tok, why = None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
     print("BERT-vocabulary tokenizer:", bert, f"({bert_tok.vocab_size} tokens) | RoBERTa tokenizer:",
-          "loaded" if roberta_tok else f"{roberta} not available offline")
+          "loaded" if roberta_tok else f"{roberta} not available ({'offline' if hub_offline() else why})")
     return bert_tok, roberta_tok
 
 

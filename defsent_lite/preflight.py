@@ -63,7 +63,7 @@ def model_problem(name):
     try:
         if isinstance(try_to_load_from_cache(name, "config.json"), str):
             return None
-        if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", ""):
+        if models.hub_offline():
             return f"{name}: not in the Hugging Face cache and HF_HUB_OFFLINE is set"
         return None if file_exists(name, "config.json") else f"{name}: no such model on the Hugging Face hub"
     except Exception as e:  # no network, hub down: say so rather than fail later

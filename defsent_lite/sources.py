@@ -164,7 +164,7 @@ def needs(notebook, scale="smoke"):
         "20": dictionary, "21": dictionary + [STS_SENTEVAL], "22": dictionary + [STS_SENTEVAL] + ([STS, TRANSFER] if paper else []),
         "23": dictionary + [STS_SENTEVAL], "24": dictionary + [STS_SENTEVAL, TRANSFER],
         "25": dictionary + [STS_SENTEVAL], "30": nli, "31": nli, "32": nli, "33": nli,
-        "90": [STS, NLI_TRAIN_ANY],
+        "90": [STS, NLI_TRAIN_ANY, OXFORD_ANY, WORDNET],  # its DefSent and entry benchmarks read the dictionary
     }
     key = str(notebook)[:2]
     if key not in table:

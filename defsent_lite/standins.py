@@ -50,8 +50,8 @@ def build(name, folder, data_dir=None):
     torch.manual_seed(SEED)
     if HUB_NAMES[name] == "bert":
         build_bert(folder)
-    else:
-        build_roberta(folder, corpus(data_dir))
+    else:  # the data-augmented RoBERTa checkpoints (SimCSE, SynCSE) ship no MLM head, as the real ones
+        build_roberta(folder, corpus(data_dir), mlm_head=name in ("roberta-base", "roberta-large"))
     (folder / MARKER).write_text(json.dumps(dict(stands_in_for=name, size=SIZE, seed=SEED), indent=1))
     return folder
 
@@ -64,9 +64,10 @@ def build_bert(folder):
     tokenizer.save_pretrained(folder)
 
 
-def build_roberta(folder, sentences):
-    """RobertaForMaskedLM with pooler weights in the checkpoint, and a byte-level BPE tokenizer
-    trained on `sentences` with RoBERTa's special tokens and leading-space convention."""
+def build_roberta(folder, sentences, mlm_head=True):
+    """RobertaForMaskedLM with pooler weights in the checkpoint (mlm_head=False: the encoder and
+    pooler only), and a byte-level BPE tokenizer trained on `sentences` with RoBERTa's special
+    tokens and leading-space convention."""
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(sentences, vocab_size=ROBERTA_VOCAB, min_frequency=2, show_progress=False,
                             special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
@@ -77,6 +78,8 @@ def build_roberta(folder, sentences):
     mlm = RobertaForMaskedLM(cfg)
     pooler = RobertaModel(cfg, add_pooling_layer=True).pooler  # RobertaForMaskedLM has none; roberta-base's checkpoint does
     state = dict(mlm.state_dict(), **{f"roberta.pooler.{k}": v for k, v in pooler.state_dict().items()})
+    if not mlm_head:
+        state = {k: v for k, v in state.items() if not k.startswith("lm_head.")}
     mlm.save_pretrained(folder, state_dict=state)
     tokenizer.save_pretrained(folder)
 

@@ -107,3 +107,29 @@ def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):
     (train / "triplets.tsv").write_text("premise\tentailment\tcontradiction\na\tb\tc\n")
     assert gausscse.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
     assert gausscse.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
+
+
+def test_the_benchmarks_preflight_covers_the_dictionary_their_defsent_and_entry_runs_read():
+    """Issue 33: notebook 90 trains DefSent (notebook 10's data) and builds entries of dataset c
+    (notebook 20's data); its preflight fetched only STS and NLI before."""
+    bench = sources.needs("90")
+    assert all(n in bench for n in sources.needs("10") + sources.needs("20"))
+
+
+def test_the_roberta_tokenizer_comes_from_the_hub_when_online(monkeypatch, capsys):
+    """Issue 33: notebooks 00 and 20 asked for roberta-base with local_files_only=True, so a fresh
+    Colab (online, empty cache) showed NaN in every RoBERTa column."""
+    from defsent_lite import models
+    asked = []
+
+    def fake(name, **kw):
+        asked.append((name, kw.get("local_files_only")))
+        return type("Tok", (), {"vocab_size": 1})()
+    monkeypatch.setattr(models.AutoTokenizer, "from_pretrained", fake)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    models.tokenizers_at_hand("bert-base-uncased", "roberta-base")
+    assert ("roberta-base", False) in asked
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    asked.clear()
+    models.tokenizers_at_hand("bert-base-uncased", "roberta-base")
+    assert ("roberta-base", True) in asked

@@ -110,3 +110,25 @@ def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, mon
     assert result["head"] == defsent.PRETRAINED and result["steps"] >= 1 and 0 <= result["test"]["mrr"] <= 1
     encoder, _ = models.load(result["path"])
     assert encoder.config.model_type == "roberta"
+
+
+def test_a_roberta_checkpoint_without_mlm_head_gets_the_original_models_dense_layer(tmp_path, monkeypatch):
+    """Issue 33 item 2: the SimCSE/SynCSE RoBERTa checkpoints ship no lm_head; the official code
+    copies the pooler's dense layer from roberta-base/-large's MLM head. b806a5a copied it from
+    the checkpoint's own (missing, so randomly initialised) head without a word."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    monkeypatch.setenv("DEFSENT_STANDINS", "1")
+    simcse = "princeton-nlp/unsup-simcse-roberta-base"
+    assert "transform" in models.mlm_head_check(models.load(simcse, mlm_head=True)[0]).missing_parts
+    assert defsentplus.roberta_backbone(simcse) == "roberta-base"
+    assert defsentplus.roberta_backbone("sjtu-lit/SynCSE-partial-RoBERTa-large") == "roberta-large"
+    model, _ = defsentplus.load_model(simcse)
+    original, _ = models.load("roberta-base", mlm_head=True)
+    torch.testing.assert_close(model.pooler.dense.weight, original.lm_head.dense.weight)
+    torch.testing.assert_close(model.pooler.dense.bias, original.lm_head.dense.bias)
+    assert isinstance(model.pooler.activation, torch.nn.GELU)
+    local = models.resolve(simcse)   # the same checkpoint by its folder: no backbone to infer
+    with pytest.raises(ValueError, match="no MLM head.*mlm_head_from='roberta-base'"):
+        defsentplus.load_model(local)
+    model, _ = defsentplus.load_model(local, mlm_head_from="roberta-base")
+    torch.testing.assert_close(model.pooler.dense.weight, original.lm_head.dense.weight)
