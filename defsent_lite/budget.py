@@ -69,22 +69,23 @@ def seconds_per_call(fn, device, warmup=1, repeats=3):
     return (time.perf_counter() - t0) / repeats
 
 
-def measure(model, loss_fn, encode_fn, repeats=5):
+def measure(model, loss_fn, encode_fn, repeats=5, mixed_precision=True):
     """(seconds per training step, seconds per encoded batch) of a model: loss_fn(model) -> loss,
-    encode_fn(model) -> anything (inference)."""
+    encode_fn(model) -> anything (inference, which sets its own precision). mixed_precision: the
+    training's (bf16/fp16 autocast on GPU, as train.train; False: fp32)."""
     device = next(model.parameters()).device
     was_training = model.training
 
     def step():
         model.train()
-        with encode.autocast_for(device):
+        with encode.autocast_for(device, enabled=mixed_precision):
             loss = loss_fn(model)
         loss.backward()
         model.zero_grad(set_to_none=True)
 
     def infer():
         model.eval()
-        with torch.inference_mode(), encode.autocast_for(device):
+        with torch.inference_mode():
             encode_fn(model)
     try:
         return (seconds_per_call(step, device, warmup=2, repeats=repeats),
@@ -131,6 +132,5 @@ def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     device = next(model.parameters()).device
 
     def infer():
-        with torch.inference_mode(), encode.autocast_for(device):
-            encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)
+        encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)   # fp32, as evaluation
     return Plan(what, 0, 0, encoded, 0.0, seconds_per_call(infer, device), batch, device_name(device))

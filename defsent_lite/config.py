@@ -108,7 +108,8 @@ SCALES = {
         defsent_batch_size=16,
         defsent_train_max=None,
         defsent_eval_max=None,
-        defsent_lr_xs=[i / 2 for i in range(15)],
+        defsent_lr_xs="table5",      # the rate the official run scripts pin per model and pooling (Table 5);
+                                     # the paper's search: defsent.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
         dsp_max_entries=None,
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # bert-base-uncased; defsentplus.PAPER_LRS has the other models
         dsp_inference_poolings=["cls", "mean", "prompt"],

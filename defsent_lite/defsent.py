@@ -56,7 +56,11 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     ("definition length", "not stated", "cut at the model's 512 tokens", "cut at 128 tokens"),
     ("MRR", "mean reciprocal rank", "from the top 10 (a gold word ranked below 10 counts 0)", "over the whole vocabulary"),
     ("split", "8:1:1 by word", "unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)",
-     "both variants: seeded shuffle (seed 0), rounded boundaries (at most one word moves)"),
+     "both variants: seeded shuffle (seed 0), so not the official run's split; rounded boundaries"),
+    ("learning rate", "searched: 2^x 1e-6, x in 0, 0.5, ..., 7, on dev MRR (Table 5: the chosen)",
+     "run scripts pin Table 5's rate per model and pooling",
+     "both variants: the scale's defsent_lr_xs (paper scale 'table5', the scripts'; LR_GRID_XS searches)"),
+    ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "both variants: the same as official"),
     ("SentEval classifier", "SentEval (not detailed)", "SentEval's torch classifier, 10 folds",
      "both variants: the scale's transfer_classifier (paper scale: SentEval's torch classifier)"),
 ]
@@ -326,10 +330,28 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
 
 
+LR_GRID_XS = [i / 2 for i in range(15)]   # the paper's search: 2^x * 1e-6, x in {0, 0.5, ..., 7}
+PINNED = "table5"   # the rate the official run scripts pin per model and pooling (Table 5)
+
+
 def lr_grid(xs=None):
     """DefSent's learning-rate grid 2^x * 1e-6, x in {0, 0.5, ..., 7}."""
-    xs = [i / 2 for i in range(15)] if xs is None else xs
+    xs = LR_GRID_XS if xs is None else xs
     return {x: 2.0 ** x * 1e-6 for x in xs}
+
+
+def lr_exponents(xs, model, pooling):
+    """The exponents x (lr 2^x * 1e-6) final_runs tries for `model` and `pooling`: xs = "table5" is
+    the one rate the official run scripts pin (Table 5; hppRC/defsent experiments/scripts), a list
+    is a search on dev MRR (the paper's text: `LR_GRID_XS`)."""
+    if xs != PINNED:
+        return list(xs)
+    from . import aggregate, paper_defsent   # the paper's numbers, only for the pinned rates
+    label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
+    if label not in paper_defsent.TABLE5_LR_X:
+        raise ValueError(f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} pooling; "
+                         f"give the exponents to search instead (defsent.LR_GRID_XS is the paper's grid)")
+    return [paper_defsent.TABLE5_LR_X[label]]
 
 
 def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
@@ -367,7 +389,8 @@ class FinalRuns(NamedTuple):
 
 
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
-    """Choose the learning rate on dev MRR (first seed), then train every seed with it.
+    """Choose the learning rate on dev MRR (first seed) among lr_exponents(xs, ...) (one pinned rate:
+    no choice), then train every seed with it.
 
     Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. Only the
     first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
@@ -377,7 +400,7 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     if dataset is None:
         dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False),
                                 variant=base["variant"])
-    best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), xs, dataset)
+    best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), lr_exponents(xs, base["model"], pooling), dataset)
     lr = lr_grid([best_x])[best_x]
     first = run(dict(base, pooling=pooling, seed=seeds[0], lr=lr), dataset)
     return FinalRuns(best_x, search, [first] + [scored_run(seed_config(base, pooling, s, lr, i), dataset)
@@ -414,7 +437,8 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
-    trainings = len(poolings) * (len(xs) + len(seeds) - 1)  # the search's best rate is the first seed's run
+    n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]
+    trainings = sum(n_rates) + len(poolings) * (len(seeds) - 1)  # the search's best rate is the first seed's run
     if base.get("scoring"):  # later seeds are scored on STS (and the first 3 on SentEval) right after training
         with_transfer = min(len(seeds), SENTEVAL_SEEDS) - 1
         extra_encoded += len(poolings) * ((len(seeds) - 1) * scoring_sentences(dict(base["scoring"], transfer=None))
@@ -426,8 +450,10 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     train_batch = collate(tokenizer, splits["train"][:base["batch_size"]], v["max_length"], p)
     eval_batch = collate(tokenizer, splits["dev"][:64], v["max_length"], p)
     step_s, batch_s = budget.measure(model, lambda m: loss(m, head, train_batch, p, tokenizer.mask_token_id),
-                                     lambda m: word_logits(m, head, eval_batch, p, tokenizer.mask_token_id))
-    what = f"DefSent, {len(poolings)} pooling(s) x ({len(xs)} learning rates + {len(seeds) - 1} more seeds)"
+                                     lambda m: word_logits(m, head, eval_batch, p, tokenizer.mask_token_id),
+                                     mixed_precision=v["mixed_precision"])
+    rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
+    what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
     return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
                        trainings * n_eval + extra_encoded, step_s, batch_s, 64,
                        budget.device_name(next(model.parameters()).device))

@@ -32,17 +32,21 @@ PAPER_LRS = {hub: paper_defsentplus.table5_rates(label)   # 1st, 2nd, 3rd Traini
 VARIANTS = {
     "official": dict(optimizer=dict(optimizer="adamw", weight_decay=0.0, eps=1e-6, warmup_ratio=0.0, decay=True,
                                     grad_clip=1.0),
-                     max_length=512, ica_standardise=True),
+                     max_length=512, ica_standardise=True, mixed_precision=False),
     "paper": dict(optimizer=dict(optimizer="adamw", weight_decay=0.01, eps=1e-8, warmup_ratio=0.1, decay=True,
                                  grad_clip=None),
-                  max_length=128, ica_standardise=False),
+                  max_length=128, ica_standardise=False, mixed_precision=True),
 }
 DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     ("optimiser", "BERT's default fine-tuning setting", "AdamW (transformers), eps 1e-6, weight decay 0",
      "AdamW, eps 1e-8, weight decay 0.01"),
     ("schedule", "BERT's default (warm-up, linear decay)", "no warm-up, linear decay", "10% warm-up, linear decay"),
     ("gradient clipping", "not stated", "global norm 1.0", "none"),
-    ("definition length", "not stated", "padded to the longest definition (no cut below 512)", "cut at 128 tokens"),
+    ("definition length", "not stated", "padded to the longest definition (cut only at the models' 512 positions)",
+     "cut at 128 tokens"),
+    ("training precision", "not stated", "fp32", "bf16 / fp16 autocast on GPU (fp32 on CPU)"),
+    ("entry embeddings (Eq. 2)", "not stated", "fp32, no cut (models' 512 positions)", "the same as official"),
+    ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "the same as official"),
     ("ICA", "FastICA, unit-variance whitening", "StandardScaler, then the same FastICA", "FastICA on the raw space"),
 ]
 
@@ -266,7 +270,8 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
         history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]), batches,
                               cfg["lr"], describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
-                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})", **v["optimizer"])
+                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
+                              mixed_precision=v["mixed_precision"], **v["optimizer"])
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
         scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,

@@ -102,18 +102,23 @@ def hidden_states(model, batch):
     return model.base_model(**batch).last_hidden_state
 
 
-def encode(model, tokenizer, sentences, pooling="cls", batch_size=64, max_length=128,
-           progress=None, allow_empty=False, desc="encode"):
+EVAL_MAX_LENGTH = 512   # the official evaluation encodes up to the models' 512 positions, in fp32
+
+
+def encode(model, tokenizer, sentences, pooling="cls", batch_size=64, max_length=EVAL_MAX_LENGTH,
+           progress=None, allow_empty=False, desc="encode", mixed_precision=False):
     """Embed sentences -> torch.Tensor [n, d] (CPU, float32) in input order.
 
     pooling: cls | mean | max | prompt (DefSent+'s template, embedding at the mask token).
+    Defaults as the official evaluation: cut at 512 tokens, fp32; mixed_precision=True encodes
+    under bf16/fp16 autocast on GPU (faster, not what produced the papers' numbers).
     """
     return encode_poolings(model, tokenizer, sentences, [pooling], batch_size, max_length,
-                           progress, allow_empty, desc)[pooling]
+                           progress, allow_empty, desc, mixed_precision)[pooling]
 
 
-def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_length=128,
-                    progress=None, allow_empty=False, desc="encode"):
+def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_length=EVAL_MAX_LENGTH,
+                    progress=None, allow_empty=False, desc="encode", mixed_precision=False):
     """{pooling: [n, d] tensor}: cls, mean and max share one forward pass; prompt has its own
     (its input is the template). Each result equals `encode` with that pooling alone."""
     sentences = list(sentences)
@@ -122,21 +127,22 @@ def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_le
         if p not in POOLINGS:
             raise ValueError(f"unknown pooling {p!r}; choose from {POOLINGS}")
     plain = [p for p in dict.fromkeys(poolings) if p != "prompt"]
-    out = _encode_pass(model, tokenizer, sentences, plain, batch_size, max_length, progress, desc) if plain else {}
+    args = batch_size, max_length, progress, desc, mixed_precision
+    out = _encode_pass(model, tokenizer, sentences, plain, *args) if plain else {}
     if "prompt" in poolings:
         wrapped = prompt_sentences(tokenizer, sentences, max_length)
-        out.update(_encode_pass(model, tokenizer, wrapped, ["prompt"], batch_size, max_length, progress, desc))
+        out.update(_encode_pass(model, tokenizer, wrapped, ["prompt"], *args))
     return out
 
 
-def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc):
+def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision):
     """One length-sorted forward pass over `sentences`, pooled each way of `poolings`."""
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
     show = config.show_progress() if progress is None else progress
     batches = range(0, len(order), batch_size)
-    with eval_mode(model), torch.inference_mode(), autocast_for(device):
+    with eval_mode(model), torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
         for start in tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False):
             idx = order[start:start + batch_size]
             batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))

@@ -22,8 +22,10 @@ def usable_definitions(entry_ids, definitions):
 
 @torch.no_grad()
 def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cls", batch_size=128,
-                           max_length=128, n_entries=None, progress=None):
-    """[number of entries, hidden] float32 CPU tensor; entry_ids[i] is the entry of definitions[i]."""
+                           max_length=512, n_entries=None, progress=None, mixed_precision=False):
+    """[number of entries, hidden] float32 CPU tensor; entry_ids[i] is the entry of definitions[i].
+    As the official code: no cut below the models' 512 positions, fp32 (mixed_precision=True:
+    bf16/fp16 autocast on GPU)."""
     if pooling not in ENTRY_POOLINGS:
         raise ValueError(f"entry embeddings use cls (AC) or mean (AMP) pooling, not {pooling!r}")
     if len(entry_ids) != len(definitions):
@@ -38,7 +40,7 @@ def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cl
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, definitions, max_length)
     show = config.show_progress() if progress is None else progress
-    with eval_mode(model), autocast_for(device):
+    with eval_mode(model), autocast_for(device, enabled=mixed_precision):
         for start in tqdm(range(0, len(order), batch_size), desc=f"entries ({ENTRY_POOLINGS[pooling]})",
                           disable=not show, leave=False):
             idx = order[start:start + batch_size]

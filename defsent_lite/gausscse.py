@@ -33,6 +33,11 @@ DIFFERENCES = [  # (setting, paper text, official code, ours)
     ("NLI threshold", "most accurate on SNLI dev", "grid of 1,001, score >= t", "official: grid, >=; paper: midpoints, >"),
     ("last partial batch", "not stated", "dropped (drop_last)", "official: dropped; paper: kept (unless 1 triplet)"),
     ("model selection", "SNLI-dev AUPRC every 100 steps", "the same, also before training", "every 100 steps and at the end"),
+    ("batch size, lr", "Table 5's grid optimum (BERT-base: 16, 5e-5)", "run.sh: BERT-base 16, 1e-5 (no other model)",
+     "paper scale: official run.sh's where it names the model, else Table 5's optimum; paper: Table 5's"),
+    ("SICK direction pairs", "one direction only: A entails B xor B entails A (794 test pairs)",
+     "every entailment pair, premise -> hypothesis (1,414 here)",
+     "the text's (its length-baseline row, 69.14, is reproduced exactly; all pairs give 60.11): sick_pairs='all' for the code's"),
 ]
 
 
@@ -126,7 +131,7 @@ def describe_batch(model, tokenizer):
 
 
 def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_per_dim", what="GaussCSE",
-             metrics="official"):
+             metrics="official", sick_pairs="one-way"):
     """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
     plus per-example correctness for McNemar's test. `what` names the run in errors; metrics:
     one of nli_metrics.METRICS."""
@@ -137,7 +142,7 @@ def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_p
                nli={}, direction={}, nli_correct={}, direction_correct={})
     for name, rows in test_sets.items():
         hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
-        entailing, entailed, _ = direction_pairs(name, rows, sick_full)
+        entailing, entailed, _ = direction_pairs(name, rows, sick_full, sick_pairs)
         table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
         scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli_metrics.binary_labels(rows)
         out["nli"][name] = dict(acc=100 * nli_metrics.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),
@@ -195,10 +200,17 @@ def cosine_baseline(model_name, pooling, base, data_dir=None):
     return cache.cached_json("gauss_baseline", dict(cfg, data=cache.data_identity(data_dir, "nli")), compute)
 
 
-def direction_pairs(name, rows, sick_full):
-    """nli_metrics.DirectionPairs of a test set's entailment pairs (premise entails hypothesis); SICK's
-    directions from its full file (SICK.txt), bilateral pairs excluded and counted."""
-    if name == "SICK":
+SICK_PAIRS = ("one-way", "all")  # SICK direction pairs: the paper's text (default) or the official code's
+
+
+def direction_pairs(name, rows, sick_full, sick_pairs="one-way"):
+    """nli_metrics.DirectionPairs of a test set's entailment pairs (premise entails hypothesis). SICK,
+    sick_pairs="one-way" (the paper's text; its length-baseline row is reproduced exactly): the
+    directions from the full file (SICK.txt), bilateral pairs excluded and counted; "all" (the official
+    code): every entailment pair read premise -> hypothesis."""
+    if sick_pairs not in SICK_PAIRS:
+        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
+    if name == "SICK" and sick_pairs == "one-way":
         ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
         return nli_metrics.sick_direction_pairs([r for r in sick_full if r["pair_id"] in ids])
     ent = [r for r in rows if r["label"] == "entailment"]
@@ -244,7 +256,8 @@ def run(cfg, data_dir=None, keep_model=False):
                               eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what, v["metrics"]),
                               eval_every=cfg["eval_every"], describe_batch=describe_batch(model, tokenizer), desc=what)
         tests = tests if cfg.get("evaluate_tests", True) else {}   # the grid needs the SNLI-dev AUPRC only
-        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"])
+        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"],
+                          cfg.get("sick_pairs", "one-way"))
         if keep_model:
             gauss_model.save_embedder(model, tokenizer, folder / "model", cfg["reduction"],
                                 dict(setting=cfg["setting"], base_model=str(cfg["model"]), seed=cfg["seed"]))
@@ -258,9 +271,10 @@ def run(cfg, data_dir=None, keep_model=False):
     return dict(entry.result, path=str(path) if path else None)
 
 
-def length_baselines(tests, sick_full):
+def length_baselines(tests, sick_full, sick_pairs="one-way"):
     """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
-    return {name: 100 * nli_metrics.length_baseline_accuracy(*direction_pairs(name, rows, sick_full)[:2]) for name, rows in tests.items()}
+    return {name: 100 * nli_metrics.length_baseline_accuracy(*direction_pairs(name, rows, sick_full, sick_pairs)[:2])
+            for name, rows in tests.items()}
 
 
 def paper_hyperparameters(model):
@@ -281,22 +295,30 @@ def train_source(scale_name, data_dir=None):
     return "offline" if offline else "simcse"
 
 
-def base_config(scale, model, data_dir=None, variant="official"):
-    """A scale's GaussCSE config (setting added per run); at paper scale the batch size and lr
-    are the model's Table 5 optimum (the scale's defaults, with a warning, for other models).
-    variant: "official" (the released code's behaviour, the default) or "paper" (the text's)."""
+RUN_SH = {"bert-base-uncased": (16, 1e-5)}   # (batch, lr) the official run.sh pins (yoda122/GaussCSE)
+
+
+def base_config(scale, model, data_dir=None, variant="official", sick_pairs="one-way"):
+    """A scale's GaussCSE config (setting added per run). At paper scale the batch size and lr are
+    what the official run.sh pins for the model (variant "official", BERT-base (16, 1e-5)), else
+    the model's Table 5 optimum (variant "paper", and models run.sh does not name), else the
+    scale's defaults with a warning. variant: "official" (the released code's behaviour, the
+    default) or "paper" (the text's); sick_pairs: direction_pairs' SICK reading."""
     batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
     if scale["paper_protocol"]:
-        best = paper_hyperparameters(model)
+        pinned = RUN_SH.get(model) if variant == "official" else None
+        best = pinned or paper_hyperparameters(model)
         if best is None:
             warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
                           "run `python -m defsent_lite.gausscse --grid SETTING` to search it")
         batch_size, lr = best or (batch_size, lr)
+    if sick_pairs not in SICK_PAIRS:
+        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
     return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"] or variant_settings(variant)["epochs"],
                 seed=scale["gauss_seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
                 dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"],
                 reduction=variant_settings(variant)["reduction"], exclude_sources=[],
-                train_source=train_source(scale["name"], data_dir), variant=variant)
+                train_source=train_source(scale["name"], data_dir), variant=variant, sick_pairs=sick_pairs)
 
 
 def average_runs(results):

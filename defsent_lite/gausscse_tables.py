@@ -10,11 +10,11 @@ from . import aggregate, gauss_model, nli_metrics, paper_gausscse, results
 from .gausscse import NLI_TEST_SETS, direction_pairs, length_baselines, paper_hyperparameters
 
 
-def tables(runs, tests, sick_full):
+def tables(runs, tests, sick_full, sick_pairs="one-way"):
     """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
     nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
                 for s, r in runs.items()}
-    direction = {"Length-baseline": length_baselines(tests, sick_full), **{s: r["direction"] for s, r in runs.items()}}
+    direction = {"Length-baseline": length_baselines(tests, sick_full, sick_pairs), **{s: r["direction"] for s, r in runs.items()}}
     d = pd.DataFrame(direction).T[list(NLI_TEST_SETS)]
     d["avg"] = d.mean(axis=1)
     return pd.DataFrame(nli_rows).T, d

@@ -6,7 +6,9 @@ Sentence-BERT and DefSent pool).
 """
 import torch
 
-PROMPT_TEMPLATE = 'This sentence : "{sentence}" means {mask} .'  # DefSent+ (after Jiang et al., 2022)
+# DefSent+ (after Jiang et al., 2022), as the official code writes it: the trailing space is a token
+# of its own for RoBERTa's byte-level BPE (nothing for BERT's WordPiece)
+PROMPT_TEMPLATE = 'This sentence : "{sentence}" means {mask} . '
 POOLINGS = ("cls", "mean", "max", "prompt")
 
 

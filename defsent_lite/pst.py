@@ -325,7 +325,8 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     examples = list(zip(ds["ids"], ds["definitions"]))
     step_s, batch_s = budget.measure(
         model, lambda m: defsentplus.loss(m, tokenizer, examples[:cfg["batch_size"]], cfg["pooling"], space),
-        lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space))
+        lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space),
+        mixed_precision=defsentplus.variant_settings(cfg.get("variant", "official"))["mixed_precision"])
     what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (" + ICA" if cfg["ica"] else "")
     return budget.Plan(what, trainings, trainings * math.ceil(n_defs / cfg["batch_size"]),
                        n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,

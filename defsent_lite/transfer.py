@@ -199,12 +199,21 @@ def pick(items, idx):
 
 
 def capped(splits, max_examples, max_eval, seed):
-    """{split: columns} with train cut to max_examples and dev/test to max_eval (seeded subsets)."""
+    """{split: columns} with train cut to max_examples and dev/test to max_eval (seeded subsets),
+    each split in SentEval's order (senteval_sorted)."""
     out = {}
     for name, columns in splits.items():
         idx = subset(len(columns[0]), max_examples if name == "train" else max_eval, seed)
-        out[name] = tuple(pick(col, idx) for col in columns)
+        out[name] = senteval_sorted(*(pick(col, idx) for col in columns))
     return out
+
+
+def senteval_sorted(*columns):
+    """(sentences..., labels) rows in the order SentEval sorts a task before encoding it and
+    cutting its folds: by each sentence's word count, then the label (a stable sort)."""
+    *texts, labels = columns
+    order = sorted(range(len(labels)), key=lambda i: (*(len(t[i].split()) for t in texts), labels[i]))
+    return tuple([col[i] for i in order] for col in columns)
 
 
 def embed_many(embed, sentences):
@@ -216,8 +225,9 @@ def embed_many(embed, sentences):
 
 
 def embed_parts(embed, *parts):
-    """Embed several sentence lists in one call (distinct sentences once); one matrix per list."""
-    X = embed_many(embed, [s for part in parts for s in part])
+    """Embed several sentence lists in one call (distinct sentences once); one matrix per list.
+    An empty line is encoded as "." (SentEval's batcher; CR and MPQA hold 7 such lines)."""
+    X = embed_many(embed, [s if s.split() else "." for part in parts for s in part])
     bounds = np.cumsum([0] + [len(p) for p in parts])
     return [X[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
@@ -233,8 +243,9 @@ def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_e
     if task in data.BINARY_FILES:
         sents, labels = data.load_binary_task(task, data_dir)
         idx = subset(len(sents), max_examples, seed)
-        (X,) = embed_parts(embed, pick(sents, idx))
-        return nested_cv_accuracy(X, np.array(pick(labels, idx)), kfold, seed, inner_search, classifier)
+        sents, labels = senteval_sorted(pick(sents, idx), pick(labels, idx))
+        (X,) = embed_parts(embed, sents)
+        return nested_cv_accuracy(X, np.array(labels), kfold, seed, inner_search, classifier)
     if task == "SST2":
         d = capped(data.load_sst2(data_dir), max_examples, max_eval, seed)
         Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
