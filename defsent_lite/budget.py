@@ -15,6 +15,14 @@ import torch
 from . import config, data, encode, models, sts
 
 
+# A T4's peak throughput (NVIDIA T4 datasheet: 8.1 TFLOPS fp32; 65 TFLOPS fp16 with fp32
+# accumulation on its tensor cores, what autocast uses there: T4 has no bf16). A transformer run
+# reaches a fraction of peak; the estimate assumes 40% (an assumption, not measured on a T4 here).
+T4_PEAK_TFLOPS = {"fp32": 8.1, "fp16": 65.0}
+T4_UTILISATION = 0.4
+T4_SOURCE = "NVIDIA T4 datasheet peaks 8.1 TFLOPS fp32 / 65 TFLOPS fp16, at an assumed 40% utilisation"
+
+
 class Plan(NamedTuple):
     what: str
     trainings: int
@@ -24,10 +32,32 @@ class Plan(NamedTuple):
     batch_s: float        # measured seconds per encoded batch of `batch` sentences
     batch: int
     device: str
+    params: int = 0               # parameters of the model (each token costs 6 FLOPs per parameter in
+    train_tokens: float = 0.0     # training, 2 in inference: Kaplan et al., 2020), tokens trained on
+    encoded_tokens: float = 0.0   # (padded as batched) and encoded, over the whole plan
+    mixed_precision: bool = False  # training under autocast (fp16 on a T4), else fp32
+    encode_mixed_precision: bool = False  # encoding under autocast (GaussCSE's), else fp32
 
     @property
     def seconds(self):
         return self.steps * self.step_s + math.ceil(self.encoded / self.batch) * self.batch_s
+
+    @property
+    def flops(self):
+        return 6 * self.params * self.train_tokens + 2 * self.params * self.encoded_tokens
+
+    @property
+    def t4_seconds(self):
+        """The plan's FLOPs at a T4's throughput (T4_SOURCE), training and encoding each at its precision."""
+        def tflops(mixed):
+            return 1e12 * T4_UTILISATION * T4_PEAK_TFLOPS["fp16" if mixed else "fp32"]
+        return (6 * self.params * self.train_tokens / tflops(self.mixed_precision)
+                + 2 * self.params * self.encoded_tokens / tflops(self.encode_mixed_precision))
+
+    def flops_line(self):
+        return (f"FLOPs: {self.flops / 1e15:.1f} PFLOP ({self.params / 1e6:.0f}M parameters, "
+                f"{self.train_tokens / 1e6:.1f}M tokens trained, {self.encoded_tokens / 1e6:.1f}M encoded): "
+                f"about {hours(self.t4_seconds)} on a T4 ({T4_SOURCE}).")
 
     def __str__(self):
         warning = ""
@@ -38,7 +68,33 @@ class Plan(NamedTuple):
                 f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
                 f"(warm-up here: {self.step_s:.3f} s per training step without the optimizer update, "
                 f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
-                f"Runs already in the cache are not repeated.")
+                f"Runs already in the cache are not repeated." + (" " + self.flops_line() if self.params else ""))
+
+
+def row_tokens(tokenizer, texts, batch=None, sample=4096):
+    """Mean tokens per text (special tokens included), over an evenly spaced sample; with `batch`,
+    the mean padded length of a training batch in the sample's order (each row padded to its
+    batch's longest)."""
+    texts = list(texts)
+    texts = [texts[i] for i in sorted({int(k * len(texts) / sample) for k in range(min(sample, len(texts)))})]
+    if not texts:
+        return 0.0
+    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=512)["input_ids"]]
+    if batch is None:
+        return sum(lengths) / len(lengths)
+    chunks = [lengths[i:i + batch] for i in range(0, len(lengths), batch)]
+    return sum(max(c) * len(c) for c in chunks) / len(lengths)
+
+
+def eval_sentence_tokens(tokenizer, data_dir=None):
+    """Mean tokens of an evaluation sentence, counted on STS-B test (the stand-in for every STS and
+    SentEval sentence in a plan's FLOPs)."""
+    s1, s2, _ = data.load_sts("STSB", data_dir)
+    return row_tokens(tokenizer, s1 + s2)
+
+
+def parameters(model):
+    return sum(p.numel() for p in model.parameters())
 
 
 def hours(seconds):
@@ -102,7 +158,7 @@ def sts_sentences(data_dir=None, max_pairs=None):
 
 def paper_cpu_warning(scale_name, device=None):
     """The line a paper-scale notebook prints first on a machine without a GPU (None elsewhere)."""
-    if scale_name == "paper" and config.device(device).type != "cuda":
+    if scale_name in ("paper", "colab") and config.device(device).type != "cuda":
         return ("WARNING: paper scale on a CPU. Every training below runs in fp32 on "
                 f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
                 "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU).")
@@ -133,4 +189,55 @@ def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
 
     def infer():
         encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)   # fp32, as evaluation
-    return Plan(what, 0, 0, encoded, 0.0, seconds_per_call(infer, device), batch, device_name(device))
+    return Plan(what, 0, 0, encoded, 0.0, seconds_per_call(infer, device), batch, device_name(device),
+                parameters(model), 0.0, encoded * eval_sentence_tokens(tokenizer, data_dir))
+
+
+# ---------------------------------------------------------------- one Colab session (notebooks 10, 21, 30, 33)
+
+def colab_session_estimates(data_dir=None):
+    """Plans of the main trainings of notebooks 10, 21, 30 and 33 at the colab scale with BERT-base
+    and the papers' full data, built from the datasets' published sizes (DefSent Table 1: 97,759
+    training definitions; DefSent+ Table 1: 331,472 definitions in a; SimCSE: 275,601 NLI
+    triplets) and token lengths measured on the offline data with BERT's vocabulary, for their
+    FLOPs at a T4's throughput (no model is loaded: BERT-base's parameters are counted on the
+    meta device). Timings are not measured here: step_s and batch_s are 0."""
+    from transformers import BertConfig, BertForMaskedLM, BertModel
+    from . import dictionary, gausscse, paper_defsent, paper_defsentplus, sources
+    S = config.scale("colab")
+    tok = models.bert_vocabulary()
+    with torch.device("meta"):
+        mlm, encoder = parameters(BertForMaskedLM(BertConfig())), parameters(BertModel(BertConfig()))
+    definitions = [d for _, d in dictionary.oxford_pairs(data_dir)[0]]
+    padded_16, padded_32, plain = (row_tokens(tok, definitions, 16), row_tokens(tok, definitions, 32),
+                                   row_tokens(tok, definitions))
+    sentence = eval_sentence_tokens(tok, data_dir)
+    n_train = paper_defsent.TABLE1[("All", "Train")][1]
+    n_eval = paper_defsent.TABLE1[("All", "Dev")][1] + paper_defsent.TABLE1[("All", "Test")][1]
+    poolings = 3
+    plans = [Plan("notebook 10: DefSent, 3 poolings x 1 pinned rate x 1 seed", poolings, poolings * math.ceil(n_train / 16),
+                  poolings * n_eval, 0.0, 0.0, 64, "T4", mlm, poolings * n_train * padded_16,
+                  poolings * n_eval * plain, S["train_autocast"])]
+    n_a = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][0]
+    steps, trainings = 3, 4   # 1st-3rd Training, one seed; the 3rd also against the ICA space
+    sts = sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
+    plans.append(Plan("notebook 21: DefSent+ PST on a, 3 steps x 1 seed + ICA", trainings,
+                      trainings * math.ceil(n_a / 32), steps * n_a + trainings * sts, 0.0, 0.0, 64, "T4", encoder,
+                      trainings * n_a * padded_32, steps * n_a * plain + trainings * sts * sentence, S["train_autocast"]))
+    triplets = [s for t in gausscse.training_triplets(data_dir) for s in t]
+    n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
+    per_triplet = 3 * row_tokens(tok, triplets, 48)   # a batch of 16 pads its 48 sentences together
+    test_sentences = 2 * sum(len(data.load_nli(name, data_dir)) for name in gausscse.NLI_TEST_SETS.values())
+    gauss = encoder + 2 * 768 * 769   # the encoder and its mean and variance heads
+    steps = n_nli // 16
+    encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences   # SNLI dev every 100 steps, tests once
+    plans.append(Plan("notebook 30: GaussCSE, 4 loss settings x 1 seed at batch 16", 4, 4 * steps, 4 * encoded,
+                      0.0, 0.0, 64, "T4", gauss, 4 * n_nli * per_triplet, 4 * encoded * sentence, True, True))
+    n_grid, rates = S["gauss_grid_train_max"], 3
+    steps = rates * sum(n_grid // b for b in S["gauss_grid_batch_sizes"])
+    cells = rates * len(S["gauss_grid_batch_sizes"])
+    encoded = sum(2 * S["gauss_dev_max"] * (n_grid // b // 100 + 2) for b in S["gauss_grid_batch_sizes"]) * rates
+    plans.append(Plan(f"notebook 33: GaussCSE grid, {len(S['gauss_grid_batch_sizes'])} batch sizes x {rates} rates, "
+                      f"{n_grid:,} triplets", cells, steps, encoded, 0.0, 0.0, 64, "T4", gauss,
+                      cells * n_grid * per_triplet, encoded * sentence, True, True))
+    return plans

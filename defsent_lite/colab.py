@@ -15,10 +15,12 @@ from pathlib import Path
 
 import torch
 
-from . import config, encode
+from . import __version__, config, encode
 
 REPOSITORY = "defsent-lite/defsent_lite"   # owner/name on GitHub: change it where you publish, then run this module
-BRANCH = "main"
+BRANCH = "main"                            # the badges open the notebooks of this branch
+RELEASE = f"v{__version__}"                # ... and their install cells install this tag: the code the notebook
+                                           # was committed with, so a later commit never orphans a Drive cache
 DRIVE_HOME = "/content/drive/MyDrive/defsent_lite"
 LOCAL_HOME = "/content/defsent_lite"
 
@@ -27,7 +29,7 @@ INSTALL_CELL = '''# Colab: install defsent_lite (keeps Colab's torch), keep data
 import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/{repository}@{branch}"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/{repository}@{release}"], check=True)
     from defsent_lite import colab
     colab.setup(drive=USE_DRIVE)'''
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
@@ -42,7 +44,7 @@ def badge(name, repository=REPOSITORY):
 
 
 def install_cell(repository=REPOSITORY):
-    return INSTALL_CELL.format(repository=repository, branch=BRANCH)
+    return INSTALL_CELL.format(repository=repository, release=RELEASE)
 
 
 def device_report(device=None):

@@ -30,6 +30,8 @@ SCALES = {
     "smoke": dict(
         model=OFFLINE_MODEL,
         paper_protocol=False,        # True: the papers' datasets, seeds, grids and classifier (paper, rehearsal)
+        standins=False,              # True: hub names load the tiny stand-in models (rehearsal scales)
+        train_autocast=None,         # None: the variant's training precision; True: bf16/fp16 autocast on GPU
         seeds=[0],
         sts_max_pairs=250,           # evenly spaced pairs per task; the full set is in 90_benchmarks
         transfer_max_examples=500,   # training examples per task: a small real subset
@@ -66,6 +68,8 @@ SCALES = {
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
         paper_protocol=False,
+        standins=False,
+        train_autocast=None,
         seeds=[0],
         sts_max_pairs=None,
         transfer_max_examples=None,
@@ -97,6 +101,8 @@ SCALES = {
     "paper": dict(
         model="bert-base-uncased",
         paper_protocol=True,
+        standins=False,
+        train_autocast=None,
         seeds=[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         sts_max_pairs=None,
         transfer_max_examples=None,
@@ -132,8 +138,8 @@ SCALES = {
 # seed, every learning rate, every pooling, loss setting, PST step and candidate space, the
 # papers' datasets and aggregation), each training capped at a few steps and each evaluation at
 # a few hundred items: it checks that the paper path runs and aggregates, never its numbers.
-SCALES["rehearsal"] = dict(
-    SCALES["paper"],
+REHEARSAL_CAPS = dict(
+    standins=True,
     sts_max_pairs=40,              # pairs per STS task
     transfer_max_examples=100,     # training examples per SentEval task
     transfer_max_eval=60,
@@ -147,6 +153,24 @@ SCALES["rehearsal"] = dict(
     gauss_test_max=100,
     gauss_grid_train_max=128,      # one step at the grid's batch 128 (the paper's four batch sizes)
 )
+SCALES["rehearsal"] = dict(SCALES["paper"], **REHEARSAL_CAPS)
+
+# One Colab session per notebook: the paper scale's models, full data and protocol at the rates the
+# official run scripts pin (no search), one seed, the batched SentEval classifier, DefSent+ and
+# DefSent trained under autocast (fp16 on a T4: a listed difference from the official fp32), the
+# GaussCSE on 180,000 NLI triplets (its grid, notebook 33, on 20,000). Each notebook's plan prints its FLOPs at a T4's
+# throughput (budget.T4_SOURCE); docs/colab_session.md has the estimate of every notebook.
+SCALES["colab"] = dict(
+    SCALES["paper"],
+    seeds=[0],
+    gauss_seeds=[0],
+    transfer_classifier="batched",
+    train_autocast=True,
+    gauss_train_max=180000,        # a seeded 180,000 of the 275,601 NLI triplets: all of them take 1.3 h
+    gauss_dev_max=2000,            # SNLI-dev pairs for selection every 100 steps and the threshold
+    gauss_grid_train_max=20000,
+)
+SCALES["colab_rehearsal"] = dict(SCALES["colab"], **REHEARSAL_CAPS)   # its structure, in CI
 
 
 def scale_name(name=None):

@@ -255,9 +255,8 @@ def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_lengt
 def top_k_words(model, tokenizer, head, sentences, pooling, k=5, max_length=128):
     """The k most probable words for each sentence (DefSent Tables 6 and 7)."""
     check_sentences(sentences)
-    device = next(model.parameters()).device
-    with eval_mode(model):
-        batch = tokenize_batch(tokenizer, sentences, pooling, max_length).to(device)
+    with eval_mode(model):   # word_logits moves the batch to the model's device
+        batch = tokenize_batch(tokenizer, sentences, pooling, max_length)
         top = word_logits(model, head, dict(batch), pooling, tokenizer.mask_token_id).topk(k, dim=1).indices.cpu()
     return [[tokenizer.convert_ids_to_tokens(int(i)).lstrip("Ġ") for i in row] for row in top]
 
@@ -315,7 +314,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
             model, lambda m, b: loss(m, head, collate(tokenizer, b, v["max_length"], cfg["pooling"]), cfg["pooling"],
                                      tokenizer.mask_token_id), batches, cfg["lr"],
             params=trainable_parameters(model, v["freeze_embedding_layer"]),
-            optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"], mixed_precision=v["mixed_precision"],
+            optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"], mixed_precision=variants.autocast_training(cfg, v),
             fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"],
             describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
         evals = {k: evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"],
@@ -373,6 +372,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
     return dict(model=model, batch_size=scale["defsent_batch_size"], train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
                 optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
                 paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
+                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}),
                 scoring=seed_scoring(scale, data_dir))
 
 
@@ -451,12 +451,16 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     eval_batch = collate(tokenizer, splits["dev"][:64], v["max_length"], p)
     step_s, batch_s = budget.measure(model, lambda m: loss(m, head, train_batch, p, tokenizer.mask_token_id),
                                      lambda m: word_logits(m, head, eval_batch, p, tokenizer.mask_token_id),
-                                     mixed_precision=v["mixed_precision"])
+                                     mixed_precision=variants.autocast_training(base, v))
     rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
     what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
+    definition_tokens = budget.row_tokens(tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"])
+    eval_tokens = (trainings * n_eval * budget.row_tokens(tokenizer, [d for _, d, _ in splits["dev"]])
+                   + extra_encoded * budget.eval_sentence_tokens(tokenizer, base.get("scoring", {}).get("data_dir")))
     return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
                        trainings * n_eval + extra_encoded, step_s, batch_s, 64,
-                       budget.device_name(next(model.parameters()).device))
+                       budget.device_name(next(model.parameters()).device), budget.parameters(model),
+                       trainings * n_train * definition_tokens, eval_tokens, variants.autocast_training(base, v))
 
 
 def scoring_sentences(scoring):

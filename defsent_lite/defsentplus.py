@@ -132,10 +132,9 @@ def entry_logits(model, batch, pooling, space, mask_token_id=None):
 
 def loss(model, tokenizer, examples, pooling, space, max_length=128):
     """Cross-entropy of each definition's entry over all entries (Eq. 1, 5)."""
-    device = next(model.parameters()).device
-    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length).to(device)
-    targets = torch.tensor([e for e, _ in examples], device=device)
-    return F.cross_entropy(entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float(), targets)
+    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length)  # entry_logits moves it
+    logits = entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float()
+    return F.cross_entropy(logits, torch.tensor([e for e, _ in examples], device=logits.device))
 
 
 # ---------------------------------------------------------------- data
@@ -271,7 +270,7 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]), batches,
                               cfg["lr"], describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
                               desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
-                              mixed_precision=v["mixed_precision"], **v["optimizer"])
+                              mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"])
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
         scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,

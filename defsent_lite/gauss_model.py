@@ -18,7 +18,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from . import models
-from .encode import autocast_for, check_sentences, eval_mode, hidden_states, tokenize_sorted
+from .encode import autocast_for, check_sentences, eval_mode, hidden_states, on_model_device, tokenize_sorted
 
 VAR_FLOOR = 1e-4                                  # the "paper" head's softplus offset
 EXP_VAR_FLOOR = torch.finfo(torch.float32).tiny   # the "official" head's underflow guard
@@ -142,7 +142,7 @@ def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
     with eval_mode(model), autocast_for(device):
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
-            batch = {k: v.to(device) for k, v in tokenizer.pad([features[i] for i in idx], return_tensors="pt").items()}
+            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             m, v = model(batch)
             mu[idx], var[idx] = m.float().cpu(), v.float().cpu()
     return mu, var

@@ -111,10 +111,9 @@ def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE", metrics="offic
 
 def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
     """Encode premises, entailments and contradictions in one forward pass; Eq. 3."""
-    device = next(model.parameters()).device
     sentences = [s for column in zip(*batch) for s in column]
-    enc = tokenizer(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(device)
-    mu, var = model(dict(enc))
+    enc = tokenizer(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    mu, var = model(encode.on_model_device(model, enc))
     n = len(batch)
     pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
     return gauss_model.contrastive_loss(pre, ent, con, setting, reduction=reduction)
@@ -373,9 +372,13 @@ def plan(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS, lrs=Non
                                      lambda m: gauss_model.encode(m, tokenizer, sentences))
     trainings = len(settings) * len(seeds) * len(lrs or [None])
     rates = f" x {len(lrs)} learning rates at batch {base['batch_size']}" if lrs else ""
+    # a training batch pads premises, entailments and contradictions together (3 x batch rows)
+    per_triplet = 3 * budget.row_tokens(tokenizer, [s for t in triplets[:4096] for s in t], 3 * base["batch_size"])
     return budget.Plan(f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds{rates}, {len(triplets):,} triplets",
                        trainings, trainings * steps, trainings * encoded, step_s, batch_s, 64,
-                       budget.device_name(next(model.parameters()).device))
+                       budget.device_name(next(model.parameters()).device), budget.parameters(model),
+                       trainings * steps * base["batch_size"] * per_triplet,
+                       trainings * encoded * budget.eval_sentence_tokens(tokenizer, data_dir), True, True)
 
 
 def main(argv=None):

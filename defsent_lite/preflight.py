@@ -79,7 +79,7 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     """Check (on Colab: first fetch) the notebook's data and models; print one summary line, or
     raise PreflightFailed listing everything missing and the command that fetches it."""
     scale = config.scale_name(scale)
-    if scale == "rehearsal" and not config.standins_enabled():
+    if config.scale(scale)["standins"] and not config.standins_enabled():
         os.environ["DEFSENT_STANDINS"] = "1"  # the rehearsal scale's models are the stand-ins
     if config.standins_enabled():
         log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load tiny random models "

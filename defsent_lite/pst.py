@@ -15,7 +15,7 @@ import torch
 from sklearn.decomposition import FastICA
 from sklearn.preprocessing import StandardScaler
 
-from . import aggregate, budget, cache, config, defsentplus, models, results, scores
+from . import aggregate, budget, cache, config, defsentplus, models, results, scores, variants
 from .checks import best_of
 from .entries import ENTRY_POOLINGS, build_entry_embeddings
 from .results import STS_COLS
@@ -117,6 +117,7 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
                                sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus.STS_FILES),
                                variant=cfg.get("variant", "official"),
+                               **({"train_autocast": cfg["train_autocast"]} if cfg.get("train_autocast") is not None else {}),
                                space_key=dict(encoder=encoder_id, entry_pooling=entry_pooling, transform=name))
                 runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
@@ -179,7 +180,8 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
                 ica_selectable=scale["dsp_ica_selectable"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
                 sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
-                later_combinations=[tuple(c) for c in later_combinations or []])
+                later_combinations=[tuple(c) for c in later_combinations or []],
+                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}))
 
 
 def entry_dataset(cfg, data_dir=None):
@@ -326,8 +328,13 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     step_s, batch_s = budget.measure(
         model, lambda m: defsentplus.loss(m, tokenizer, examples[:cfg["batch_size"]], cfg["pooling"], space),
         lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space),
-        mixed_precision=defsentplus.variant_settings(cfg.get("variant", "official"))["mixed_precision"])
+        mixed_precision=variants.autocast_training(cfg, defsentplus.variant_settings(cfg.get("variant", "official"))))
     what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (" + ICA" if cfg["ica"] else "")
+    definitions = ds["definitions"]
+    encoded_tokens = (n_steps * n_defs * budget.row_tokens(tokenizer, definitions)
+                      + (trainings * sts_sentences + extra_encoded) * budget.eval_sentence_tokens(tokenizer, data_dir))
     return budget.Plan(what, trainings, trainings * math.ceil(n_defs / cfg["batch_size"]),
                        n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,
-                       budget.device_name(device))
+                       budget.device_name(device), budget.parameters(model),
+                       trainings * n_defs * budget.row_tokens(tokenizer, definitions, cfg["batch_size"]), encoded_tokens,
+                       variants.autocast_training(cfg, defsentplus.variant_settings(cfg.get("variant", "official"))))

@@ -41,7 +41,7 @@
 import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.2.0"], check=True)
     from defsent_lite import colab
     colab.setup(drive=USE_DRIVE)
 
@@ -53,6 +53,7 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official, "sum" = Eq. 2 paper)
+SICK_PAIRS = "one-way"  # the text's one-direction SICK pairs; "all": every entailment pair, as the official code
 
 # %%
 import pandas as pd
@@ -61,13 +62,13 @@ from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, p
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
 if S["paper_protocol"]:  # before any training: what will run, timed here
     print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
 runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
-pairs = {name: gausscse.direction_pairs(name, rows, sick_full) for name, rows in tests.items()}
+pairs = {name: gausscse.direction_pairs(name, rows, sick_full, SICK_PAIRS) for name, rows in tests.items()}
 counts = {name: len(p.entailing) for name, p in pairs.items()}
 print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| entailment pairs scored:", counts,
       "| SICK bilateral pairs excluded:", pairs["SICK"].bilateral)
@@ -81,11 +82,25 @@ print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']}
 variants.whole(gausscse.differences())
 
 # %% [markdown]
+# ### Which SICK pairs the paper scored
+# The official code reads every SICK entailment pair premise -> hypothesis; the text keeps the
+# pairs with one direction only. The length baseline needs no model, so the full SICK test set
+# decides between the two readings: the one that gives the paper's Length-baseline row.
+
+# %%
+# tolerance: exact
+_, full_tests, _ = gausscse.eval_data(None, DATA_ROOT)
+for reading in gausscse.SICK_PAIRS:
+    baseline = gausscse.length_baselines({"SICK": full_tests["SICK"]}, sick_full, reading)["SICK"]
+    print(f"SICK length baseline, {reading} pairs: {baseline:.2f}")
+print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-baseline"][2])
+
+# %% [markdown]
 # ## Table 2 / 4: direction accuracy, ours beside the paper's rows of the model
 
 # %%
 # tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact
-_, ours = gausscse_tables.tables(runs, tests, sick_full)
+_, ours = gausscse_tables.tables(runs, tests, sick_full, SICK_PAIRS)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE2, aggregate.paper_model_label(reference)), paper_gausscse.DIR_COLS)

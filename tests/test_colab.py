@@ -43,7 +43,7 @@ def test_changing_the_setting_rewrites_every_link(tmp_path):
     py = next(colab.NOTEBOOKS.glob("30_*.py"))
     text = py.read_text()
     moved = colab.synced_notebook(text, "30_gausscse_nli.ipynb", "someone/fork")
-    assert "github.com/someone/fork@main" in moved and "github/someone/fork/blob/main/notebooks/30_gausscse_nli.ipynb" in moved
+    assert f"github.com/someone/fork@{colab.RELEASE}" in moved and "github/someone/fork/blob/main/notebooks/30_gausscse_nli.ipynb" in moved
     assert colab.REPOSITORY not in moved and colab.synced_notebook(moved, "30_gausscse_nli.ipynb", "someone/fork") == moved
     assert colab.synced_notebook(moved, "30_gausscse_nli.ipynb") == text
     readme = colab.synced_readme(colab.README.read_text(), "someone/fork")
@@ -56,3 +56,13 @@ def test_setup_points_paths_at_its_home_and_names_the_device(monkeypatch, tmp_pa
     out = capsys.readouterr().out
     assert f"DEFSENT_HOME: {tmp_path / 'home'}" in out and "no GPU: cpu, fp32" in out
     assert config.data_root("data") == tmp_path / "home" / "data"
+
+
+def test_the_install_cell_installs_the_release_the_notebook_was_committed_with():
+    """Issue 33: b806a5a installed @main, and cache keys hold the package source, so any later
+    commit orphaned a Drive cache of GPU-hours. The cell carries the package's version tag."""
+    import tomllib
+    from defsent_lite import __version__
+    version = tomllib.loads((colab.config.REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert version == __version__ and colab.RELEASE == f"v{version}"
+    assert f"@v{version}\"]" in colab.install_cell() and "@main" not in colab.install_cell()

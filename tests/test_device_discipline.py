@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
-from defsent_lite import config, defsent, defsentplus, encode, models
+from defsent_lite import config, defsent, defsentplus, encode, gauss_model, gausscse, models
 
 TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
             max_position_embeddings=64)
@@ -27,6 +27,7 @@ def moved(monkeypatch):
         return out
     monkeypatch.setattr(encode, "on_model_device", recording)
     monkeypatch.setattr(defsent, "on_model_device", recording)
+    monkeypatch.setattr(gauss_model, "on_model_device", recording)
     return seen
 
 
@@ -77,3 +78,19 @@ def test_on_model_device_moves_tensors_and_keeps_the_rest():
     model = torch.nn.Linear(2, 2)
     out = encode.on_model_device(model, dict(x=torch.ones(2), name="kept"))
     assert out["x"].device == next(model.parameters()).device and out["name"] == "kept"
+
+
+def test_defsentplus_loss_top_words_and_gausscse_move_their_batches(moved):
+    """The remaining paths that fed `.to(device)` batches (issue 33's list): DefSent+'s loss,
+    DefSent's top-k words, GaussCSE's training loss and its Gaussian encoder."""
+    torch.manual_seed(0)
+    tokenizer = models.load_tokenizer(config.OFFLINE_MODEL)
+    model = guarded(BertModel(BertConfig(**TINY)), moved)
+    assert torch.isfinite(defsentplus.loss(model, tokenizer, [(0, "a dog"), (2, "a cat")], "mean", torch.randn(3, 16)))
+    mlm = guarded(BertForMaskedLM(BertConfig(**TINY)), moved)
+    assert len(defsent.top_k_words(mlm, tokenizer, defsent.word_prediction_head(mlm), ["a dog"], "cls", k=2)[0]) == 2
+    gauss = gauss_model.GaussModel(guarded(BertModel(BertConfig(**TINY)), moved))
+    triplets = [("a man sleeps", "a person rests", "a man runs"), ("a dog barks", "an animal barks", "a cat sleeps")]
+    assert torch.isfinite(gausscse.triplet_loss(gauss, tokenizer, triplets, "ent+con+rev", "mean_per_dim"))
+    mu, var = gauss_model.encode(gauss, tokenizer, ["a dog", "a cat"])
+    assert mu.shape == var.shape == (2, 16)
