@@ -372,7 +372,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
     return dict(model=model, batch_size=scale["defsent_batch_size"], train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
                 optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
                 paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
-                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}),
+                **({"train_autocast": scale["train_autocast"]} if scale.get("train_autocast") is not None else {}),
                 scoring=seed_scoring(scale, data_dir))
 
 
@@ -456,7 +456,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
     definition_tokens = budget.row_tokens(tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"])
     eval_tokens = (trainings * n_eval * budget.row_tokens(tokenizer, [d for _, d, _ in splits["dev"]])
-                   + extra_encoded * budget.eval_sentence_tokens(tokenizer, base.get("scoring", {}).get("data_dir")))
+                   + (extra_encoded * budget.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir")) if extra_encoded else 0))
     return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
                        trainings * n_eval + extra_encoded, step_s, batch_s, 64,
                        budget.device_name(next(model.parameters()).device), budget.parameters(model),

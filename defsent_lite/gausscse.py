@@ -378,7 +378,8 @@ def plan(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS, lrs=Non
                        trainings, trainings * steps, trainings * encoded, step_s, batch_s, 64,
                        budget.device_name(next(model.parameters()).device), budget.parameters(model),
                        trainings * steps * base["batch_size"] * per_triplet,
-                       trainings * encoded * budget.eval_sentence_tokens(tokenizer, data_dir), True, True)
+                       trainings * encoded * budget.row_tokens(tokenizer, [s for r in dev for s in (r["premise"], r["hypothesis"])]),
+                       True, True)
 
 
 def main(argv=None):

@@ -181,7 +181,7 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
                 sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
                 later_combinations=[tuple(c) for c in later_combinations or []],
-                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}))
+                **({"train_autocast": scale["train_autocast"]} if scale.get("train_autocast") is not None else {}))
 
 
 def entry_dataset(cfg, data_dir=None):
