@@ -4,7 +4,7 @@ Counts come from the run configs (trainings, optimizer steps, sentences encoded 
 the time per training step and per encoded batch is measured here, on this device, by a short
 warm-up with the notebook's own model and loss (forward + backward under the same autocast as
 training). Optimizer updates, data loading and the SentEval classifiers are not in the estimate;
-it is printed with the measurements it rests on (README: how it compares with a run's real time).
+it is printed with the measurements it rests on (docs/reproduction.md: how it compares with a run's real time).
 """
 import math
 import time

@@ -47,6 +47,8 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     ("training precision", "not stated", "fp32", "bf16 / fp16 autocast on GPU (fp32 on CPU)"),
     ("entry embeddings (Eq. 2)", "not stated", "fp32, no cut (models' 512 positions)", "the same as official"),
     ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "the same as official"),
+    ("repeated pairs (b, c)", "not stated (a: merged)", "kept: the code removes none from the file it reads",
+     "the same as official (a: merged and deduplicated, as the text says)"),
     ("ICA", "FastICA, unit-variance whitening", "StandardScaler, then the same FastICA", "FastICA on the raw space"),
 ]
 

@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 
 # kind: (largest allowed |fresh - stored|, what it covers). Chosen from the spread measured
-# between an Intel and an AMD machine and across thread counts and kernel sets (README,
-# "How the notebooks are tested"), with room for machines we could not try.
+# between an Intel and an AMD machine and across thread counts and kernel sets (docs/testing.md
+# and docs/smoke_spread.md), with room for machines we could not try.
 TOLERANCES = {
     "exact": (0.0, "no trained floats in it: dataset statistics, counts of data, the length baseline, settings"),
     "inference": (0.05, "x100 scores of an untrained encoder: inference only (measured: 0.00)"),

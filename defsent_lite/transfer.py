@@ -271,8 +271,8 @@ def pair_features(u, v):
 
 def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
              max_eval=None, classifier="batched"):
-    """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]` must accept empty strings
-    (CR and MPQA hold 7 empty lines, which SentEval keeps)."""
+    """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]`; CR and MPQA hold 7 empty
+    lines, which SentEval keeps and encodes as "." (embed_parts does the same)."""
     return evaluate_each({"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval,
                          classifier)["_"]
 

@@ -41,7 +41,7 @@
 # cosine-baseline row (an untrained encoder, smoke: MiniLM with mean pooling; paper scale:
 # supervised SimCSE, the paper's row) involves no training and is compared as a score. The larger run on
 # all offline triplets and full test sets (`python -m defsent_lite.gausscse --scale cpu`,
-# about 30 minutes on 2 cores) and its tables are in README ("GaussCSE on this CPU").
+# about 30 minutes on 2 cores) and its tables are in `docs/cpu_runs.md`.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under

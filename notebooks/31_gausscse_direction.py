@@ -22,7 +22,7 @@
 # the longer sentence entails: lengths in characters, a tie counted wrong
 # (`nli_metrics.length_baseline_accuracy`; whitespace words or ties scored one half are
 # options). On the full test sets (cpu and paper scale) this gives the paper's baseline row
-# within 0.01 (README, "GaussCSE on this CPU"); the smoke subsets below give their own numbers. Paper (BERT-base): the reversed set is what teaches
+# within 0.01 (`docs/cpu_runs.md`); the smoke subsets below give their own numbers. Paper (BERT-base): the reversed set is what teaches
 # direction: ent+rev and ent+con+rev reach 92-93% on average against 81.47% for the
 # length baseline, while ent and ent+con stay near 62-64%. McNemar's test (p < 0.05)
 # compares settings on the same pairs, as the paper does.
@@ -33,7 +33,7 @@
 # so the trained rows and the McNemar p-values are a **pipeline check** here (finite, the
 # right rows; the tests compare nothing else), with the paper's rows beside them as context.
 # The length baseline involves no training: it is compared exactly. The CPU run on all
-# offline triplets and full test sets is in README ("GaussCSE on this CPU").
+# offline triplets and full test sets is in `docs/cpu_runs.md`.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under

@@ -26,8 +26,8 @@
 # 2. STS-B test scored in full (every pair): exactly the reference figure of
 #    `../shared/data/README.md` (82.03). The full 7-task evaluation (target: under 2 minutes
 #    on a 2-core CPU, and all seven reference figures 72.37 / 80.60 / 75.60 / 85.39 / 78.99 /
-#    82.03 / 77.15) runs outside the notebook, `python -m defsent_lite.bench sts` (57 s here;
-#    it left CI to make room for notebooks 25 and 33: see README, "Measured speed").
+#    82.03 / 77.15) runs outside the notebook, `python -m defsent_lite.bench sts` (57 s here,
+#    kept out of CI for time: see `docs/speed.md`).
 #
 # Timings vary from run to run, so their cells are excluded from nbval's output check
 # (`NBVAL_IGNORE_OUTPUT`); the vector and score checks are compared.
@@ -95,7 +95,7 @@ print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp[
 # loop. Same 400 definitions of dataset *c* (it loads without WordNet: a shorter CI), both in
 # fresh processes. Target: ratio > 1.
 # The whole of offline dataset *a* (226,465 definitions) is measured by
-# `python -m defsent_lite.bench entries` (about 10 minutes here; README records the figure).
+# `python -m defsent_lite.bench entries` (about 10 minutes here; `docs/speed.md` records the figure).
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -85,3 +85,13 @@ def test_senteval_order_and_empty_lines():
         return np.zeros((len(sentences), 2))
     transfer.embed_parts(embed, ["a dog", "", "  "])
     assert "" not in seen and "  " not in seen and "." in seen
+
+
+def test_the_methods_document_lists_every_difference_the_code_knows():
+    """docs/methods.md holds the three differences tables; a row added to a DIFFERENCES list
+    and not to the document fails here."""
+    from defsent_lite import defsentplus
+    text = (config.REPO / "docs" / "methods.md").read_text()
+    for table in (defsent.differences(), defsentplus.differences(), gausscse.differences()):
+        for setting, row in table.iterrows():
+            assert f"| {setting} | {row.iloc[0]} |" in text, setting
