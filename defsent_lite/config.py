@@ -83,6 +83,8 @@ SCALES = {
         defsent_eval_max=None,
         defsent_lr_xs=[6.0],
         dsp_max_entries=None,
+        dsp_max_entries_b_c=None,
+        dsp_grid_max_entries=None,
         dsp_lrs=[5e-5, 4e-5, 3e-5],
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=None,
@@ -97,6 +99,7 @@ SCALES = {
         gauss_seeds=[0],
         gauss_grid_train_max=None,   # the grid on all offline triplets
         gauss_grid_batch_sizes=(16, 32, 64, 128),
+        gauss_grid_dev_max=None,     # None: gauss_dev_max
     ),
     "paper": dict(
         model="bert-base-uncased",
@@ -117,6 +120,8 @@ SCALES = {
         defsent_lr_xs="table5",      # the rate the official run scripts pin per model and pooling (Table 5);
                                      # the paper's search: defsent.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
         dsp_max_entries=None,
+        dsp_max_entries_b_c=None,    # None: dsp_max_entries
+        dsp_grid_max_entries=None,   # None: dsp_max_entries
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # bert-base-uncased; defsentplus.PAPER_LRS has the other models
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=None,
@@ -131,6 +136,7 @@ SCALES = {
         gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
         gauss_grid_train_max=None,
         gauss_grid_batch_sizes=(16, 32, 64, 128),   # Appendix E
+        gauss_grid_dev_max=None,     # None: gauss_dev_max
     ),
 }
 

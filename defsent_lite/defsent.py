@@ -372,7 +372,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
     return dict(model=model, batch_size=scale["defsent_batch_size"], train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
                 optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
                 paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
-                **({"train_autocast": scale["train_autocast"]} if scale.get("train_autocast") is not None else {}),
+                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}),
                 scoring=seed_scoring(scale, data_dir))
 
 

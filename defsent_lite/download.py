@@ -225,30 +225,50 @@ def present(src, root, checksums, recorded):
     return True
 
 
+def hosts(src):
+    """Where a source can be fetched from, in order: its url, then each second host in its
+    `mirrors` (a copy with the same checksums). A second host that serves a member as a plain file
+    names its own `members`; its files are then checked by their pinned SHA-256 alone."""
+    second = []
+    for m in src.get("mirrors", []):
+        own = "members" in m
+        second.append(dict(src, url=m["url"], members=m.get("members", src["members"]),
+                           sha256=None if own else src.get("sha256"), md5=None if own else src.get("md5")))
+    return [src] + second
+
+
 def download_source(src, root, checksums, mirror=None, log=print):
-    """Fetch one source into root, all files or none; returns its SourceReport (never raises
-    for a download problem)."""
+    """Fetch one source into root, all files or none, trying each of its hosts in order; returns its
+    SourceReport (never raises for a download problem; a failure names every host tried)."""
     root = Path(root)
     recorded = read_record(root)
     if present(src, root, checksums, recorded):
         return SourceReport(src["name"], "already present", "checksums match", [])
-    url = source_url(src, mirror)
-    staging = root / f"{STAGING_PREFIX}{os.getpid()}-{src['name']}-{uuid.uuid4().hex[:8]}"
-    staging.mkdir(parents=True)
-    try:
-        log(f"{src['name']}: fetching {url}")
-        staged = _staged_files(src, url, checksums, staging)
-        for rel, path in staged.items():  # every file checked: now all of them go into place
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, root / rel)
-        unpinned = {rel: sha256_of(root / rel) for rel in staged if rel not in checksums}
-        if unpinned:
-            write_record(root, dict(read_record(root), **unpinned))
-        return SourceReport(src["name"], "fetched", f"{len(staged)} files", [root / rel for rel in staged])
-    except DownloadError as e:
-        return SourceReport(src["name"], "failed", str(e), [])
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    failures = []
+    for host in hosts(src):
+        url = source_url(host, mirror)
+        staging = root / f"{STAGING_PREFIX}{os.getpid()}-{src['name']}-{uuid.uuid4().hex[:8]}"
+        staging.mkdir(parents=True)
+        try:
+            log(f"{src['name']}: fetching {url}")
+            staged = _staged_files(host, url, checksums, staging)
+            for rel, path in staged.items():  # every file checked: now all of them go into place
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, root / rel)
+            unpinned = {rel: sha256_of(root / rel) for rel in staged if rel not in checksums}
+            if unpinned:
+                write_record(root, dict(read_record(root), **unpinned))
+            tried = f" (after {len(failures)} failed: {'; '.join(failures)})" if failures else ""
+            return SourceReport(src["name"], "fetched", f"{len(staged)} files from {url}{tried}", [root / rel for rel in staged])
+        except DownloadError as e:
+            failures.append(str(e))
+            if len(hosts(src)) > 1:
+                log(f"{src['name']}: {e}")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    if len(failures) == 1:
+        return SourceReport(src["name"], "failed", failures[0], [])
+    return SourceReport(src["name"], "failed", f"every host failed ({len(failures)}): " + " | ".join(failures), [])
 
 
 def read_record(root):

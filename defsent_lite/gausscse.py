@@ -1,7 +1,6 @@
 """GaussCSE's pipeline: training data, one cached training run per loss setting and seed, its
 evaluation (NLI accuracy / AUPRC, entailment direction), the Appendix E grid, the plan.
 The tables of Tables 1-5 are made from these runs in gausscse_tables."""
-import argparse
 import warnings
 
 import numpy as np
@@ -309,7 +308,7 @@ def base_config(scale, model, data_dir=None, variant="official", sick_pairs="one
         best = pinned or paper_hyperparameters(model)
         if best is None:
             warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
-                          "run `python -m defsent_lite.gausscse --grid SETTING` to search it")
+                          "run `python -m defsent_lite.gausscse_tables --grid SETTING` to search it")
         batch_size, lr = best or (batch_size, lr)
     if sick_pairs not in SICK_PAIRS:
         raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
@@ -380,44 +379,3 @@ def plan(base, seeds, data_dir=None, settings=gauss_model.LOSS_SETTINGS, lrs=Non
                        trainings * steps * base["batch_size"] * per_triplet,
                        trainings * encoded * budget.row_tokens(tokenizer, [s for r in dev for s in (r["premise"], r["hypothesis"])]),
                        True, True)
-
-
-def main(argv=None):
-    """python -m defsent_lite.gausscse --scale cpu: the four loss settings (seed-averaged), NLI,
-    direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
-    from . import gausscse_tables  # here: gausscse_tables imports this module
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--scale", default="cpu")
-    ap.add_argument("--model", help="default: the scale's model")
-    ap.add_argument("--variant", default="official", choices=list(VARIANTS), help="official code (default) or paper text")
-    ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
-    ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
-    ap.add_argument("--batch-size", type=int)
-    ap.add_argument("--lr", type=float)
-    ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
-    ap.add_argument("--only", nargs="*", choices=gauss_model.LOSS_SETTINGS, help="train just these settings (cached), no tables")
-    ap.add_argument("--grid", choices=gauss_model.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
-    args = ap.parse_args(argv)
-    S = config.scale(args.scale)
-    model = args.model or S["model"]
-    base = base_config(S, model, variant=args.variant)
-    base["reduction"] = args.reduction or base["reduction"]
-    base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
-    seeds = args.seeds or S["gauss_seeds"]
-    out = args.out or f"gausscse_{S['name']}"
-    if args.grid:
-        meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        return gausscse_tables.save_grid(grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
-    if args.only:  # e.g. two processes with one thread each on a 2-core machine
-        run_settings(base, seeds, settings=args.only)
-        return
-    runs = run_settings(base, seeds)
-    meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
-                epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
-                data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
-                     f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
-    gausscse_tables.save_tables(runs, eval_data(base["test_max"]), out, meta)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,12 +1,13 @@
 """GaussCSE's tables, from the runs of gausscse: Tables 1-4 (NLI accuracy / AUPRC, entailment
 direction with the length baseline), McNemar's test, direction accuracy by length ratio (Figure 2's
 pairs), the Appendix E grid beside Table 5; the CLI's printing and CSVs."""
+import argparse
 import itertools
 
 import numpy as np
 import pandas as pd
 
-from . import aggregate, gauss_model, nli_metrics, paper_gausscse, results
+from . import aggregate, config, gauss_model, gausscse, nli_metrics, paper_gausscse, results
 from .gausscse import NLI_TEST_SETS, direction_pairs, length_baselines, paper_hyperparameters
 
 
@@ -121,3 +122,43 @@ def save_tables(runs, eval_sets, out, meta):
               "saved", results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta), sep="\n")
     for s, r in runs.items():
         print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
+
+
+def main(argv=None):
+    """python -m defsent_lite.gausscse_tables --scale cpu: the four loss settings (seed-averaged), NLI,
+    direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--model", help="default: the scale's model")
+    ap.add_argument("--variant", default="official", choices=list(gausscse.VARIANTS), help="official code (default) or paper text")
+    ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
+    ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
+    ap.add_argument("--batch-size", type=int)
+    ap.add_argument("--lr", type=float)
+    ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
+    ap.add_argument("--only", nargs="*", choices=gauss_model.LOSS_SETTINGS, help="train just these settings (cached), no tables")
+    ap.add_argument("--grid", choices=gauss_model.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
+    args = ap.parse_args(argv)
+    S = config.scale(args.scale)
+    model = args.model or S["model"]
+    base = gausscse.base_config(S, model, variant=args.variant)
+    base["reduction"] = args.reduction or base["reduction"]
+    base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
+    seeds = args.seeds or S["gauss_seeds"]
+    out = args.out or f"gausscse_{S['name']}"
+    if args.grid:
+        meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
+        return save_grid(gausscse.grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
+    if args.only:  # e.g. two processes with one thread each on a 2-core machine
+        gausscse.run_settings(base, seeds, settings=args.only)
+        return
+    runs = gausscse.run_settings(base, seeds)
+    meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
+                epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
+                data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
+                     f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
+    save_tables(runs, gausscse.eval_data(base["test_max"]), out, meta)
+
+
+if __name__ == "__main__":
+    main()

@@ -42,6 +42,39 @@ TABLE2 = {
     "* DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [69.71, 85.54, 78.77, 85.26, 82.71, 82.74, 76.77, 80.22],
 }
 
+# DefSent+, Table 2: the std over the 10 runs beside each mean above (the "±" of the paper), the
+# spread a one-seed run of ours is set against (results.side_by_side's z rows).
+TABLE2_STD = {
+    "DefSent BERT-base": [0.26, 0.24, 0.28, 0.47, 0.48, 0.40, 0.30, 0.21],
+    "DefSent BERT-large": [0.96, 0.42, 0.32, 0.92, 0.78, 0.89, 0.46, 0.53],
+    "DefSent RoBERTa-base": [0.89, 0.26, 0.39, 0.70, 0.27, 0.61, 0.18, 0.38],
+    "DefSent RoBERTa-large": [1.42, 1.88, 1.66, 1.51, 0.60, 0.48, 0.84, 0.88],
+    "DefSent+ BERT-base 1st-(Mean,AMP)-c": [0.53, 0.24, 0.25, 0.48, 0.36, 0.43, 0.29, 0.22],
+    "DefSent+ BERT-large 1st-(Mean,AMP)-c": [0.63, 0.34, 0.42, 0.35, 0.45, 0.52, 0.38, 0.27],
+    "DefSent+ RoBERTa-base 1st-(CLS,AC)-c": [0.40, 0.47, 0.34, 0.26, 0.31, 0.53, 0.58, 0.19],
+    "DefSent+ RoBERTa-large 1st-(CLS,AC)-c": [1.07, 0.61, 0.52, 0.51, 0.59, 0.55, 0.67, 0.56],
+    "DefSent+ BERT-base 1st-(CLS,AMP)-b": [0.64, 0.68, 0.66, 0.41, 0.48, 0.55, 0.61, 0.38],
+    "DefSent+ BERT-large 1st-(Mean,AC)-b": [1.21, 0.89, 0.49, 0.36, 0.24, 0.40, 0.52, 0.39],
+    "DefSent+ RoBERTa-base 1st-(Mean,AC)-b": [0.30, 0.24, 0.27, 0.23, 0.36, 0.15, 0.40, 0.11],
+    "DefSent+ RoBERTa-large 1st-(Mean,AC)-b": [0.24, 0.36, 0.32, 0.30, 0.19, 0.27, 0.40, 0.18],
+    "DefSent+ BERT-base 1st-(CLS,AMP)-a": [0.61, 0.32, 0.36, 0.40, 0.34, 0.34, 0.42, 0.22],
+    "DefSent+ BERT-large 1st-(Mean,AC)-a": [1.08, 1.29, 1.06, 0.91, 0.90, 0.79, 0.80, 0.72],
+    "DefSent+ RoBERTa-base 1st-(CLS,AMP)-a": [0.28, 0.20, 0.22, 0.13, 0.21, 0.23, 0.19, 0.14],
+    "DefSent+ RoBERTa-large 1st-(CLS,AMP)-a": [0.61, 0.21, 0.29, 0.32, 0.41, 0.37, 0.20, 0.19],
+    "DefSent+ BERT-base 2nd-(CLS,AMP)-a": [0.38, 0.30, 0.36, 0.40, 0.27, 0.40, 0.71, 0.23],
+    "DefSent+ BERT-large 2nd-(CLS,AMP)-a": [0.77, 0.64, 0.63, 0.83, 0.79, 0.59, 0.77, 0.33],
+    "DefSent+ RoBERTa-base 2nd-(Mean,AC)-a": [0.34, 0.32, 0.41, 0.30, 0.37, 0.43, 0.30, 0.25],
+    "DefSent+ RoBERTa-large 2nd-(Mean,AC)-a": [0.50, 0.70, 0.67, 0.40, 0.50, 0.44, 0.52, 0.31],
+    "DefSent+ BERT-base 3rd-(CLS,AMP)-a": [0.37, 0.23, 0.24, 0.18, 0.17, 0.14, 0.45, 0.16],
+    "DefSent+ BERT-large 3rd-(CLS,AMP)-a": [0.90, 0.35, 0.55, 0.52, 0.27, 0.32, 0.73, 0.22],
+    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a": [0.38, 0.41, 0.67, 0.46, 0.40, 0.27, 0.39, 0.20],
+    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [0.25, 0.34, 0.40, 0.41, 0.51, 0.28, 0.18, 0.16],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [0.21, 0.19, 0.22, 0.20, 0.22, 0.28, 0.37, 0.15],
+    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a": [0.46, 0.50, 0.39, 0.39, 0.28, 0.24, 0.43, 0.17],
+    "* DefSent+ RoBERTa-base 3rd-(Mean,AC)-a": [0.21, 0.14, 0.20, 0.10, 0.28, 0.18, 0.16, 0.12],
+    "* DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [0.53, 0.30, 0.37, 0.28, 0.26, 0.32, 0.29, 0.21],
+}
+
 # DefSent+, Table 3: STS of the data-augmented models' released encoders (best of runs). The
 # DefSent+ rows of this table are left out: in the extracted text their names and numbers are
 # out of step (a row holds a lower "best" than Table 6's mean for the name beside it).

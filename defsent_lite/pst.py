@@ -172,7 +172,7 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
     lrs = lrs[:steps] + [lrs[-1]] * max(0, (steps or 0) - len(lrs))
     if max_entries is None:   # the scale's sample (None: every entry)
         max_entries = scale["dsp_max_entries"]
-        if dataset in ("b", "c") and scale.get("dsp_max_entries_b_c") is not None:
+        if dataset in ("b", "c") and scale["dsp_max_entries_b_c"] is not None:
             max_entries = scale["dsp_max_entries_b_c"]
     return dict(model=model, dataset=dataset, max_entries=max_entries, pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
@@ -181,7 +181,7 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
                 sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
                 later_combinations=[tuple(c) for c in later_combinations or []],
-                **({"train_autocast": scale["train_autocast"]} if scale.get("train_autocast") is not None else {}))
+                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}))
 
 
 def entry_dataset(cfg, data_dir=None):
@@ -286,31 +286,6 @@ def loss_drop(steps, k=3):
     return df
 
 
-def main(argv=None):
-    """python -m defsent_lite.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--scale", default="cpu")
-    ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
-    ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
-    ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
-    ap.add_argument("--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)")
-    args = ap.parse_args(argv)
-    S = config.scale(args.scale)
-    cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
-    steps, report = run(cfg)
-    untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"])
-    table = steps_table(steps, untrained).round(2)
-    print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
-    combo = defsentplus.combination_name(args.pooling, args.entry_pooling)
-    print("saved", results.save_csv(table, args.out, model=S["model"], scale=S["name"], seeds=cfg["seeds"],
-                                    data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
-                                    combination=combo, lrs=cfg["lrs"], sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"]))
-
-
-if __name__ == "__main__":
-    main()
-
-
 def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
     spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
@@ -338,3 +313,28 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
                        budget.device_name(device), budget.parameters(model),
                        trainings * n_defs * budget.row_tokens(tokenizer, definitions, cfg["batch_size"]), encoded_tokens,
                        variants.autocast_training(cfg, defsentplus.variant_settings(cfg.get("variant", "official"))))
+
+
+def main(argv=None):
+    """python -m defsent_lite.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
+    ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
+    ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
+    ap.add_argument("--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)")
+    args = ap.parse_args(argv)
+    S = config.scale(args.scale)
+    cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
+    steps, report = run(cfg)
+    untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"])
+    table = steps_table(steps, untrained).round(2)
+    print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
+    combo = defsentplus.combination_name(args.pooling, args.entry_pooling)
+    print("saved", results.save_csv(table, args.out, model=S["model"], scale=S["name"], seeds=cfg["seeds"],
+                                    data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
+                                    combination=combo, lrs=cfg["lrs"], sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"]))
+
+
+if __name__ == "__main__":
+    main()

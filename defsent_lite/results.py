@@ -27,13 +27,15 @@ def paper_table(table, columns):
     return df
 
 
-def side_by_side(paper, ours, pairs, digits=2, compare=True):
+def side_by_side(paper, ours, pairs, digits=2, compare=True, std=None, runs=1):
     """Rows 'paper', 'ours', 'diff' (ours - paper) for each (paper row, our row) pair.
 
     `paper` and `ours` are DataFrames with the same columns; `pairs` maps a label to
     (paper row key, our row key); a paper key of None (the paper has no such row) gives NaN
     paper and diff rows. With compare=False (another model stands in for the paper's, see
     aggregate.comparable) the paper's row is context: rows 'paper (context)' and 'ours', no diff.
+    std: the paper's standard deviations over its seeds (indexed like `paper`); a compared row with
+    one gets rows 'paper std' and 'z' (see spread_z), which spread_verdict reads.
     """
     rows = {}
     for label, (p_key, o_key) in pairs.items():
@@ -43,9 +45,38 @@ def side_by_side(paper, ours, pairs, digits=2, compare=True):
         rows[(label, "ours")] = o
         if compare:
             rows[(label, "diff")] = o - p
+            if std is not None and p_key is not None and p_key in std.index:
+                rows[(label, "paper std")] = std.loc[p_key]
+                rows[(label, "z")] = spread_z(o, p, std.loc[p_key], runs)
     out = pd.DataFrame(rows).T
     out.index = pd.MultiIndex.from_tuples(out.index, names=["row", "source"])
     return out[list(paper.columns)].astype(float).round(digits)
+
+
+SPREAD_Z = 2.0   # "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
+
+
+def spread_z(ours, paper_mean, paper_std, runs=1):
+    """How far ours lies from the paper's mean, in the standard deviation that a mean of `runs` seeds
+    drawn with the paper's spread would have: (ours - mean) / (std / sqrt(runs)). One seed: diff / std."""
+    return (ours - paper_mean) / (paper_std / runs ** 0.5)
+
+
+def spread_verdict(table, limit=SPREAD_Z):
+    """One line per row of a side_by_side table that has 'z' rows: how many of ours lie inside the
+    paper's mean +- `limit` stds, naming each that does not. Says so when no row has a spread."""
+    if "z" not in set(table.index.get_level_values("source")):
+        return "inside the paper's spread: not judged (no paper row with a published std is compared here)"
+    lines = []
+    for label in dict.fromkeys(table.index.get_level_values("row")):
+        if (label, "z") not in table.index:
+            continue
+        z = table.loc[(label, "z")].dropna()
+        outside = z[z.abs() > limit]
+        lines.append(f"{label}: inside the paper's mean +- {limit:g} std in {len(z) - len(outside)} of {len(z)}"
+                     + (" (outside: " + ", ".join(f"{c} z = {v:+.1f}" for c, v in outside.items()) + ")"
+                        if len(outside) else ""))
+    return "\n".join(lines)
 
 
 def versions():

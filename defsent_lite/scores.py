@@ -125,4 +125,4 @@ def transfer_settings(scale):
     """The SentEval protocol settings of a scale, as `transfer.evaluate` takes them."""
     return dict(kfold=scale["transfer_kfold"], inner_search=scale["transfer_inner_search"],
                 max_examples=scale["transfer_max_examples"], max_eval=scale["transfer_max_eval"],
-                classifier=scale.get("transfer_classifier", "batched"))
+                classifier=scale["transfer_classifier"])

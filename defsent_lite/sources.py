@@ -38,6 +38,7 @@ def _senteval_sts_members():
 STSWIKI = "http://ixa2.si.ehu.es/stswiki/images"
 SENTEVAL_DATA = "https://dl.fbaipublicfiles.com/senteval/senteval_data"
 SICK_URL = "http://alt.qcri.org/semeval2014/task1/data/uploads"
+SICK_GITHUB = "https://raw.githubusercontent.com/kkalouli/SICK-processing/0848f4aec60870122a4ca18de08ba0e25f6f9a75"
 SIMCSE_DATA = "https://huggingface.co/datasets/princeton-nlp/datasets-for-simcse/resolve/main"
 SENTEVAL_TRANSFER = {"MR": ("rt-polarity.pos", "rt-polarity.neg"), "CR": ("custrev.pos", "custrev.neg"),
                      "SUBJ": ("subj.objective", "subj.subjective"), "MPQA": ("mpqa.pos", "mpqa.neg"),
@@ -49,7 +50,8 @@ WORDNET_FILES = ["lexnames", "index.sense"] \
 # name, url, sha256 of the archive (None: every member is pinned in checksums.sha256 instead, or
 # checked by content), md5 (the publisher's own digest where no SHA-256 could be recorded),
 # members {member, or "" for a plain file: destination}, convert (convert.CONVERTERS key),
-# rows (content check of a csv without a pinned digest).
+# rows (content check of a csv without a pinned digest), mirrors (second hosts, tried in order after
+# url: [{url, members of its own if it serves a member as a plain file}], see download.hosts).
 SOURCES = [
     dict(name="STS12", url=f"{STSWIKI}/4/40/STS2012-en-test.zip", members=_sts_members("STS12", "test-gold")),
     dict(name="STS13", url=f"{STSWIKI}/2/2f/STS2013-en-test.zip", members=_sts_members("STS13", "test-gs")),
@@ -82,7 +84,10 @@ SOURCES = [
     dict(name="MNLI", url="https://cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip", convert="nli_jsonl",
          members={f"multinli_1.0/multinli_1.0_dev_{s}.jsonl": f"nli/mnli/multinli_1.0_dev_{s}.csv"
                   for s in ("matched", "mismatched")}),
-    dict(name="SICK-full", url="https://zenodo.org/record/2787612/files/SICK.zip", members={"SICK.txt": "nli/sick/SICK.txt"}),
+    # Second host: the same SICK.txt bytes (checked against checksums.sha256) in a public GitHub
+    # repository, at a fixed commit.
+    dict(name="SICK-full", url="https://zenodo.org/record/2787612/files/SICK.zip", members={"SICK.txt": "nli/sick/SICK.txt"},
+         mirrors=[dict(url=f"{SICK_GITHUB}/SICK.txt", members={"": "nli/sick/SICK.txt"})]),
     # NLTK's WordNet 3.0 package. Its files differ in size from our Debian copy (36,353,991 vs
     # 36,428,613 bytes unpacked), so the archive is checked by NLTK's own index digest (md5) and
     # the files' SHA-256 recorded at the first download.

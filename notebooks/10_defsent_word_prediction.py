@@ -131,7 +131,10 @@ print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()
 
 # %% [markdown]
 # ## Table 2: word prediction on the test words
-# Mean over seeds (one seed at smoke scale; ± std when several).
+# Mean over seeds (one seed at smoke scale; ± std when several). The paper's stds are Table 5's.
+# Beside the paper's own model under its protocol (paper and colab scales) each row also gets the
+# paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
+# scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %%
 # tolerance: fraction; paper=exact
@@ -154,7 +157,9 @@ for p in POOLINGS:
                                      ("no fine-tuning", p))
     pair[f"DefSent / {P}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, P, exclude=("no fine-tuning",)),
                               ("DefSent", p))
-table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=aggregate.comparable(MODEL, S))
+table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=aggregate.comparable(MODEL, S),
+                              std=results.paper_table(paper_defsent.TABLE5_STD, cols), runs=int(seeds.n.min()))
+print(results.spread_verdict(table2))
 table2
 
 # %% [markdown]

@@ -78,6 +78,9 @@ variants.whole(defsent.differences())
 
 # %% [markdown]
 # ## Table 8: every pooling, DefSent beside the paper (mean over seeds; ± std below)
+# Beside the paper's own model under its protocol (paper and colab scales) each row also gets the
+# paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
+# scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %%
 # tolerance: check; paper=exact; paper (context)=exact; untrained*=inference
@@ -96,7 +99,9 @@ for p in POOLINGS:
     P = aggregate.POOLING_LABELS[p]
     pairs8[f"untrained ({P})"] = (None, ("untrained", p))   # Table 8 has DefSent rows only
     pairs8[f"DefSent ({P})"] = (aggregate.paper_row(paper_defsent.TABLE8, reference, P), ("DefSent", p))
-table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparable(MODEL, S))
+table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparable(MODEL, S),
+                              std=results.paper_table(paper_defsent.TABLE8_STD, results.STS_COLS), runs=int(seeds.n.min()))
+print(results.spread_verdict(table8))
 table8
 
 # %%

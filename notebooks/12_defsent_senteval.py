@@ -99,6 +99,9 @@ variants.whole(defsent.differences())
 # ## Table 9 (each pooling) and Table 4 (the paper's DefSent row for the model), beside ours
 # Table 9's rows are the model's own pooling; Table 4's DefSent row is the paper's best
 # pooling; the raw-BERT baselines of Table 4 stand beside ours only for BERT-base and its stand-in.
+# Beside the paper's own model under its protocol (paper and colab scales) each row also gets the
+# paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
+# scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %%
 # tolerance: check; paper=exact; paper (context)=exact; untrained*=score
@@ -116,7 +119,10 @@ for p in POOLINGS:
         pairs[f"DefSent ({p}) vs {paper_key4}"] = (paper_key4, ("DefSent", p))
     if p in ("cls", "mean") and reference == "bert-base-uncased":
         pairs[f"untrained ({p})"] = ({"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p], ("untrained", p))
-table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S))
+std9 = results.paper_table(paper_defsent.TABLE9_STD, results.TRANSFER_COLS).set_axis(
+    [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0)
+table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S), std=std9, runs=int(seeds.n.min()))
+print(results.spread_verdict(table4))
 table4
 
 # %%

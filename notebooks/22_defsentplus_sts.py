@@ -109,6 +109,9 @@ ours.round(2)
 
 # %% [markdown]
 # ## Beside the paper (Table 2: the model's rows, found by model and setting)
+# Beside the paper's own model under its protocol (paper and colab scales) each row also gets the
+# paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
+# scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %%
 # tolerance: check; paper=exact; paper (context)=exact
@@ -119,7 +122,10 @@ pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("
 for label in [k for k in rows if k.startswith("DefSent+")]:
     key = defsentplus.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
     pairs[defsentplus.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
-table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, S))
+table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, S),
+                              std=results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS),
+                              runs=len(cfg["seeds"]))
+print(results.spread_verdict(table2))
 table2
 
 # %%

@@ -58,7 +58,7 @@ S, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's setting
 grid = {}
 for pooling, entry_pooling in defsentplus.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT,
-                         max_entries=S.get("dsp_grid_max_entries"))
+                         max_entries=S["dsp_grid_max_entries"])
     if S["paper_protocol"]:  # before any training: what will run, timed here
         print(pst.plan(cfg, data_dir=DATA_ROOT))
     steps, report = pst.run(cfg, DATA_ROOT)

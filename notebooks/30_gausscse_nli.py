@@ -40,7 +40,7 @@
 # compare nothing else), not a result; the paper's rows stand beside them as context. The
 # cosine-baseline row (an untrained encoder, smoke: MiniLM with mean pooling; paper scale:
 # supervised SimCSE, the paper's row) involves no training and is compared as a score. The larger run on
-# all offline triplets and full test sets (`python -m defsent_lite.gausscse --scale cpu`,
+# all offline triplets and full test sets (`python -m defsent_lite.gausscse_tables --scale cpu`,
 # about 30 minutes on 2 cores) and its tables are in `docs/cpu_runs.md`.
 
 # %%
@@ -91,6 +91,8 @@ variants.whole(gausscse.differences())
 
 # %% [markdown]
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model
+# GaussCSE reports each row as a mean of 5 seeds without its spread: a one-seed run of ours (colab
+# scale) cannot be placed inside or outside it, only beside it.
 
 # %%
 # tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score

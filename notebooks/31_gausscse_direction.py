@@ -97,6 +97,8 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 
 # %% [markdown]
 # ## Table 2 / 4: direction accuracy, ours beside the paper's rows of the model
+# GaussCSE reports each row as a mean of 5 seeds without its spread: a one-seed run of ours (colab
+# scale) cannot be placed inside or outside it, only beside it.
 
 # %%
 # tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact

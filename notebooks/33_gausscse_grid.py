@@ -55,7 +55,7 @@ from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, p
 
 S, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
-base.update(train_max=S["gauss_grid_train_max"], dev_max=S.get("gauss_grid_dev_max") or base["dev_max"])
+base.update(train_max=S["gauss_grid_train_max"], dev_max=S["gauss_grid_dev_max"] or base["dev_max"])
 if S["paper_protocol"]:  # before any training: what will run, timed here (one line per batch size)
     for b in S["gauss_grid_batch_sizes"]:
         print(gausscse.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))

@@ -20,3 +20,51 @@ def test_each_notebook_of_the_colab_scale_fits_one_hour_on_a_t4_by_its_flops():
         assert 0 < p.t4_seconds <= 3600, (p.what, p.flops_line())
     ten = plans[0]   # 3 poolings x 97,759 training definitions at batch 16
     assert ten.trainings == 3 and ten.steps == 3 * 6110
+
+
+def _one_seed_beside(ours_numbers, runs=1):
+    """BERT-base Mean of DefSent's Table 8 beside `ours_numbers`, with its stds."""
+    import pandas as pd
+    from defsent_lite import paper_defsent, results
+    key = ("BERT-base", "Mean")
+    paper = results.paper_table({key: paper_defsent.TABLE8[key]}, results.STS_COLS)
+    std = results.paper_table({key: paper_defsent.TABLE8_STD[key]}, results.STS_COLS)
+    ours = pd.DataFrame([ours_numbers], index=["ours"], columns=results.STS_COLS)
+    return results.side_by_side(paper, ours, {"DefSent (mean)": (key, "ours")}, std=std, runs=runs)
+
+
+def test_one_seed_inside_the_papers_spread_and_one_cell_outside_it():
+    """At the colab scale ours is one seed: z = (ours - paper) / std, inside when |z| <= 2."""
+    from defsent_lite import paper_defsent, results
+    mean, std = paper_defsent.TABLE8[("BERT-base", "Mean")], paper_defsent.TABLE8_STD[("BERT-base", "Mean")]
+    near = [m + 1.5 * s for m, s in zip(mean, std)]
+    table = _one_seed_beside(near)
+    assert list(table.loc[("DefSent (mean)", "paper std")]) == std
+    assert all(abs(z - 1.5) < 0.02 for z in table.loc[("DefSent (mean)", "z")])
+    assert results.spread_verdict(table) == "DefSent (mean): inside the paper's mean +- 2 std in 8 of 8"
+    far = list(near)
+    far[0] = mean[0] - 3 * std[0]   # STS12 three stds low
+    verdict = results.spread_verdict(_one_seed_beside(far))
+    assert verdict.startswith("DefSent (mean): inside the paper's mean +- 2 std in 7 of 8") and "STS12 z = -3.0" in verdict
+
+
+def test_a_mean_of_several_seeds_is_held_to_the_spread_of_a_mean():
+    """Ten seeds averaged: the same distance is sqrt(10) times as many of the mean's stds."""
+    from defsent_lite import paper_defsent
+    mean, std = paper_defsent.TABLE8[("BERT-base", "Mean")], paper_defsent.TABLE8_STD[("BERT-base", "Mean")]
+    z = _one_seed_beside([m + s for m, s in zip(mean, std)], runs=10).loc[("DefSent (mean)", "z")]
+    assert all(abs(v - 10 ** 0.5) < 0.03 for v in z)
+
+
+def test_no_spread_is_judged_without_a_published_std_or_beside_a_stand_in():
+    import pandas as pd
+    from defsent_lite import paper_gausscse, results
+    paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, "BERT-base"), paper_gausscse.NLI_COLS)
+    ours = paper.loc[["ent"]].rename(index={"ent": "ours"})
+    for compare in (True, False):
+        table = results.side_by_side(paper, ours, {"ent": ("ent", "ours")}, compare=compare)
+        assert not {"z", "paper std"} & set(table.index.get_level_values("source"))
+        assert results.spread_verdict(table).startswith("inside the paper's spread: not judged")
+    mean = pd.DataFrame([[1.0]], index=["p"], columns=["a"])
+    beside_standin = results.side_by_side(mean, mean, {"x": ("p", "p")}, compare=False, std=mean)
+    assert "z" not in set(beside_standin.index.get_level_values("source"))

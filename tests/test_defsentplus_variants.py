@@ -6,7 +6,7 @@ import torch
 from sklearn.decomposition import FastICA
 from sklearn.preprocessing import StandardScaler
 
-from defsent_lite import defsentplus, paper_defsentplus, pst, train
+from defsent_lite import config, defsentplus, paper_defsentplus, pst, train
 from tiny_root import tiny_pst_setup
 
 
@@ -76,7 +76,7 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
         expected = defsentplus.VARIANTS[variant]
         assert seen["max_length"] == expected["max_length"]
         assert {k: seen[k] for k in expected["optimizer"]} == expected["optimizer"]
-    assert pst.pst_config(dict(name="smoke", paper_protocol=False, dsp_lrs=[1e-5], dsp_max_entries=None, seeds=[0], dsp_ica_max_iter=10, dsp_ica_selectable=True,
+    assert pst.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["variant"] == "official"
     with pytest.raises(ValueError, match="unknown DefSent\\+ variant 'text'"):
         defsentplus.variant_settings("text")
@@ -105,7 +105,7 @@ def test_defsentplus_scores_sts_on_senteval_files(monkeypatch):
                         seen.append(variant) or {})
     defsentplus.sts_scores(None, None, [], 10)
     assert seen == ["senteval"]
-    assert pst.pst_config(dict(name="smoke", paper_protocol=False, dsp_lrs=[1e-5], dsp_max_entries=None, seeds=[0], dsp_ica_max_iter=10, dsp_ica_selectable=True,
+    assert pst.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["sts_files"] == "senteval"
 
 

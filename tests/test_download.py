@@ -167,3 +167,42 @@ def test_an_archive_pinned_by_the_publishers_md5_is_refused_when_it_differs(site
     src["md5"] = hashlib.md5(site.routes["/w.zip"]).hexdigest()
     (report,) = download.download(tmp_path, sources=[src], checksums={}, log=quiet)
     assert report.status == "fetched" and download.verify(tmp_path, {}, [src]) == {"dictionary/lexnames": "ok"}
+
+
+def test_a_second_host_serves_the_same_bytes_when_the_first_fails(site, tmp_path):
+    """Issue 33 (hosts with one URL): the downloader tries each host in order; a plain-file copy of an
+    archive member is checked by the member's pinned SHA-256 (the archive's own digest is the first host's)."""
+    site.routes["/copy/x.txt"] = DOC
+    src = dict(name="z", url=site.url("/gone.zip"), sha256="0" * 64, members={"d/x.txt": "nli/sick/x.txt"},
+               mirrors=[dict(url=site.url("/copy/x.txt"), members={"": "nli/sick/x.txt"})])
+    said = []
+    (report,) = download.download(tmp_path, sources=[src], checksums={"nli/sick/x.txt": sha(DOC)}, log=said.append)
+    assert report.status == "fetched" and (tmp_path / "nli/sick/x.txt").read_bytes() == DOC
+    assert site.url("/copy/x.txt") in report.detail and site.url("/gone.zip") in report.detail   # which host, after which failure
+    assert any(site.url("/gone.zip") in line and "404" in line for line in said), said
+
+
+def test_every_host_failing_is_named(site, tmp_path):
+    site.routes["/copy/x.txt"] = b"another file"
+    src = dict(name="z", url=site.url("/gone.zip"), sha256=None, members={"d/x.txt": "nli/sick/x.txt"},
+               mirrors=[dict(url=site.url("/copy/x.txt"), members={"": "nli/sick/x.txt"})])
+    (report,) = download.download(tmp_path, sources=[src], checksums={"nli/sick/x.txt": sha(DOC)}, log=quiet)
+    assert report.status == "failed" and report.detail.startswith("every host failed (2)")
+    assert site.url("/gone.zip") in report.detail and site.url("/copy/x.txt") in report.detail
+    assert "is pinned to" in report.detail   # the second copy's bytes differ: refused, not written
+    assert not (tmp_path / "nli/sick/x.txt").exists() and not list(tmp_path.glob(".download-*"))
+
+
+def test_every_second_host_is_checked_by_pinned_bytes():
+    """A second host writes only destinations of its source, each pinned in checksums.sha256 (a copy
+    that is not the same bytes is refused), at a fixed commit where it is a repository."""
+    from defsent_lite import sources
+    pinned = download.known_checksums()
+    with_mirrors = [s for s in sources.SOURCES if s.get("mirrors")]
+    assert with_mirrors, "no source has a second host"
+    for src in with_mirrors:
+        for host in download.hosts(src)[1:]:
+            assert set(host["members"].values()) <= set(src["members"].values()), src["name"]
+            assert all(rel in pinned for rel in host["members"].values()), src["name"]
+            if "raw.githubusercontent.com" in host["url"]:
+                assert len(host["url"].split("/")[5]) == 40, host["url"]   # a commit, not a branch

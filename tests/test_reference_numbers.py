@@ -127,6 +127,7 @@ SPECS = [
     ("paper_defsent.TABLE4", "defsent-2021.md", None, False, True),
     ("paper_defsentplus.TABLE1", "defsent-plus-2024.md", None, False, False),   # rows named a / b / c
     ("paper_defsentplus.TABLE2", "defsent-plus-2024.md", None, False, True),
+    ("paper_defsentplus.TABLE2_STD", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE3", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE4", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE6", "defsent-plus-2024.md", None, False, True),
@@ -254,3 +255,11 @@ def test_a_wrong_transcription_fails(wrong):
 def test_the_papers_are_where_the_test_reads_them():
     """The paper files sit beside the data (../shared/papers), as CI lays them out."""
     assert all((PAPERS / name).exists() for _, name, *_ in SPECS + [(0, "gausscse-2023.txt")]), PAPERS
+
+
+def test_every_spread_stands_beside_its_mean():
+    """A std table has exactly the rows and columns of its table of means."""
+    from defsent_lite import paper_defsent, paper_defsentplus
+    for means, stds in [(paper_defsent.TABLE8, paper_defsent.TABLE8_STD), (paper_defsent.TABLE9, paper_defsent.TABLE9_STD),
+                        (paper_defsentplus.TABLE2, paper_defsentplus.TABLE2_STD)]:
+        assert list(means) == list(stds) and all(len(means[k]) == len(stds[k]) for k in means)

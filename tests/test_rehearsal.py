@@ -20,11 +20,12 @@ from defsent_lite import config, defsent, paper_defsentplus, results, run_notebo
 S = config.scale("rehearsal")
 
 
-def seeds_averaged(notebook):
-    """How many seeds a notebook's rows average: GaussCSE 5, DefSent's SentEval 3 (Table 9), else 10."""
+def seeds_averaged(notebook, scale=S):
+    """How many seeds a notebook's rows average: GaussCSE 5, DefSent's SentEval 3 (Table 9), else 10
+    (at the colab scale: one)."""
     if notebook.startswith("3"):
-        return len(S["gauss_seeds"])
-    return defsent.SENTEVAL_SEEDS if notebook == "12" else len(S["seeds"])
+        return len(scale["gauss_seeds"])
+    return min(defsent.SENTEVAL_SEEDS, len(scale["seeds"])) if notebook == "12" else len(scale["seeds"])
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +71,9 @@ def ours_rows(table):
 DATA_ONLY = ("00", "20")   # dataset statistics: a diff row wherever the data is the paper's (Oxford's train split there)
 
 
-def check_table(path, name):
+def check_table(path, name, scale=S):
     header, table = results.read_csv(path)
-    assert header.get("scale") == "rehearsal", (path.name, header)
+    assert header.get("scale") == scale["name"], (path.name, header)
     numbers = ours_rows(table).select_dtypes("number")
     bad = [(r, c) for r in numbers.index for c in numbers.columns if not math.isfinite(numbers.at[r, c])]
     assert not bad, f"{path.name}: non-finite ours cells {bad[:5]}"
@@ -83,7 +84,7 @@ def check_table(path, name):
             assert "diff" not in set(table["source"]), f"{path.name}: a difference taken against a stand-in's numbers"
     if "runs" in header:  # the rows were averaged over the scale's seeds
         runs = ast.literal_eval(header["runs"])  # a dict written by save_csv
-        assert runs and set(runs.values()) == {seeds_averaged(name)}, (path.name, runs)
+        assert runs and set(runs.values()) == {seeds_averaged(name, scale)}, (path.name, runs)
         return True
     return False
 
@@ -100,6 +101,24 @@ def test_notebook_runs_at_rehearsal_scale(rehearsal, name):
     averaged = [check_table(p, name) for p in csvs]
     if name in ("10", "11", "12", "22", "23", "30", "31"):  # these average over seeds
         assert any(averaged), f"notebook {name} saved no table with its run counts"
+
+
+COLAB = config.scale("colab_rehearsal")
+
+
+@pytest.mark.parametrize("name", ["10", "12", "21", "30", "33"])
+def test_notebook_runs_at_the_colab_scale_structure(rehearsal, name):
+    """The one-Colab-session scale (one seed, pinned rates, autocast training, the batched SentEval
+    classifier, GaussCSE's capped triplets) at rehearsal size: each planned notebook runs top to
+    bottom and its tables average one seed."""
+    rehearsal["mp"].setenv("DEFSENT_SCALE", COLAB["name"])
+    try:
+        nb_path, csvs = execute(name, dict(rehearsal, results=rehearsal["results"] / "colab"))
+    finally:
+        rehearsal["mp"].setenv("DEFSENT_SCALE", S["name"])
+    assert COLAB["name"] in nb_path.read_text() and csvs, name
+    averaged = [check_table(p, name, COLAB) for p in csvs]   # scale colab_rehearsal, one seed averaged
+    assert any(averaged) or name in ("21", "33"), f"notebook {name} saved no table with its run counts"
 
 
 def test_roberta_base_shows_its_own_paper_rows(rehearsal):
