@@ -3,11 +3,12 @@
 - DEFSENT_DATA / NLTK_DATA point at ../shared/data when that folder exists and they are unset.
 - Every test session starts from an empty run cache (the stored notebook outputs come from a
   cold-cache run) and writes result CSVs to a temporary folder (the committed results/ stay).
-- Notebook outputs are compared by `defsent_lite.nbcompare`: numbers within the tolerance of
+- Notebook outputs are compared by `tests/nbcompare.py`: numbers within the tolerance of
   their kind of metric, everything else exactly (nbval's own comparison is byte-exact).
 """
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,7 +25,11 @@ _scratch = tempfile.mkdtemp(prefix="defsent_test_")
 os.environ["DEFSENT_CACHE"] = os.path.join(_scratch, "cache")
 os.environ["DEFSENT_RESULTS"] = os.path.join(_scratch, "results")
 
-pytest_plugins = ["defsent_lite.nbcompare"]
+# Test and repository tooling lives beside the package, never in it: tests/nbcompare.py (the
+# notebook comparison plugin) and tools/run_notebooks.py are imported from their folders.
+_repo = Path(__file__).resolve().parent
+sys.path[:0] = [str(_repo / "tests"), str(_repo / "tools")]
+pytest_plugins = ["nbcompare"]
 
 
 def pytest_unconfigure(config):

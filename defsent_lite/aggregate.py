@@ -75,7 +75,7 @@ def reference_model(model):
     """(hub model whose paper rows stand beside ours, or None; a line saying so). The offline
     all-MiniLM-L6-v2 stands in for bert-base-uncased (same vocabulary; 6 layers, not 12); with
     stand-in models on (rehearsal) the line says ours is a random stand-in."""
-    if paper_model_label(model) and config.standins_enabled() and models.is_standin_name(model):
+    if paper_model_label(model) and models.is_standin(model):
         return str(model), (f"paper rows: {paper_model_label(model)} ({model}); ours: its tiny random stand-in "
                             "(rehearsal): the structure is checked, the numbers mean nothing")
     if paper_model_label(model):
@@ -91,7 +91,7 @@ def comparable(model, scale, paper_model=None):
     """Whether ours and the paper's rows can be differenced: the paper's own model (not a stand-in)
     under the paper's protocol. Otherwise the paper's rows are context beside ours (no diff).
     paper_model: the model the paper's rows are of (default: `model`, if the papers ran it)."""
-    standin = config.standins_enabled() and models.is_standin_name(model)
+    standin = models.is_standin(model)
     same = str(model) == str(paper_model) if paper_model is not None else paper_model_label(model) is not None
     return bool(scale["paper_protocol"]) and same and not standin
 

@@ -27,7 +27,7 @@ from .checks import NonFinite, first_non_finite
 
 PACKAGE = Path(__file__).resolve().parent
 # modules that never change a cached result (testing, benchmarks, plots, downloading, preflight, Colab setup)
-NOT_IN_CODE_IDENTITY = {"nbcompare.py", "run_notebooks.py", "plots.py", "bench.py", "download.py", "sources.py",
+NOT_IN_CODE_IDENTITY = {"plots.py", "bench.py", "download.py", "sources.py",
                         "convert.py", "preflight.py", "colab.py"}
 
 
@@ -96,8 +96,10 @@ def content_digest(value):
 
 def config_key(cfg):
     """Short stable hash of a JSON-serialisable config dict and the code identity."""
-    stand_ins = dict(standins=True) if config.standins_enabled() else {}  # never served to a real model's run
-    text = json.dumps(dict(config=cfg, code=code_identity(), **stand_ins), sort_keys=True, default=str)
+    # a hub name loaded from a local folder (DEFSENT_MODEL_FOLDERS) never shares a key with the hub's
+    folders = config.model_folders()
+    local = dict(model_folders=folders, standins=config.standins_enabled()) if folders else {}
+    text = json.dumps(dict(config=cfg, code=code_identity(), **local), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -9,13 +9,17 @@ changed by hand (Colab) or from the shell (CI):
     DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default data)
     DEFSENT_CACHE     cache of trained runs and embeddings                (default .cache)
     DEFSENT_SCALE     smoke | cpu | paper | rehearsal                     (default smoke)
-    DEFSENT_STANDINS  1 loads hub names (bert-base-uncased, roberta-base, ...) as the package's
-                      tiny stand-in models (standins.py); the rehearsal scale sets it     (default 0)
+    DEFSENT_MODEL_FOLDERS  hub name -> local folder, a JSON object inline or in a file: those
+                      names load from their folders (an offline cluster's copies; the tests'
+                      stand-in models)                                      (default none)
+    DEFSENT_STANDINS  1: the models of DEFSENT_MODEL_FOLDERS are stand-ins, so their numbers are
+                      never differenced with the papers'; the rehearsal scales set it (default 0)
     DEFSENT_RESULTS   where result tables (CSV) are written                (default results;
                       the pytest config sets a temporary folder)
     DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
                       the pytest config sets 0 so that nbval compares clean outputs)
 """
+import json
 import os
 import random
 from pathlib import Path
@@ -244,9 +248,30 @@ def device(name=None):
 
 
 def standins_enabled():
-    """Whether hub model names load the package's stand-in models (DEFSENT_STANDINS=1; the
-    rehearsal scale's preflight turns it on)."""
+    """Whether the models of DEFSENT_MODEL_FOLDERS stand in for the hub's (DEFSENT_STANDINS=1; the
+    rehearsal scales' preflight turns it on): their rows are never differenced with the papers'."""
     return os.environ.get("DEFSENT_STANDINS", "0") not in ("0", "false", "False", "")
+
+
+def model_folders():
+    """{hub name: local folder} from DEFSENT_MODEL_FOLDERS, a JSON object given inline or as the path
+    of a JSON file (a relative folder there is relative to the file). Checked here, naming the setting."""
+    raw = os.environ.get("DEFSENT_MODEL_FOLDERS", "").strip()
+    if not raw:
+        return {}
+    base = Path.cwd()
+    if not raw.startswith("{"):
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise ValueError(f"DEFSENT_MODEL_FOLDERS={raw!r}: neither a JSON object nor an existing JSON file")
+        raw, base = path.read_text(), path.resolve().parent
+    try:
+        folders = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"DEFSENT_MODEL_FOLDERS: not valid JSON ({e})") from None
+    if not isinstance(folders, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in folders.items()):
+        raise ValueError('DEFSENT_MODEL_FOLDERS: expected a JSON object {"hub name": "folder", ...}')
+    return {name: str(base / Path(folder).expanduser()) for name, folder in folders.items()}
 
 
 def set_seed(seed):

@@ -27,22 +27,17 @@ def offline_model_path():
 
 
 def resolve(name_or_path):
-    """Map the offline aliases to the wheel's folder and, with stand-ins on (DEFSENT_STANDINS=1,
-    the rehearsal scale), a hub name to its stand-in's folder; anything else is returned as given."""
+    """Map the offline aliases to the wheel's folder and a hub name of DEFSENT_MODEL_FOLDERS to its
+    local folder; anything else is returned as given."""
     if name_or_path in OFFLINE_ALIASES:
         return str(offline_model_path())
-    if config.standins_enabled() and is_standin_name(name_or_path):
-        from . import standins
-        return standins.path_for(str(name_or_path))
-    return str(name_or_path)
+    return config.model_folders().get(str(name_or_path), str(name_or_path))
 
 
-def is_standin_name(name):
-    """A hub name that has a stand-in model (standins.HUB_NAMES)."""
-    # imported here, not at the top: only the rehearsal scale needs the stand-ins, and their
-    # transformers model classes take about 1.8 s to import
-    from . import standins
-    return str(name) in standins.HUB_NAMES
+def is_standin(name):
+    """A hub name loaded from DEFSENT_MODEL_FOLDERS while those folders are stand-ins
+    (DEFSENT_STANDINS=1): a model whose numbers mean nothing beside the papers'."""
+    return config.standins_enabled() and str(name) in config.model_folders()
 
 
 def hub_offline():

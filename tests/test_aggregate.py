@@ -83,6 +83,8 @@ def test_a_difference_only_between_like_things(monkeypatch):
     assert aggregate.comparable("princeton-nlp/unsup-simcse-bert-base-uncased", paper,
                                 paper_model="princeton-nlp/unsup-simcse-bert-base-uncased")
     assert not aggregate.comparable(config.OFFLINE_MODEL, paper, paper_model="princeton-nlp/unsup-simcse-bert-base-uncased")
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", '{"bert-base-uncased": "standins/bert-base-uncased"}')
+    assert aggregate.comparable("bert-base-uncased", paper)       # a local copy of the real model
     monkeypatch.setenv("DEFSENT_STANDINS", "1")
     assert not aggregate.comparable("bert-base-uncased", paper)   # a tiny random stand-in
     p = results.paper_table({"row": [1.0, 2.0]}, ["a", "b"])

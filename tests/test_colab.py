@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
+import sync_colab
 from defsent_lite import colab, config
 
-NOTEBOOKS = sorted(colab.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted(sync_colab.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
 def cells(nb_path):
@@ -16,8 +17,8 @@ def cells(nb_path):
 
 
 def test_badges_and_install_cells_follow_the_one_setting():
-    assert colab.out_of_date() == {}, "run python -m defsent_lite.colab"
-    readme = colab.README.read_text()
+    assert sync_colab.out_of_date() == {}, "run python tools/sync_colab.py"
+    readme = sync_colab.README.read_text()
     for nb in NOTEBOOKS:
         assert colab.badge(nb.name) in readme
         title = "".join(cells(nb)[0]["source"])
@@ -40,13 +41,13 @@ def test_the_install_cell_does_nothing_off_colab(monkeypatch):
 
 
 def test_changing_the_setting_rewrites_every_link(tmp_path):
-    py = next(colab.NOTEBOOKS.glob("30_*.py"))
+    py = next(sync_colab.NOTEBOOKS.glob("30_*.py"))
     text = py.read_text()
-    moved = colab.synced_notebook(text, "30_gausscse_nli.ipynb", "someone/fork")
+    moved = sync_colab.synced_notebook(text, "30_gausscse_nli.ipynb", "someone/fork")
     assert f"github.com/someone/fork@{colab.RELEASE}" in moved and "github/someone/fork/blob/main/notebooks/30_gausscse_nli.ipynb" in moved
-    assert colab.REPOSITORY not in moved and colab.synced_notebook(moved, "30_gausscse_nli.ipynb", "someone/fork") == moved
-    assert colab.synced_notebook(moved, "30_gausscse_nli.ipynb") == text
-    readme = colab.synced_readme(colab.README.read_text(), "someone/fork")
+    assert colab.REPOSITORY not in moved and sync_colab.synced_notebook(moved, "30_gausscse_nli.ipynb", "someone/fork") == moved
+    assert sync_colab.synced_notebook(moved, "30_gausscse_nli.ipynb") == text
+    readme = sync_colab.synced_readme(sync_colab.README.read_text(), "someone/fork")
     assert colab.REPOSITORY not in readme and readme.count("github/someone/fork/blob/main/notebooks/") == len(NOTEBOOKS)
 
 

@@ -1,7 +1,7 @@
 """Issue 33: a scale that fits one Colab session per notebook - the papers' models and data at the
 rates the official scripts pin, one seed, the batched SentEval classifier - and its structure at
 rehearsal size (stand-ins, capped) so that CI runs it."""
-from defsent_lite import budget, config, defsent
+from defsent_lite import budget, colab_plans, config, defsent
 
 
 def test_the_colab_scale_is_the_paper_protocol_with_one_seed_and_the_pinned_rates():
@@ -13,7 +13,7 @@ def test_the_colab_scale_is_the_paper_protocol_with_one_seed_and_the_pinned_rate
 
 
 def test_each_notebook_of_the_colab_scale_fits_one_hour_on_a_t4_by_its_flops():
-    plans = budget.colab_session_estimates()
+    plans = colab_plans.colab_session_estimates()
     assert [p.what[:11] for p in plans] == ["notebook 10", "notebook 21", "notebook 30", "notebook 33"]
     for p in plans:
         assert p.params > 1e8 and p.train_tokens > 0 and p.encoded_tokens > 0

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from nbval.plugin import coalesce_streams
 
-from defsent_lite import nbcompare
+import nbcompare
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -152,10 +152,11 @@ def test_nbval_uses_the_tolerant_comparison(tmp_path):
         return path
 
     def run(path):
-        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "defsent_lite.nbcompare", "--nbval",
+        env = {k: v for k, v in os.environ.items() if k != "DEFSENT_NBVAL_SAVE"}
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(nbcompare.__file__).parent)] + env.get("PYTHONPATH", "").split(os.pathsep))
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "nbcompare", "--nbval",
                                "--nbval-current-env", "-p", "no:cacheprovider", str(path)],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                              env={k: v for k, v in os.environ.items() if k != "DEFSENT_NBVAL_SAVE"})
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
 
     near, far = run(notebook(70.95)), run(notebook(72.75))
     assert near.returncode == 0, near.stdout[-2000:]

@@ -58,10 +58,10 @@ def test_evaluation_and_entry_encoding_cut_only_at_512_tokens_in_fp32():
     torch.testing.assert_close(space, default)
 
 
-def test_the_prompt_ends_with_the_official_trailing_space(tmp_path, monkeypatch):
+def test_the_prompt_ends_with_the_official_trailing_space(standin_folders):
     """DefSent-Plus model.py: '... means <mask> . ' - a token of its own for RoBERTa, none for BERT."""
-    from defsent_lite import models, pooling, standins
-    roberta = models.load_tokenizer(standins.path_for("roberta-base", cache=tmp_path))
+    from defsent_lite import models, pooling
+    roberta = models.load_tokenizer(standin_folders["folders"]["roberta-base"])
     bert = models.bert_vocabulary()
     text = pooling.prompt_text("a dog", roberta.mask_token)
     assert text.endswith(" . ") and roberta(text)["input_ids"] != roberta(text.rstrip())["input_ids"]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from defsent_lite import config, defsent, paper_defsentplus, results, run_notebooks, sources
+import run_notebooks
+from defsent_lite import config, defsent, paper_defsentplus, results, sources
 
 S = config.scale("rehearsal")
 
@@ -29,7 +30,7 @@ def seeds_averaged(notebook, scale=S):
 
 
 @pytest.fixture(scope="module")
-def rehearsal(mirrored, tmp_path_factory):
+def rehearsal(mirrored, standin_folders, tmp_path_factory):
     """The environment every rehearsal kernel inherits: the mirrored root, stand-ins on, a cache
     and results folder of its own (not the smoke run's)."""
     _, _, root, _ = mirrored
@@ -38,6 +39,7 @@ def rehearsal(mirrored, tmp_path_factory):
     os.makedirs(out, exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         for key, value in dict(DEFSENT_SCALE="rehearsal", DEFSENT_STANDINS="1", DEFSENT_DATA=str(root),
+                               DEFSENT_MODEL_FOLDERS=standin_folders["setting"],
                                NLTK_DATA=str(root / "dictionary" / "wordnet" / "nltk_data"),
                                DEFSENT_CACHE=str(scratch / "cache"), DEFSENT_PROGRESS="0").items():
             mp.setenv(key, value)

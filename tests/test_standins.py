@@ -1,15 +1,18 @@
-"""Stand-in models (issue 15, point 1): built offline, loadable the way the paper scale loads the
-real ones, with the real heads, poolers and tokenizer conventions."""
+"""Stand-in models (a test fixture, tests/standins.py): built offline, handed to the package through
+DEFSENT_MODEL_FOLDERS like any local copy, loadable the way the paper scale loads the real ones,
+with the real heads, poolers and tokenizer conventions."""
+import json
+
 import pytest
+import standins
 import torch
 
-from defsent_lite import defsent, defsentplus, models, standins
+from defsent_lite import config, defsent, defsentplus, models
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    return {name: standins.path_for(name, cache=cache) for name in ("bert-base-uncased", "roberta-base")}
+@pytest.fixture
+def built(standin_folders):
+    return standin_folders["folders"]
 
 
 def test_bert_standin_has_the_real_head_pooler_and_vocabulary(built):
@@ -44,35 +47,50 @@ def test_building_twice_gives_the_same_weights(tmp_path):
         assert na == nb and torch.equal(pa, pb)
 
 
-def test_unknown_names_are_refused():
+def test_unknown_names_are_refused(tmp_path):
     with pytest.raises(ValueError, match="no stand-in for 'gpt2'"):
-        standins.folder_for("gpt2")
+        standins.build_all(tmp_path, ["gpt2"])
 
 
-def test_hub_names_map_to_stand_ins_only_when_the_setting_is_on(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+def test_hub_names_load_from_the_folders_of_the_setting(standin_folders, monkeypatch):
+    monkeypatch.delenv("DEFSENT_MODEL_FOLDERS", raising=False)
     monkeypatch.delenv("DEFSENT_STANDINS", raising=False)
-    assert models.resolve("roberta-large") == "roberta-large"   # off: the hub name as given
+    assert models.resolve("roberta-large") == "roberta-large"   # no setting: the hub name as given
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
+    assert set(config.model_folders()) == set(standins.HUB_NAMES)
+    assert models.resolve("roberta-large") == standin_folders["folders"]["roberta-large"]
+    assert not models.is_standin("roberta-large")   # a local folder is a copy until DEFSENT_STANDINS says otherwise
     monkeypatch.setenv("DEFSENT_STANDINS", "1")
-    for name in standins.HUB_NAMES:
-        assert models.is_standin_name(name)
-    path = models.resolve("roberta-large")
-    assert path == str(standins.folder_for("roberta-large")) and (tmp_path / "standins" / "roberta-large").is_dir()
+    assert all(models.is_standin(name) for name in standins.HUB_NAMES)
     assert models.resolve("offline") == str(models.offline_model_path())   # the offline alias is never a stand-in
-    assert models.resolve("gpt2") == "gpt2" and not models.is_standin_name("gpt2")
+    assert models.resolve("gpt2") == "gpt2" and not models.is_standin("gpt2")
     assert models.load_tokenizer("princeton-nlp/unsup-simcse-bert-base-uncased").vocab_size == 30522
+    inline = json.dumps({"bert-base-uncased": standin_folders["folders"]["bert-base-uncased"]})
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", inline)   # the setting given inline
+    assert models.resolve("bert-base-uncased") == standin_folders["folders"]["bert-base-uncased"]
 
 
-def test_stand_in_runs_never_share_a_cache_key_with_real_ones(monkeypatch):
+@pytest.mark.parametrize("value,message", [("missing.json", "neither a JSON object nor an existing JSON file"),
+                                           ("{not json", "not valid JSON"), ('{"bert-base-uncased": 3}', "expected a JSON object")])
+def test_a_bad_model_folders_setting_is_named(monkeypatch, value, message):
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", value)
+    with pytest.raises(ValueError, match=f"DEFSENT_MODEL_FOLDERS.*{message}"):
+        models.resolve("bert-base-uncased")
+
+
+def test_a_local_copy_never_shares_a_cache_key_with_the_hubs(monkeypatch):
     from defsent_lite import cache
     cfg = dict(model="bert-base-uncased", lr=1e-5)
+    monkeypatch.delenv("DEFSENT_MODEL_FOLDERS", raising=False)
     monkeypatch.delenv("DEFSENT_STANDINS", raising=False)
-    real = cache.config_key(cfg)
+    hub = cache.config_key(cfg)
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", '{"bert-base-uncased": "/models/bert"}')
+    local = cache.config_key(cfg)
     monkeypatch.setenv("DEFSENT_STANDINS", "1")
-    assert cache.config_key(cfg) != real
+    assert len({hub, local, cache.config_key(cfg)}) == 3
 
 
-def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins_on(monkeypatch, tmp_path):
+def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins_on(monkeypatch, tmp_path, standin_folders):
     from defsent_lite import config, preflight, sources
     paper, rehearsal = config.scale("paper"), config.scale("rehearsal")
     for key in ("model", "seeds", "gauss_seeds", "defsent_lr_xs", "dsp_lrs", "dsp_inference_poolings", "transfer_kfold",
@@ -82,10 +100,12 @@ def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins
     for nb in sources.NOTEBOOKS:   # the papers' datasets only: no offline stand-in data
         assert sources.needs(nb, "rehearsal") == sources.needs(nb, "paper")
     monkeypatch.setenv("DEFSENT_STANDINS", "0")   # restored after the test (preflight turns it on)
+    monkeypatch.delenv("DEFSENT_MODEL_FOLDERS", raising=False)
     lines = []
-    with pytest.raises(preflight.PreflightFailed, match="Oxford dictionary"):
+    with pytest.raises(preflight.PreflightFailed, match="(?s)Oxford dictionary.*DEFSENT_MODEL_FOLDERS has none for it"):
         preflight.check("10", "rehearsal", tmp_path, ["bert-base-uncased"], fetch=False, log=lines.append)
     assert config.standins_enabled() and lines[0].startswith("stand-in models: hub names")
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
     assert preflight.model_problem("bert-base-uncased") is None
 
 
@@ -99,7 +119,8 @@ def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, mon
     rows = ["word\tdefinition\texample"] + [f"{w}\ta thing called {w} , number {k} .\tex" for k, w in enumerate(words)]
     (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
     (oxford / "test.tsv").write_text("word\tdefinition\texample\ndog\ta pet that barks\tex\n")
-    monkeypatch.setattr(standins, "corpus", lambda data_dir=None: [r.split("\t")[1] for r in rows[1:]] * 20)
+    folder = standins.build("roberta-base", tmp_path / "roberta-base", sentences=[r.split("\t")[1] for r in rows[1:]] * 20)
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", json.dumps({"roberta-base": str(folder)}))
     tok = models.load_tokenizer("roberta-base")
     dataset = defsent.build_dataset(tok, tmp_path / "data", use_wordnet=False)
     kept = [x for s in dataset[0].values() for x in s]
@@ -112,12 +133,13 @@ def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, mon
     assert encoder.config.model_type == "roberta"
 
 
-def test_a_roberta_checkpoint_without_mlm_head_gets_the_original_models_dense_layer(tmp_path, monkeypatch):
+def test_a_roberta_checkpoint_without_mlm_head_gets_the_original_models_dense_layer(tmp_path, monkeypatch, standin_folders):
     """Issue 33 item 2: the SimCSE/SynCSE RoBERTa checkpoints ship no lm_head; the official code
     copies the pooler's dense layer from roberta-base/-large's MLM head. b806a5a copied it from
     the checkpoint's own (missing, so randomly initialised) head without a word."""
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
     monkeypatch.setenv("DEFSENT_STANDINS", "1")
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
     simcse = "princeton-nlp/unsup-simcse-roberta-base"
     assert "transform" in models.mlm_head_check(models.load(simcse, mlm_head=True)[0]).missing_parts
     assert defsentplus.roberta_backbone(simcse) == "roberta-base"

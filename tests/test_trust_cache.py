@@ -52,7 +52,7 @@ def test_defsent_dataset_is_rebuilt_when_the_oxford_train_split_appears(tmp_path
 def test_code_identity_changes_with_the_source(tmp_path):
     copy = shutil.copytree(PACKAGE, tmp_path / "pkg", ignore=shutil.ignore_patterns("__pycache__"))
     before = cache.code_identity(copy)
-    (copy / "nbcompare.py").write_text("# a module that cannot change a result\n")
+    (copy / "plots.py").write_text("# a module that cannot change a result\n")
     assert cache.code_identity.__wrapped__(copy) == before
     with open(copy / "train.py", "a") as f:
         f.write("\n# changed\n")

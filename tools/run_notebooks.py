@@ -1,8 +1,8 @@
 """Run the notebooks top to bottom: sync each jupytext `.py` to its `.ipynb`, execute in place.
 
-    python -m defsent_lite.run_notebooks            # all notebooks/NN_*.py, in order
-    python -m defsent_lite.run_notebooks 01 90      # those whose name starts with 01 or 90
-    DEFSENT_SCALE=rehearsal python -m defsent_lite.run_notebooks --out DIR 10   # executed copies in DIR
+    python tools/run_notebooks.py            # all notebooks/NN_*.py, in order
+    python tools/run_notebooks.py 01 90      # those whose name starts with 01 or 90
+    DEFSENT_SCALE=rehearsal python tools/run_notebooks.py --out DIR 10   # executed copies in DIR
 
 The stored outputs (the .ipynb beside each .py) are the smoke scale's, which nbval compares: at
 another scale the runner refuses to overwrite them and needs --out.
