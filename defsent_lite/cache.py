@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
 import warnings
 from pathlib import Path
@@ -68,6 +69,20 @@ def file_digest(path):
     return _digests[memo]
 
 
+def files_under(folder):
+    """Every file under `folder`, through symlinked folders too (a data folder may be a link to
+    elsewhere: its files are the data), each real folder once; sorted by path."""
+    files, seen = [], set()
+    for top, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:   # a link back up: walked already
+            dirs[:] = []
+            continue
+        seen.add(real)
+        files += [Path(top) / n for n in names if (Path(top) / n).is_file()]
+    return sorted(files)
+
+
 def data_identity(data_dir, *parts):
     """Fingerprint (16 hex) of the contents of the files under each `part` (a file or folder
     relative to the data root): two roots with the same files have the same identity wherever
@@ -76,7 +91,7 @@ def data_identity(data_dir, *parts):
     h = hashlib.sha256()
     for part in parts:
         p = root / part
-        files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else []
+        files = [p] if p.is_file() else files_under(p) if p.is_dir() else []
         h.update(f"{part}: {len(files)} files\n".encode())
         for f in files:
             h.update(f"{f.relative_to(root).as_posix()} {file_digest(f)}\n".encode())
@@ -124,6 +139,20 @@ def atomic_write_text(path, text):
         tmp.unlink(missing_ok=True)
 
 
+def plain_numbers(obj):
+    """`obj` with numpy scalars and arrays (at any depth of dicts, lists, tuples) as Python numbers
+    and lists, so that JSON stores a number as a number and the non-finite guard sees it."""
+    if isinstance(obj, dict):
+        return {k: plain_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain_numbers(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return plain_numbers(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
 def _canonical(result):
     return json.dumps(result, sort_keys=True, default=str, allow_nan=False)
 
@@ -164,6 +193,7 @@ def lookup(kind, cfg):
 def store(kind, cfg, result, folder=None):
     """Cache a JSON-serialisable result (and the files under `folder`, a folder inside the run's
     folder that the writer filled); refuses NaN/inf anywhere in the result. Returns the Entry."""
+    result = plain_numbers(result)   # a numpy float is stored as a number, never as its string
     bad = first_non_finite(result)
     if bad:
         raise NonFinite(f"refusing to cache a non-finite result of {kind} {config_key(cfg)}: {bad}")
@@ -207,13 +237,49 @@ def cached_run(kind, cfg, compute, need_files=True):
         return found
     parent = run_dir(kind, cfg)
     parent.mkdir(parents=True, exist_ok=True)
-    folder = parent / f"files-{uuid.uuid4().hex[:12]}"
+    remove_orphans(parent)
+    folder = parent / f"files-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     folder.mkdir()
     try:
-        return store(kind, cfg, compute(folder), folder)
+        entry = store(kind, cfg, compute(folder), folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    remove_orphans(parent, keep=folder)   # e.g. the files of the corrupt entry this one replaced
+    return entry
+
+
+ORPHAN_AGE = 3600   # seconds: a files folder of the old naming (no writer pid) unreferenced this long is gone
+
+
+def remove_orphans(parent, keep=None):
+    """Remove the files folders of a run that its result.json does not reference and whose writer
+    is gone (killed, or the loser of two concurrent writers) or is this process (a replaced entry)."""
+    try:
+        referenced = json.loads((parent / "result.json").read_text()).get("files_in")
+    except (OSError, ValueError, AttributeError):
+        referenced = None
+    for folder in parent.glob("files-*"):
+        if folder.name in (referenced, getattr(keep, "name", None)):
+            continue
+        pid = folder.name.split("-")[1]
+        if pid.isdigit() and len(folder.name.split("-")) == 3:
+            gone = int(pid) == os.getpid() or not process_alive(int(pid))
+        else:
+            gone = time.time() - folder.stat().st_mtime > ORPHAN_AGE
+        if gone:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def process_alive(pid):
+    """Whether a process with this id exists (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def cached_tensor(kind, cfg, compute):

@@ -43,7 +43,7 @@ def best_of(candidates, score, what):
 
 def first_non_finite(obj, path="result"):
     """Path of the first NaN/inf float inside nested dicts/lists, or None."""
-    if isinstance(obj, float):
+    if isinstance(obj, (float, np.floating)):
         return None if math.isfinite(obj) else f"{path} = {obj}"
     if isinstance(obj, dict):
         items = obj.items()
@@ -56,3 +56,33 @@ def first_non_finite(obj, path="result"):
         if found:
             return found
     return None
+
+
+# ---------------------------------------------------------------- settings, checked where they enter
+
+def count(value, name, allow_none=True):
+    """A positive whole number (a batch size, a cap on examples, epochs); None means "all" where
+    allowed. Anything else is refused naming the setting, its value and what is allowed."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        allowed = "a whole number >= 1" + (" or None (all)" if allow_none else "")
+        raise ValueError(f"{name}={value!r}: {allowed} is needed")
+    return int(value)
+
+
+def rate(value, name):
+    """A finite number > 0: a learning rate (0 would train nothing; a rate so large that training
+    diverges is caught by the loop's non-finite guards, naming the step)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) \
+            or not value > 0:
+        raise ValueError(f"{name}={value!r}: a finite number > 0 is needed")
+    return float(value)
+
+
+def fraction(value, name):
+    """A finite number in [0, 1] (a warm-up ratio)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) \
+            or not 0 <= value <= 1:
+        raise ValueError(f"{name}={value!r}: a number in [0, 1] is needed")
+    return float(value)

@@ -242,9 +242,16 @@ def show_progress():
 def device(name=None):
     """cuda when present, else cpu (argument or DEFSENT_DEVICE overrides)."""
     name = name or os.environ.get("DEFSENT_DEVICE")
-    if name:
-        return torch.device(name)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not name:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"device {name!r} (argument or DEFSENT_DEVICE): use cpu, cuda or cuda:N") from None
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} (argument or DEFSENT_DEVICE): CUDA is not available on this machine "
+                         "(torch.cuda.is_available() is False); use cpu")
+    return chosen
 
 
 def standins_enabled():

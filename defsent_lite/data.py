@@ -35,8 +35,24 @@ def require(path):
 
 
 def read_text(path, encoding="utf-8"):
-    """A text file's contents; bytes that are not `encoding` are an error naming file:line."""
+    """A text file's contents; bytes that are not `encoding` are an error naming file:line. A UTF-8
+    byte-order mark is dropped (it is not text); a NUL byte is refused; a latin-1 file (SentEval's)
+    that holds UTF-8 multi-byte text is refused rather than decoded into mojibake."""
     raw = require(path).read_bytes()
+    if encoding.replace("_", "-").lower() in ("utf-8", "utf8") and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\x00" in raw:
+        line = raw[:raw.index(b"\x00")].count(b"\n") + 1
+        raise ValueError(f"{path}:{line}: a NUL byte (is this a text file?)")
+    if encoding.replace("_", "-").lower() in ("latin-1", "latin1", "iso-8859-1") and not raw.isascii():
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            line = raw[:next(i for i, b in enumerate(raw) if b >= 0x80)].count(b"\n") + 1
+            raise ValueError(f"{path}:{line}: UTF-8 text in a file read as latin-1 (SentEval's "
+                             "encoding): it would be garbled; use the original latin-1 file")
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as e:
@@ -88,10 +104,22 @@ def _rows(path, rows):
     return rows
 
 
-def _nonempty(path, lineno, *sentences):
+def _nonempty(path, lineno, *sentences, what="sentence"):
     for s in sentences:
         if not s.strip():
-            raise ValueError(f"{path}:{lineno}: empty sentence")
+            raise ValueError(f"{path}:{lineno}: empty {what}")
+
+
+STS_GOLD_RANGE = (0.0, 5.0)   # STS 2012-2016, STS-B and SICK-R all score similarity on 0-5
+
+
+def _gold(path, lineno, text, what):
+    """A gold similarity score in STS_GOLD_RANGE, or an error naming file:line."""
+    value = _number(path, lineno, text, what)
+    low, high = STS_GOLD_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"{path}:{lineno}: {what} {text!r} is outside {low:g}-{high:g}")
+    return value
 
 
 # ---------------------------------------------------------------- STS
@@ -118,7 +146,7 @@ def read_sts_subset(input_path, gold_path, fields=2):
             continue
         a, b = _fields(input_path, i, line, fields, exact=True)[:2]
         _nonempty(input_path, i, a, b)
-        gold.append(_number(gold_path, i, g, "gold score"))
+        gold.append(_gold(gold_path, i, g, "gold score"))
         s1.append(a)
         s2.append(b)
     _rows(gold_path, s1)
@@ -145,7 +173,7 @@ def read_stsb(path):
     for i, line in enumerate(read_lines(path), 1):
         f = _fields(path, i, line, 7)
         _nonempty(path, i, f[5], f[6])
-        gold.append(_number(path, i, f[4], "score"))
+        gold.append(_gold(path, i, f[4], "score"))
         s1.append(f[5])
         s2.append(f[6])
     _rows(path, s1)
@@ -161,7 +189,7 @@ def read_sick(path):
             continue
         f = _fields(path, i, line, 5)
         _nonempty(path, i, f[1], f[2])
-        score = _number(path, i, f[3], "relatedness")
+        score = _gold(path, i, f[3], "relatedness")
         rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], relatedness=score, label=_sick_label(path, i, f[4])))
     return _rows(path, rows)
 
@@ -207,6 +235,8 @@ def load_binary_task(task, data_dir=None):
     sentences, labels = [], []
     for label, rel in zip((1, 0), BINARY_FILES[task]):
         lines = read_lines(root / rel, encoding="latin-1")
+        if not any(line.strip() for line in lines):
+            raise ValueError(f"{root / rel}: every line is blank")
         sentences += [" ".join(line.split()) for line in lines]
         labels += [label] * len(lines)
     return sentences, labels
@@ -223,6 +253,7 @@ def load_sst2(data_dir=None):
             f = _fields(path, i, line, 2)
             if f[1] not in ("0", "1"):
                 raise ValueError(f"{path}:{i}: label {f[1]!r} is not 0 or 1")
+            _nonempty(path, i, f[0])
             sents.append(" ".join(f[0].split()))
             labels.append(int(f[1]))
         out[split] = (_rows(path, sents), labels)
@@ -371,6 +402,7 @@ def read_oxford_tsv(path):
             continue
         f = _fields(path, i, line, 2)
         _word(path, i, f[0])
+        _nonempty(path, i, f[1], what="definition")
         pairs.append((f[0], f[1]))
     return _rows(path, pairs)
 
@@ -380,6 +412,7 @@ def read_ishiwatari(path):
     pairs = []
     for i, line in enumerate(read_lines(path), 1):
         f = _fields(path, i, line, 4)
+        _nonempty(path, i, f[3], what="definition")
         pairs.append((_word(path, i, f[0].rsplit("%", 1)[0]), f[3]))
     return _rows(path, pairs)
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import budget, cache, config, data, dictionary, models, scores, train, variants
+from . import budget, cache, checks, config, data, dictionary, models, scores, train, variants
 from .checks import best_of, require_finite, require_nonempty
 from .encode import check_sentences, eval_mode, full_precision, hidden_states, on_model_device, tokenize_batch
 from .pooling import pool
@@ -183,7 +183,7 @@ def _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep):
 
 def subsample(examples, n, seed):
     """A seeded random subset of n examples (all when n is None or larger)."""
-    if not n or len(examples) <= n:
+    if checks.count(n, "the number of examples to keep (train_max / eval_max)") is None or len(examples) <= n:
         return list(examples)
     g = torch.Generator().manual_seed(seed)
     return [examples[i] for i in sorted(torch.randperm(len(examples), generator=g)[:n].tolist())]
@@ -210,6 +210,8 @@ def word_logits(model, head, batch, pooling, mask_token_id=None):
 
 def loss(model, head, batch, pooling, mask_token_id=None):
     """Cross-entropy of the defined word's id (DefSent's objective)."""
+    if len(batch["targets"]) == 0:
+        raise ValueError("DefSent loss: an empty batch (no definitions)")
     batch = on_model_device(model, batch)
     return F.cross_entropy(word_logits(model, head, batch, pooling, mask_token_id).float(), batch["targets"])
 

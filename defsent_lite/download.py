@@ -10,6 +10,7 @@ folder of the root, removed on any error or interrupt). Sources are independent:
 not stop the others, and a summary lists each as fetched, already present or failed (why).
 """
 import argparse
+import csv
 import hashlib
 import http.client
 import os
@@ -17,6 +18,7 @@ import shutil
 import signal
 import sys
 import tarfile
+import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -24,12 +26,13 @@ import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
-from . import config, convert, data
+from . import cache, config, convert, data
 from . import sources as catalogue
 
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
 RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
 MAX_DOWNLOAD_BYTES = 1 << 30     # 1 GiB: the largest source (naacl_data.zip) is far below
+DOWNLOAD_DEADLINE = 2 * 3600     # seconds for one whole download: a server trickling bytes is given up
 MAX_MEMBER_BYTES = 512 << 20     # 512 MiB per extracted file
 MAX_INFLATION = 100              # an archive member may be at most 100x the archive (zip bombs)
 STAGING_PREFIX = ".download-"
@@ -90,17 +93,22 @@ def source_url(src, mirror=None):
 
 # ---------------------------------------------------------------- fetching and extracting
 
-def fetch(url, dest, max_bytes=MAX_DOWNLOAD_BYTES, timeout=60):
+def fetch(url, dest, max_bytes=MAX_DOWNLOAD_BYTES, timeout=60, deadline=DOWNLOAD_DEADLINE):
     """Stream `url` to `dest` and return its sha256. The whole body or an error: fewer bytes than
-    Content-Length, more than max_bytes, or an HTML page instead of data."""
-    received, h = 0, hashlib.sha256()
+    Content-Length, more than max_bytes, an HTML page instead of data, or a body still arriving
+    after `deadline` seconds (`timeout` bounds each read)."""
+    received, h, announced = 0, hashlib.sha256(), None
+    give_up = time.monotonic() + deadline
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "defsent_lite"}),
                                     timeout=timeout) as r, open(dest, "wb") as f:
             announced = r.headers.get("Content-Length")
             if announced and int(announced) > max_bytes:
                 raise DownloadError(f"{url}: announces {announced} bytes, over the {max_bytes}-byte cap")
-            for block in iter(lambda: r.read(1 << 20), b""):
+            for block in iter(lambda: r.read1(1 << 20), b""):   # read1: whatever has arrived, at most 1 MiB
+                if time.monotonic() > give_up:
+                    raise DownloadError(f"{url}: still arriving after {deadline:g} s ({received} bytes so far); "
+                                        "the server is too slow, try again later or another host")
                 if received == 0 and block.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):
                     raise DownloadError(f"{url}: an HTML page came instead of the data file "
                                         f"(Content-Type {r.headers.get('Content-Type')!r}); is the URL still served?")
@@ -210,8 +218,8 @@ def _check_content(src, path, url):
         raise DownloadError(f"{url}: no pinned SHA-256 and no content check for {src['name']}; refusing")
     try:
         rows = len(data.read_simcse_nli(path))
-    except ValueError as e:
-        raise DownloadError(f"{url}: {e}") from None
+    except (ValueError, csv.Error) as e:
+        raise DownloadError(f"{url}: not the expected CSV ({type(e).__name__}: {e})") from None
     if rows != src["rows"]:
         raise DownloadError(f"{url}: {rows} rows, expected {src['rows']}")
 
@@ -276,7 +284,16 @@ def read_record(root):
     path = Path(root) / RECORD_FILE
     if not path.exists():
         return {}
-    return dict(reversed(line.split(maxsplit=1)) for line in path.read_text().splitlines() if line.strip())
+    record = {}
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        parts = line.split(maxsplit=1)
+        if not parts:
+            continue
+        if len(parts) != 2 or len(parts[0]) != 64 or any(c not in "0123456789abcdef" for c in parts[0]):
+            raise ValueError(f"{path}:{i}: expected '<sha256>  <relative path>', got {line[:80]!r} "
+                             "(delete the line, or the file, and download again)")
+        record[parts[1]] = parts[0]
+    return record
 
 
 def write_record(root, record):
@@ -290,25 +307,15 @@ def remove_stale_staging(root):
     """Staging folders of downloads that were killed (their process is gone) are removed."""
     for folder in Path(root).glob(f"{STAGING_PREFIX}*"):
         pid = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not cache.process_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def download(root, only=None, sources=None, checksums=None, mirror=None, log=print):
     """Fetch the selected sources into root, each on its own; a list of SourceReport. mirror: a base
     URL replacing every host (default: DEFSENT_MIRROR)."""
     mirror = os.environ.get("DEFSENT_MIRROR") if mirror is None else mirror
-    root = Path(root)
+    root = config.data_root(root)   # a relative root resolves as the readers resolve it, not against the cwd
     root.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(root)
     checksums = known_checksums() if checksums is None else checksums
@@ -375,7 +382,7 @@ def main(argv=None):
         reports = download(args.root, sources=chosen, mirror=args.mirror)
         print(summary(reports))
         failed = sum(r.status == "failed" for r in reports)
-        print(f"{len(reports) - failed} of {len(reports)} sources ready under {args.root}" +
+        print(f"{len(reports) - failed} of {len(reports)} sources ready under {config.data_root(args.root)}" +
               (f"; {failed} failed" if failed else ""))
         return 1 if failed else 0
     report = verify(args.root, every_known=args.all)

@@ -119,6 +119,8 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
     """
     if setting not in LOSS_SETTINGS:
         raise ValueError(f"unknown loss setting {setting!r}; choose from {LOSS_SETTINGS}")
+    if len(pre[0]) < 2:   # the other rows of the batch are the negatives: one row has none
+        raise ValueError(f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at least 2")
     blocks = [similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T]  # [i, j] = sim(ent_j||pre_i)
     if "con" in setting:
         blocks.append(similarity_matrix(con[0], con[1], pre[0], pre[1], reduction).T)  # sim(con_j||pre_i)

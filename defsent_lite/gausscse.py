@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from . import aggregate, budget, cache, config, data, encode, gauss_model, models, nli_metrics, paper_gausscse, train, variants
+from . import aggregate, budget, cache, checks, config, data, encode, gauss_model, models, nli_metrics, paper_gausscse, train, variants
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
 DEV_SET = "snli_dev"
@@ -60,7 +60,7 @@ def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed
     rows = data.read_simcse_nli(train_dir / "nli_for_simcse.csv") if source == "simcse" else \
         data.read_triplets(train_dir / "triplets.tsv")
     rows = [r for r in rows if r["source"] not in exclude_sources]
-    if max_triplets and len(rows) > max_triplets:
+    if checks.count(max_triplets, "max_triplets (train_max)") and len(rows) > max_triplets:
         g = torch.Generator().manual_seed(seed)
         rows = [rows[i] for i in sorted(torch.randperm(len(rows), generator=g)[:max_triplets].tolist())]
     return [(r["premise"], r["entailment"], r["contradiction"]) for r in rows]
@@ -68,7 +68,7 @@ def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed
 
 def evenly_spaced(rows, n):
     """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
-    if not n or len(rows) <= n:
+    if checks.count(n, "the number of pairs to keep (dev_max / test_max)") is None or len(rows) <= n:
         return list(rows)
     return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
 
@@ -240,7 +240,8 @@ def run(cfg, data_dir=None, keep_model=False):
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
         model = gauss_model.GaussModel(encoder, v["head"]).to(next(encoder.parameters()).device)
         triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
-        batches = [b for e in range(cfg["epochs"]) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
+        epochs = checks.count(cfg["epochs"], "epochs", allow_none=False)
+        batches = [b for e in range(epochs) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
         smallest = cfg["batch_size"] if v["drop_last"] else 2   # a 1-triplet batch has no in-batch negatives
         batches = [b for b in batches if len(b) >= smallest]
         if not batches:

@@ -30,6 +30,9 @@ def max(hidden, mask):
 
 def prompt(hidden, mask, input_ids, mask_token_id):
     """State at the mask token of the prompt template (exactly one per sentence)."""
+    if input_ids is None or mask_token_id is None:
+        raise ValueError("prompt pooling needs the input ids and the tokenizer's mask_token_id "
+                         f"(got input_ids={'None' if input_ids is None else 'given'}, mask_token_id={mask_token_id!r})")
     at = input_ids == mask_token_id
     counts = at.sum(1)
     if not torch.all(counts == 1):

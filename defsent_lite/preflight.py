@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from huggingface_hub import file_exists, try_to_load_from_cache
+from huggingface_hub.utils import HFValidationError
 
 from . import config, download, models, sources
 from .budget import paper_cpu_warning
@@ -48,13 +49,28 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
     return DataCheck(missing, stand_ins)
 
 
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
+def folder_problem(folder):
+    """None when a model folder holds a config, weights and a tokenizer, else what it lacks."""
+    folder = Path(folder)
+    lacks = [what for what, present in (
+        ("config.json", (folder / "config.json").is_file()),
+        ("weights (" + " or ".join(WEIGHTS[::2]) + ")", any((folder / w).is_file() for w in WEIGHTS)),
+        ("a tokenizer (tokenizer.json, vocab.txt or vocab.json)",
+         any((folder / t).is_file() for t in ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer_config.json"))))
+        if not present]
+    return f"{folder}, a folder without {', '.join(lacks)}" if lacks else None
+
+
 def model_problem(name):
     """None when the model can be loaded here (offline wheel, local folder, hub cache or a reachable
     hub), else why not."""
     folder = config.model_folders().get(str(name))
     if folder is not None:
-        return None if (Path(folder) / "config.json").is_file() else \
-            f"{name}: DEFSENT_MODEL_FOLDERS maps it to {folder}, which holds no config.json"
+        problem = folder_problem(folder)
+        return f"{name}: DEFSENT_MODEL_FOLDERS maps it to {problem}" if problem else None
     if name in models.OFFLINE_ALIASES:
         try:
             models.offline_model_path()
@@ -62,7 +78,9 @@ def model_problem(name):
         except ImportError as e:
             return str(e)
     if Path(name).expanduser().is_dir():
-        return None if (Path(name).expanduser() / "config.json").is_file() else f"{name}: a folder without config.json"
+        return folder_problem(Path(name).expanduser())
+    if str(name).startswith((".", "/", "~")) or os.sep + os.sep in str(name) or str(name).count("/") > 1:
+        return f"{name}: no such folder here, and not a hub model name (owner/name)"
     if config.standins_enabled():
         return (f"{name}: this scale runs stand-in models, and DEFSENT_MODEL_FOLDERS has none for it "
                 "(`python tests/standins.py DIR` builds them and prints the setting)")
@@ -72,6 +90,8 @@ def model_problem(name):
         if models.hub_offline():
             return f"{name}: not in the Hugging Face cache and HF_HUB_OFFLINE is set"
         return None if file_exists(name, "config.json") else f"{name}: no such model on the Hugging Face hub"
+    except HFValidationError:
+        return f"{name}: no such folder here, and not a valid hub model name (owner/name)"
     except Exception as e:  # no network, hub down: say so rather than fail later
         return f"{name}: the Hugging Face hub could not be reached ({type(e).__name__})"
 

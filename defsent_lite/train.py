@@ -10,7 +10,7 @@ import math
 import torch
 from tqdm.auto import tqdm
 
-from . import config
+from . import checks, config
 from .checks import NonFinite
 from .encode import amp_dtype, autocast_for
 
@@ -51,6 +51,7 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     the best state is loaded back into `model` before returning. Returns a history dict.
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
+    lr, warmup_ratio = checks.rate(lr, f"{desc}: lr"), checks.fraction(warmup_ratio, f"{desc}: warmup_ratio")
     if not batches:
         raise ValueError(f"{desc}: no training batches (is the training data empty?)")
     empty = [i for i, b in enumerate(batches, 1) if isinstance(b, (list, tuple)) and not b]
@@ -60,7 +61,11 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     opt = make_optimizer(params, optimizer, lr, weight_decay, eps)
     total = len(batches)
     warmup = total * warmup_ratio if fractional_warmup else math.floor(total * warmup_ratio)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_factor(s, warmup, total, decay, warmup_from_zero))
+    factors = [warmup_factor(s, warmup, total, decay, warmup_from_zero) for s in range(total)]
+    if max(factors) == 0:   # e.g. one step whose warm-up starts from 0: the run would train nothing
+        raise ValueError(f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} steps"
+                         f"{', from 0' if warmup_from_zero else ''}); give it more training data or batches")
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: factors[s] if s < total else factors[-1])
     device = next(model.parameters()).device
     amp = amp_dtype(device) if mixed_precision else None
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
@@ -114,6 +119,7 @@ def require_finite_weights(model, what):
 
 def batched(items, batch_size, seed=None):
     """Split a list into batches, shuffled with `seed` when given (the one-epoch order)."""
+    batch_size = checks.count(batch_size, "batch_size", allow_none=False)
     items = list(items)
     if seed is not None:
         g = torch.Generator().manual_seed(seed)

@@ -31,7 +31,8 @@ def tar_gz_bytes(members, mode="w:gz"):
 
 class Site:
     """Routes: path -> bytes (served whole), ("half", bytes) (Content-Length of all, half sent, then
-    closed), ("stall", bytes) (some bytes, then a long wait), ("html", None), or absent (404)."""
+    closed), ("stall", bytes) (some bytes, then a long wait), ("trickle", bytes) (a byte every 0.25 s),
+    ("html", None), or absent (404)."""
 
     def __init__(self):
         self.routes = {}
@@ -57,6 +58,12 @@ class Site:
                     self.wfile.write(body[: len(body) // 2])
                     self.wfile.flush()
                     self.connection.shutdown(2)
+                    return
+                if kind == "trickle":   # one byte every 0.25 s, the whole body announced
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.25)
                     return
                 if kind == "stall":
                     self.wfile.write(body[:1000])

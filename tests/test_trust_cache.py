@@ -147,3 +147,28 @@ def test_a_result_comes_back_in_the_order_it_was_computed():
     result = dict(source="x", train_definitions=3, dev_definitions=1)
     assert list(cache.store_json("order", dict(o=1), result)) == list(result)
     assert list(cache.lookup_json("order", dict(o=1))) == list(result)
+
+
+def test_files_of_gone_writers_are_removed_and_nothing_else(tmp_path, monkeypatch):
+    """Issue 36: a killed run, the loser of two concurrent writers and a recomputed corrupt entry each
+    left a files-<id> folder (up to a whole model) that nothing removed."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    cfg = dict(orphans=1)
+    parent = cache.run_dir("orphans", cfg)
+    parent.mkdir(parents=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    killed = parent / f"files-{dead.pid}-aaaaaaaaaaaa"
+    alive = parent / f"files-{os.getppid()}-bbbbbbbbbbbb"   # another writer, still running
+    for folder in (killed, alive):
+        (folder / "model").mkdir(parents=True)
+
+    def compute(folder):
+        (folder / "x.txt").write_text("1")
+        return dict(v=1.0)
+    entry = cache.cached_run("orphans", cfg, compute)
+    assert not killed.exists() and alive.exists() and entry.folder.exists()
+    (entry.folder / "x.txt").write_text("tampered")   # a corrupt entry, recomputed: its old files go
+    with pytest.warns(cache.CorruptEntry):
+        again = cache.cached_run("orphans", cfg, compute)
+    assert again.folder != entry.folder and not entry.folder.exists() and alive.exists()

@@ -59,6 +59,14 @@ BAD = [
     ("Oxford header only", one_file(data.read_oxford_tsv), "word\tdefinition\texample\n", r"f\.txt: no data lines"),
     ("Ishiwatari empty word", one_file(data.read_ishiwatari), "%oxford.1\t0\t0\ta thing\n", r"f\.txt:1: empty word"),
     ("Ishiwatari latin-1 byte", one_file(data.read_ishiwatari), b"w%oxford.1\t0\t0\ta th\xefng\n", r"f\.txt:1: byte 0xef"),
+    # issue 36: what the formats forbid
+    ("STS gold above 5", lambda t, c: sts_subset(t, b"a\tb\nc\td\n", c), b"3.0\n7.5\n", r"gs\.txt:2: gold score '7\.5' is outside 0-5"),
+    ("STS gold below 0", lambda t, c: sts_subset(t, b"a\tb\n", c), b"-3\n", r"gs\.txt:1: gold score '-3' is outside 0-5"),
+    ("STS-B score above 5", one_file(data.read_stsb), STSB_ROW.format("5.5"), r"f\.txt:1: score '5\.5' is outside 0-5"),
+    ("SICK relatedness below 0", one_file(data.read_sick), SICK_HEADER + "1\tA\tB\t-1\tNEUTRAL\n", r"f\.txt:2: relatedness '-1' is outside"),
+    ("NUL byte in an STS input", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\nc\x00\td\n", r"in\.txt:2: a NUL byte"),
+    ("Oxford empty definition", one_file(data.read_oxford_tsv), "word\tdefinition\texample\ndog\t \tex\n", r"f\.txt:2: empty definition"),
+    ("Ishiwatari empty definition", one_file(data.read_ishiwatari), "dog%oxford.1\t0\t0\t\n", r"f\.txt:1: empty definition"),
 ]
 
 
@@ -98,3 +106,38 @@ def test_error_message_names_the_path(tmp_path):
     with pytest.raises(ValueError) as info:
         one_file(data.read_triplets)(tmp_path, "a\tb\tc\n")
     assert re.search(re.escape(str(tmp_path / "f.txt")) + ":1:", str(info.value))
+
+
+def senteval_file(tmp_path, rel, content):
+    path = tmp_path / "senteval" / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return tmp_path
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_sentence(tmp_path):
+    s1, _, _ = sts_subset(tmp_path, b"\xef\xbb\xbfa\tb\n", b"3.0\n")
+    assert s1 == ["a"]
+
+
+def test_sst2_with_an_empty_sentence_is_refused(tmp_path):
+    root = senteval_file(tmp_path, "SST/binary/sentiment-train", b"good film\t1\n\t0\n")
+    with pytest.raises(ValueError, match=r"sentiment-train:2: empty sentence"):
+        data.load_sst2(root)
+
+
+def test_a_binary_task_file_of_blank_lines_is_refused(tmp_path):
+    senteval_file(tmp_path, "MR/rt-polarity.pos", b"a fine film\n")
+    root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"\t\n \n")
+    with pytest.raises(ValueError, match=r"rt-polarity\.neg: every line is blank"):
+        data.load_binary_task("MR", root)
+
+
+def test_a_utf8_file_where_senteval_reads_latin1_is_refused_not_garbled(tmp_path):
+    senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("utf-8"))
+    root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"a dull film\n")
+    with pytest.raises(ValueError, match=r"rt-polarity\.pos:2: UTF-8 text in a file read as latin-1"):
+        data.load_binary_task("MR", root)
+    senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("latin-1"))
+    sentences, _ = data.load_binary_task("MR", root)   # the latin-1 original reads as it is
+    assert sentences[1] == "un caf\u00e9 charmant"

@@ -1,0 +1,96 @@
+"""Issue 36, settings: each is checked where it enters, and a bad one is refused with an error that
+names the setting, its value and what is allowed; a run that would train nothing is an error, not
+a cached "trained" result."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from defsent_lite import cache, checks, config, defsent, gauss_model, gausscse, pooling, train
+
+LINEAR = torch.nn.Linear(2, 1)
+
+
+def loss_of(model, batch):
+    return model.weight.sum()
+
+
+@pytest.mark.parametrize("lr,shown", [(0, "lr=0"), ("1e-5", "lr='1e-5'"), (-1e-5, "lr=-1e-05"), (float("nan"), "lr=nan")])
+def test_a_learning_rate_that_is_not_a_positive_number_is_named(lr, shown):
+    with pytest.raises(ValueError, match=f"train: {shown}: a finite number > 0 is needed"):
+        train.train(LINEAR, loss_of, [[1]], lr=lr)
+
+
+@pytest.mark.parametrize("ratio", [5, -0.1, float("inf")])
+def test_a_warmup_ratio_outside_0_to_1_is_named(ratio):
+    with pytest.raises(ValueError, match=f"warmup_ratio={ratio!r}: a number in \\[0, 1\\]"):
+        train.train(LINEAR, loss_of, [[1]], lr=1e-3, warmup_ratio=ratio)
+
+
+def test_a_run_whose_every_step_has_rate_zero_is_an_error():
+    """One step with a warm-up that starts from 0 (transformers' schedule) would train nothing."""
+    with pytest.raises(ValueError, match="no step of 1 has a non-zero learning rate"):
+        train.train(LINEAR, loss_of, [[1]], lr=1e-3, warmup_ratio=0.1, warmup_from_zero=True, fractional_warmup=True)
+    history = train.train(LINEAR, loss_of, [[1], [2]], lr=1e-3, warmup_ratio=0.1, warmup_from_zero=True,
+                          fractional_warmup=True)   # two steps: the second has a rate
+    assert history["steps"] == 2
+
+
+@pytest.mark.parametrize("size", [-16, 0, 2.5, "16", True])
+def test_a_batch_size_that_is_not_a_positive_whole_number_is_named(size):
+    with pytest.raises(ValueError, match=f"batch_size={size!r}: a whole number >= 1 is needed"):
+        train.batched(range(10), size)
+
+
+@pytest.mark.parametrize("n", [0, -5, 2.5])
+def test_caps_on_examples_are_positive_or_none(n):
+    with pytest.raises(ValueError, match=f"train_max / eval_max\\)={n!r}"):
+        defsent.subsample(list(range(10)), n, seed=0)
+    with pytest.raises(ValueError, match=f"dev_max / test_max\\)={n!r}"):
+        gausscse.evenly_spaced(list(range(10)), n)
+    assert defsent.subsample(list(range(10)), None, seed=0) == list(range(10))
+
+
+def test_gausscse_max_triplets_and_epochs_are_named(tmp_path):
+    from tiny_root import gausscse_root
+    root = gausscse_root(tmp_path / "data", triplets=8)
+    with pytest.raises(ValueError, match="max_triplets \\(train_max\\)=-5"):
+        gausscse.training_triplets(root, max_triplets=-5)
+    cfg = dict(gausscse.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None, dev_max=40,
+               test_max=40, epochs=0)
+    with pytest.raises(ValueError, match="epochs=0: a whole number >= 1 is needed"):
+        gausscse.run(cfg, root)
+
+
+def test_contrastive_loss_refuses_a_batch_of_one():
+    mu, var = torch.zeros(1, 4), torch.ones(1, 4)
+    with pytest.raises(ValueError, match="a batch of 1 triplet"):
+        gauss_model.contrastive_loss((mu, var), (mu, var), (mu, var))
+
+
+def test_an_empty_defsent_batch_and_prompt_pooling_without_ids_are_named():
+    with pytest.raises(ValueError, match="DefSent loss: an empty batch"):
+        defsent.loss(None, None, dict(targets=torch.zeros(0, dtype=torch.long)), "cls")
+    hidden, mask = torch.zeros(2, 3, 4), torch.ones(2, 3)
+    with pytest.raises(ValueError, match="prompt pooling needs the input ids"):
+        pooling.pool("prompt", hidden, mask)
+
+
+@pytest.mark.parametrize("name,message", [("gpu", "use cpu, cuda or cuda:N"), ("cuda", "CUDA is not available")])
+def test_a_device_setting_is_named(monkeypatch, name, message):
+    if name == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    monkeypatch.setenv("DEFSENT_DEVICE", name)
+    with pytest.raises(ValueError, match=f"device '{name}' \\(argument or DEFSENT_DEVICE\\): .*{message}"):
+        config.device()
+
+
+def test_a_numpy_number_is_cached_as_a_number_and_a_numpy_nan_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    entry = cache.store("check", dict(k=1), dict(score=np.float32(0.5), ranks=np.array([1, 2])))
+    stored = json.loads((cache.run_dir("check", dict(k=1)) / "result.json").read_text())["result"]
+    assert stored == dict(score=0.5, ranks=[1, 2]) and entry.result == stored
+    with pytest.raises(checks.NonFinite, match="score"):
+        cache.store("check", dict(k=2), dict(score=np.float32("nan")))
+    assert cache.lookup_json("check", dict(k=2)) is None
