@@ -167,7 +167,12 @@ def _read_entry(path):
     if hashlib.sha256(_canonical(result).encode()).hexdigest() != digest:
         raise ValueError("the result does not match its recorded SHA-256")
     folder = path.parent / entry["files_in"] if entry.get("files_in") else None
-    for rel, (size, sha) in entry.get("files", {}).items():
+    if folder is not None:   # every file of the folder is listed with its checksum: none is optional
+        on_disk = {f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()} if folder.is_dir() else set()
+        unlisted = sorted(on_disk - set(entry.get("files") or {}))
+        if unlisted:
+            raise ValueError(f"{folder} holds files its entry does not list ({', '.join(unlisted[:3])})")
+    for rel, (size, sha) in (entry.get("files") or {}).items():
         f = folder / rel
         if not f.is_file():
             raise ValueError(f"{f} is missing")

@@ -379,13 +379,21 @@ def main(argv=None):
         except ValueError as e:
             p.error(str(e))
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed download still cleans its staging
-        reports = download(args.root, sources=chosen, mirror=args.mirror)
+        try:
+            reports = download(args.root, sources=chosen, mirror=args.mirror)
+        except ValueError as e:   # e.g. a malformed digest record: named, no traceback
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         print(summary(reports))
         failed = sum(r.status == "failed" for r in reports)
         print(f"{len(reports) - failed} of {len(reports)} sources ready under {config.data_root(args.root)}" +
               (f"; {failed} failed" if failed else ""))
         return 1 if failed else 0
-    report = verify(args.root, every_known=args.all)
+    try:
+        report = verify(args.root, every_known=args.all)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for rel, status in report.items():
         if status != "ok":
             print(f"{status:11s} {rel}")

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from huggingface_hub import file_exists, try_to_load_from_cache
 from huggingface_hub.utils import HFValidationError
 
-from . import config, download, models, sources
+from . import cache, config, download, models, sources
 from .budget import paper_cpu_warning
 
 
@@ -28,6 +28,7 @@ class PreflightFailed(RuntimeError):
 class DataCheck(NamedTuple):
     missing: list     # (need, [relative paths missing from its downloadable option])
     stand_ins: list   # notes of offline options in use
+    changed: list = []   # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
 
 
 def on_colab():
@@ -37,16 +38,26 @@ def on_colab():
 def check_data(notebook, scale, data_dir=None, catalogue=None):
     """Which needs of the notebook are unmet under the data root, and which offline stand-ins are used."""
     root = config.data_root(data_dir)
-    missing, stand_ins = [], []
+    missing, stand_ins, changed = [], [], []
     for need in sources.needs(notebook, scale):
         complete = [o for o in need.options if all((root / p).is_file() for p in o.paths(catalogue))]
         if complete:
             if complete[0].note:
                 stand_ins.append(f"{need.what}: {complete[0].note}")
+            differ = changed_files(root, complete[0].paths(catalogue))
+            if differ:
+                changed.append((need.what, differ))
             continue
         option = next(o for o in need.options if o.sources)
         missing.append((need.what, [p for p in option.paths(catalogue) if not (root / p).is_file()]))
-    return DataCheck(missing, stand_ins)
+    return DataCheck(missing, stand_ins, changed)
+
+
+def changed_files(root, paths):
+    """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
+    download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
+    pinned, recorded = download.known_checksums(), download.read_record(root)
+    return [p for p in paths if (pinned.get(p) or recorded.get(p)) not in (None, cache.file_digest(root / p))]
 
 
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -113,19 +124,22 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
-    if result.missing and (on_colab() if fetch is None else fetch):
+    if (result.missing or result.changed) and (on_colab() if fetch is None else fetch):
         reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale),
                                     log=log)
         log(download.summary(reports))
         result = check_data(notebook, scale, data_dir)
     problems = [p for p in map(model_problem, dict.fromkeys(models_needed)) if p]
-    if result.missing or problems:
+    if result.missing or result.changed or problems:
         lines = [f"notebook {notebook} at {scale} scale cannot start:"]
         for what, paths in result.missing:
             shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
             lines.append(f"  - {what}: missing {shown}")
+        for what, paths in result.changed:
+            shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            lines.append(f"  - {what}: {shown} differ(s) from the pinned SHA-256 (truncated or edited?)")
         lines += [f"  - model {p}" for p in problems]
-        if result.missing:
+        if result.missing or result.changed:
             lines.append(f"Fetch the data with:\n  {fetch_command(notebook, scale, data_dir)}")
         raise PreflightFailed("\n".join(lines))
     needs = sources.needs(notebook, scale)

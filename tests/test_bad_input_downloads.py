@@ -72,3 +72,32 @@ def test_the_files_behind_a_symlinked_data_folder_are_its_identity(tmp_path):
     before = cache.data_identity(root, "nli/snli")
     (real / "snli_1.0_dev.csv").write_text("pairID,sentence1,sentence2,label\n1,a,b,contradiction\n")
     assert cache.data_identity(root, "nli/snli") != before
+
+
+def test_data_cut_at_a_line_boundary_stops_the_preflight(tmp_path):
+    """Issue 36: STS12 MSRpar input and gold cut at the same line still parse (2,381 of 3,108
+    pairs); only their bytes tell. The preflight checks every file it finds against its pinned SHA-256."""
+    import shutil
+    from pathlib import Path
+    shared = Path(os.environ["DEFSENT_DATA"])
+    root = tmp_path / "data"
+    shutil.copytree(shared / "sts", root / "sts")
+    shutil.copytree(shared / "senteval", root / "senteval")
+    assert preflight.check_data("01", "smoke", root).changed == []
+    for name in ("input", "gs"):
+        path = root / "sts/raw/STS12" / f"STS.{name}.MSRpar.txt"
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join(lines[:500]) + b"\n")
+    changed = preflight.check_data("01", "smoke", root).changed
+    assert changed and {p for _, paths in changed for p in paths} == {"sts/raw/STS12/STS.input.MSRpar.txt",
+                                                                      "sts/raw/STS12/STS.gs.MSRpar.txt"}
+    with pytest.raises(preflight.PreflightFailed, match=r"(?s)STS.*differ\(s\) from the pinned SHA-256.*fetch --for 01"):
+        preflight.check("01", "smoke", root, [], fetch=False, log=quiet)
+
+
+def test_the_command_line_names_a_malformed_record_without_a_traceback(tmp_path, capsys):
+    (tmp_path / download.RECORD_FILE).write_text("oops\n")
+    assert download.main(["verify", "--root", str(tmp_path)]) == 2
+    assert download.main(["fetch", "--root", str(tmp_path), "--only", "STS12"]) == 2
+    err = capsys.readouterr().err
+    assert err.count(f"{tmp_path / download.RECORD_FILE}:1: expected '<sha256>  <relative path>'") == 2

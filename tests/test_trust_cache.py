@@ -1,5 +1,6 @@
 """Issue 13, points 4-5: a cache key covers data, options and code; entries are atomic,
 concurrent-safe, checksummed, and a corrupt one is reported and recomputed."""
+import json
 import os
 import re
 import shutil
@@ -172,3 +173,21 @@ def test_files_of_gone_writers_are_removed_and_nothing_else(tmp_path, monkeypatc
     with pytest.warns(cache.CorruptEntry):
         again = cache.cached_run("orphans", cfg, compute)
     assert again.folder != entry.folder and not entry.folder.exists() and alive.exists()
+
+
+def test_an_entry_whose_file_list_was_emptied_is_not_served(tmp_path, monkeypatch):
+    """Issue 36: with result.json's file list emptied by hand, a truncated model file was served."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    cfg = dict(listed=1)
+
+    def compute(folder):
+        (folder / "model.bin").write_bytes(b"x" * 100)
+        return dict(v=1.0)
+    entry = cache.cached_run("listed", cfg, compute)
+    path = cache.run_dir("listed", cfg) / "result.json"
+    record = json.loads(path.read_text())
+    record["files"] = {}
+    path.write_text(json.dumps(record))
+    (entry.folder / "model.bin").write_bytes(b"x" * 10)   # truncated
+    with pytest.warns(cache.CorruptEntry, match="holds files its entry does not list"):
+        assert cache.lookup("listed", cfg) is None
