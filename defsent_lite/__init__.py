@@ -1,3 +1,3 @@
 """defsent_lite: small, notebook-first reproductions of DefSent, DefSent+ and GaussCSE."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

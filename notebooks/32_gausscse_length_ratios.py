@@ -31,7 +31,7 @@
 import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.2.0"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
     from defsent_lite import colab
     colab.setup(drive=USE_DRIVE)
 
