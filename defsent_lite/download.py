@@ -252,8 +252,8 @@ def download_source(src, root, checksums, mirror=None, log=print):
     recorded = read_record(root)
     if present(src, root, checksums, recorded):
         return SourceReport(src["name"], "already present", "checksums match", [])
-    failures = []
-    for host in hosts(src):
+    failures, places = [], hosts(src)
+    for host in places:
         url = source_url(host, mirror)
         staging = root / f"{STAGING_PREFIX}{os.getpid()}-{src['name']}-{uuid.uuid4().hex[:8]}"
         staging.mkdir(parents=True)
@@ -270,7 +270,7 @@ def download_source(src, root, checksums, mirror=None, log=print):
             return SourceReport(src["name"], "fetched", f"{len(staged)} files from {url}{tried}", [root / rel for rel in staged])
         except DownloadError as e:
             failures.append(str(e))
-            if len(hosts(src)) > 1:
+            if len(places) > 1:
                 log(f"{src['name']}: {e}")
         finally:
             shutil.rmtree(staging, ignore_errors=True)
