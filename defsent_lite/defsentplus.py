@@ -1,112 +1,60 @@
-"""DefSent+: a definition, pooled and passed through the pooler, predicts its dictionary entry
-by a softmax over *all* entry embeddings (Eq. 1, 5), which are built from the definitions
-themselves (entries.py, Eq. 2) and frozen. One training = one epoch from the original weights.
+"""DefSent+: entry embeddings from definitions (Eq. 2), a definition scored against every entry
+(Eq. 5), and the ICA transform of the entry space (Sec. 3.3).
 
-Inference (Eq. 14) pools last hidden states (CLS, Mean or Prompt); the pooler is only for training.
-"""
-import json
-import math
-from pathlib import Path
+An entry embedding averages the pooled embeddings of an entry's definitions (AC: CLS, AMP: mean
+pooling); training pushes each definition towards its own entry, the entry space frozen."""
+import warnings
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+from sklearn.decomposition import FastICA
+from sklearn.preprocessing import StandardScaler
 from torch import nn
+from tqdm.auto import tqdm
 
-from . import aggregate, cache, config, dictionary, encode, models, paper_defsentplus, sts, train, variants
-from .encode import hidden_states
-from .entries import ENTRY_POOLINGS
-from .pooling import pool
+from defsent_lite import encode
+from defsent_lite import progress as progress_bars
+from defsent_lite.encode import autocast_for, check_sentences, eval_mode, hidden_states, on_model_device, tokenize_sorted
+from defsent_lite.pooling import pool
 
-# (pooling during training, entry pooling): the paper's four encoding combinations
-COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
-BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
-# Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7 row is their ICA one).
-SENTEVAL_POOLING = {hub: paper_defsentplus.table7_poolings(label)[1]
-                    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
-STS_FILES = "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
-PAPER_LRS = {hub: paper_defsentplus.table5_rates(label)   # 1st, 2nd, 3rd Training; as many as the model's PST steps
-             for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
-# What the released code (ryuliuxiaodong/DefSent-Plus) does and what the paper's text says where
-# they differ. "official" is the default; "paper" reads "the default optimizer setting of
-# fine-tuning BERT" (Devlin et al.) as AdamW with weight decay 0.01 and 10% warm-up.
-VARIANTS = {
-    "official": dict(optimizer=dict(optimizer="adamw", weight_decay=0.0, eps=1e-6, warmup_ratio=0.0, decay=True,
-                                    grad_clip=1.0),
-                     max_length=512, ica_standardise=True, mixed_precision=False),
-    "paper": dict(optimizer=dict(optimizer="adamw", weight_decay=0.01, eps=1e-8, warmup_ratio=0.1, decay=True,
-                                 grad_clip=None),
-                  max_length=128, ica_standardise=False, mixed_precision=True),
-}
-DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
-    ("optimiser", "BERT's default fine-tuning setting", "AdamW (transformers), eps 1e-6, weight decay 0",
-     "AdamW, eps 1e-8, weight decay 0.01"),
-    ("schedule", "BERT's default (warm-up, linear decay)", "no warm-up, linear decay", "10% warm-up, linear decay"),
-    ("gradient clipping", "not stated", "global norm 1.0", "none"),
-    ("definition length", "not stated", "padded to the longest definition (cut only at the models' 512 positions)",
-     "cut at 128 tokens"),
-    ("training precision", "not stated", "fp32", "bf16 / fp16 autocast on GPU (fp32 on CPU)"),
-    ("entry embeddings (Eq. 2)", "not stated", "fp32, no cut (models' 512 positions)", "the same as official"),
-    ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "the same as official"),
-    ("repeated pairs (b, c)", "not stated (a: merged)", "kept: the code removes none from the file it reads",
-     "the same as official (a: merged and deduplicated, as the text says)"),
-    ("ICA", "FastICA, unit-variance whitening", "StandardScaler, then the same FastICA", "FastICA on the raw space"),
-]
+ENTRY_POOLINGS = {"cls": "AC", "mean": "AMP"}
 
 
-def variant_settings(variant):
-    """The settings of a DefSent+ variant (VARIANTS); an unknown name is an error."""
-    return variants.pick("DefSent+", VARIANTS, variant)
+def usable_definitions(entry_ids, definitions):
+    """Drop empty definitions; returns (entry_ids, definitions, dropped count)."""
+    keep = [i for i, d in enumerate(definitions) if d.strip()]
+    return [entry_ids[i] for i in keep], [definitions[i] for i in keep], len(definitions) - len(keep)
 
 
-def differences():
-    """The DefSent+ settings where the paper's text and the official code differ."""
-    return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code (default)",
-                                                    'variant="paper"'])
-
-
-def combination_name(pooling, entry_pooling):
-    """'(CLS, AMP)' style label of an encoding combination."""
-    return f"({'CLS' if pooling == 'cls' else 'Mean'}, {ENTRY_POOLINGS[entry_pooling]})"
-
-
-# ---------------------------------------------------------------- model and pooler
-
-def roberta_backbone(name_or_path):
-    """The original RoBERTa whose MLM head gives the pooler its dense layer: roberta-base or
-    -large for the papers' checkpoints (the data-augmented ones ship no MLM head), else None."""
-    if name_or_path in ("roberta-base", "roberta-large"):
-        return name_or_path
-    label = paper_defsentplus.DATA_AUGMENTED.get(name_or_path, "")
-    return f"roberta-{label.rsplit('-', 1)[1]}" if "RoBERTa" in label else None
-
-
-def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=None):
-    """(model, tokenizer): the encoder with its pooler, ready to train (train mode).
-
-    RoBERTa: the pooler's dense layer is copied from the dense layer of the original model's
-    MLM head (mlm_head_from, by default roberta_backbone: what the official code does) and its
-    activation becomes GELU (Sec. 3.2); BERT keeps its pre-trained pooler (dense + tanh).
-    A checkpoint without pooler weights, or a RoBERTa whose head source has no MLM head, is
-    refused unless allow_new_pooler (a random pooler would silently change the method).
-    """
-    model, tokenizer = models.load(name_or_path, device=device, eval_mode=False)
-    if model.config.model_type in ("roberta", "xlm-roberta"):
-        source = mlm_head_from or roberta_backbone(name_or_path) or name_or_path
-        mlm, _ = models.load(source, mlm_head=True, device=device)
-        if "transform" in models.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
-            raise ValueError(f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies into "
-                             f"{name_or_path!r}'s pooler; pass mlm_head_from='roberta-base' or 'roberta-large' "
-                             "(the original model, as the official code does)")
-        if mlm.lm_head.dense.weight.shape != model.pooler.dense.weight.shape:
-            raise ValueError(f"mlm_head_from={source!r} has hidden size {mlm.config.hidden_size}, "
-                             f"{name_or_path!r} has {model.config.hidden_size}")
-        roberta_pooler_from_mlm_head(model, mlm)
-    elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
-        raise ValueError(f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
-                         "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train a new one.")
-    if getattr(model, "pooler", None) is None:
-        raise ValueError(f"{type(model).__name__} has no pooler layer")
-    return model, tokenizer
+@torch.no_grad()
+def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cls", batch_size=128,
+                           max_length=512, n_entries=None, progress=None, mixed_precision=False):
+    """[number of entries, hidden] float32 CPU tensor; entry_ids[i] is the entry of definitions[i].
+    As the official code: no cut below the models' 512 positions, fp32 (mixed_precision=True:
+    bf16/fp16 autocast on GPU)."""
+    if pooling not in ENTRY_POOLINGS:
+        raise ValueError(f"entry embeddings use cls (AC) or mean (AMP) pooling, not {pooling!r}")
+    if len(entry_ids) != len(definitions):
+        raise ValueError(f"{len(entry_ids)} entry ids for {len(definitions)} definitions")
+    check_sentences(definitions)
+    ids = torch.as_tensor(entry_ids, dtype=torch.long)
+    n_entries = int(ids.max()) + 1 if n_entries is None else n_entries
+    counts = torch.bincount(ids, minlength=n_entries)
+    if (counts == 0).any():
+        raise ValueError(f"{int((counts == 0).sum())} entries have no definition; drop them first")
+    sums = torch.zeros(n_entries, model.config.hidden_size, dtype=torch.float64)
+    device = next(model.parameters()).device
+    features, order = tokenize_sorted(tokenizer, definitions, max_length)
+    show = progress_bars.shown(progress)
+    with eval_mode(model), autocast_for(device, enabled=mixed_precision):
+        for start in tqdm(range(0, len(order), batch_size), desc=f"entries ({ENTRY_POOLINGS[pooling]})",
+                          disable=not show, leave=False):
+            idx = order[start:start + batch_size]
+            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
+            vec = pool(pooling, hidden_states(model, batch), batch["attention_mask"])
+            sums.index_add_(0, ids[idx], vec.double().cpu())
+    return (sums / counts[:, None]).float()  # Eq. 2
 
 
 @torch.no_grad()
@@ -139,148 +87,21 @@ def loss(model, tokenizer, examples, pooling, space, max_length=128):
     return F.cross_entropy(logits, torch.tensor([e for e, _ in examples], device=logits.device))
 
 
-# ---------------------------------------------------------------- data
-
-def entry_dataset(pairs, max_entries=None, seed=0):
-    """Entries (sorted names), entry id of each definition, definitions, and a report.
-
-    Empty definitions are dropped and counted; an entry left with none is dropped and counted.
-    max_entries keeps a seeded random sample of entries with all their definitions (smoke).
+def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
+    """FastICA with unit-variance whitening, result x scale (DefSent+'s ICA-transformed space);
+    standardise: each dimension scaled to zero mean, unit variance first (the official script's
+    StandardScaler). Non-convergence is not hidden: a UserWarning names the iteration count reached.
     """
-    kept = [(e, d) for e, d in pairs if d.strip()]
-    names = sorted({e for e, _ in kept})
-    report = dict(definitions_in=len(pairs), dropped_empty_definitions=len(pairs) - len(kept),
-                  dropped_entries_without_definition=len({e for e, _ in pairs}) - len(names))
-    if max_entries and len(names) > max_entries:
-        g = torch.Generator().manual_seed(seed)
-        names = sorted(names[i] for i in torch.randperm(len(names), generator=g)[:max_entries].tolist())
-    index = {e: i for i, e in enumerate(names)}
-    kept = [(index[e], d) for e, d in kept if e in index]
-    report.update(entries=len(names), definitions=len(kept))
-    return names, [e for e, _ in kept], [d for _, d in kept], report
-
-
-def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data=False):
-    """Dataset a/b/c (dictionary.defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s);
-    paper_data=True: the Oxford train split or an error."""
-    if paper_data:
-        dictionary.require_oxford_train(data_dir)
-    cfg = dict(dataset=name, max_entries=max_entries, seed=seed, data=cache.data_identity(data_dir, "dictionary"))
-
-    def compute():
-        pairs, used = dictionary.defsentplus_dataset(name, data_dir)
-        names, ids, defs, report = entry_dataset(pairs, max_entries, seed)
-        report["source"] = f"dataset {name}: Oxford {'+'.join(used)}" + (" + WordNet 3.0" if name == "a" else "")
-        return dict(names=names, ids=ids, definitions=defs, report=report)
-    return cache.cached_json("dsp_data", cfg, compute)
-
-
-# ---------------------------------------------------------------- one training (cached)
-
-def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None, files=STS_FILES):
-    """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14), on SentEval's
-    tokenised STS files by default (footnote 9; the released TestSTS.py reads the same files)."""
-    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size), data_dir,
-                             variant=files, max_pairs=max_pairs)
-
-
-def paper_combination(model, dataset):
-    """(pooling, entry pooling, why): the encoding combination of the model's 1st Training on the
-    dataset in Table 2 (model: a hub name, as aggregate.reference_model gives it); BERT-base's
-    (CLS, AMP) for a model the paper did not train. On dataset a Table 2's numbers decide, not its
-    labels (paper_defsentplus.table8_combination: BERT-large (CLS, AMP), both RoBERTas (Mean, AC)).
-    A later step's combination: paper_later_combinations."""
-    label = aggregate.paper_model_label(model)
-    combos = paper_defsentplus.first_training_combinations(label) if label else {}
-    if dataset in combos:
-        pooling, entry = combos[dataset]
-        return pooling, entry, f"Table 2's 1st Training of {label} on {dataset}"
-    return "cls", "mean", f"{model} has no 1st Training row on {dataset} in Table 2: BERT-base's (CLS, AMP)"
-
-
-def paper_later_combinations(model, dataset):
-    """[(pooling, entry pooling)] of the 2nd and 3rd Training in Table 2 for the model on the
-    dataset (PST runs on *a* only), [] where the table has none (the 1st's is then kept)."""
-    label = aggregate.paper_model_label(model)
-    return paper_defsentplus.pst_combinations(label)[1:] if label and dataset == "a" else []
-
-
-def table2_row(model, setting, ica=False):
-    """The key of Table 2's row for our "1st-(CLS,AMP)-a" setting (step and dataset; the paper's
-    combination may differ at a later step), ICA or not; None where the paper has none. The
-    released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
-    step, dataset = setting.split("-")[0], setting.split("-")[-1]
-    return aggregate.paper_row(paper_defsentplus.TABLE2, model, f" {step}-", f")-{dataset}", *(["ICA"] if ica else []),
-                               exclude=() if ica else ("ICA", "*"))
-
-
-def paired_label(our_setting, paper_key):
-    """Our setting, with the paper's in brackets where its combination differs."""
-    theirs = paper_defsentplus.setting_of(paper_key) if paper_key else None
-    return our_setting if theirs is None or our_setting.split()[0] == theirs else f"{our_setting} (paper: {theirs})"
-
-
-def senteval_pooling(model, result):
-    """(pooling, why) for SentEval: Table 7's for a raw model the paper trained, else the
-    pooling with the best STS average of the run (what the paper does for STS)."""
-    if model in SENTEVAL_POOLING:
-        return SENTEVAL_POOLING[model], f"Table 7's SentEval pooling for {model}"
-    best = max(result["sts"], key=lambda p: result["sts"][p]["avg"])
-    return best, f"{model} is not in Table 7: the best STS pooling of the run"
-
-
-def best_sts_avg(result):
-    """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
-    scores = [s["avg"] for s in result["sts"].values()]
-    return max(scores) if all(map(math.isfinite, scores)) else math.nan  # a selection over runs refuses NaN
-
-
-def save_encoder_files(folder, cfg, sts_by_pooling, dim):
-    """Beside save_pretrained's files: sentence-transformers' modules.json with the training
-    pooling (CLS or Mean: SentenceTransformer(folder) then encodes as trained) and a metadata file
-    with the run's settings and its best STS pooling (Prompt pooling needs encode.embedders)."""
-    models.write_sentence_transformers_config(folder, cfg["pooling"], dim)
-    best = max(sts_by_pooling, key=lambda p: sts_by_pooling[p]["avg"])
-    meta = dict(method="DefSent+", base_model=str(cfg["model"]), training_pooling=cfg["pooling"],
-                best_sts_pooling=best, lr=cfg["lr"], seed=cfg["seed"], dataset=cfg["dataset"])
-    (Path(folder) / "defsentplus_meta.json").write_text(json.dumps(meta, indent=1))
-
-
-def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
-    """Train from the original weights against a frozen entry space; cached by cfg and the
-    content of the space, the dataset and the STS data.
-
-    cfg: model, dataset, max_entries, pooling, lr, seed, batch_size, space_key (what the space
-    is: its encoder, entry pooling and transform), inference_poolings, sts_max_pairs, variant
-    (VARIANTS: optimiser, schedule, clipping, definition length; default "official").
-    Returns the result dict with the saved encoder's path and the run's cache key (path None for
-    a run whose checkpoint was dropped, unless need_checkpoint: then it is trained again).
-    """
-    files = cfg.get("sts_files", STS_FILES)
-    key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
-               sts_data=cache.data_identity(data_dir, f"sts/{files}"))
-
-    v = variant_settings(cfg.get("variant", "official"))
-
-    def compute(folder):
-        config.set_seed(cfg["seed"])
-        model, tokenizer = load_model(cfg["model"])
-        device = next(model.parameters()).device
-        E = torch.as_tensor(space, dtype=torch.float32, device=device)
-        examples = list(zip(ds["ids"], ds["definitions"]))
-        batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-        history = train.train(model, lambda m, b: loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]), batches,
-                              cfg["lr"], describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
-                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
-                              mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"])
-        model.save_pretrained(folder / "model")
-        tokenizer.save_pretrained(folder / "model")
-        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,
-                            files=files)
-        save_encoder_files(folder / "model", cfg, scores, model.config.hidden_size)
-        return dict(sts=scores, steps=history["steps"], first_loss=history["loss"][0],
-                    final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
-                    chance_loss=math.log(len(E)),
-                    entries=len(E), definitions=len(examples))
-    entry = cache.cached_run("defsentplus", key, compute, need_files=need_checkpoint)
-    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
+    X = np.asarray(X, dtype=np.float64)
+    if standardise:
+        X = StandardScaler().fit_transform(X)
+    if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
+        raise ValueError(f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
+                         f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)")
+    ica = FastICA(whiten="unit-variance", max_iter=max_iter, random_state=seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Y = ica.fit_transform(X)
+    if ica.n_iter_ >= max_iter or any("did not converge" in str(w.message) for w in caught):
+        warnings.warn(f"FastICA did not converge: stopped at {ica.n_iter_} iterations (max_iter={max_iter})")
+    return Y * scale

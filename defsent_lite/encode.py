@@ -4,8 +4,8 @@ import contextlib
 import torch
 from tqdm.auto import tqdm
 
-from . import config
-from .pooling import POOLINGS, pool, prompt_text
+from defsent_lite import progress as progress_bars
+from defsent_lite.pooling import POOLINGS, pool, prompt_text
 
 
 def tokenize_sorted(tokenizer, sentences, max_length):
@@ -140,7 +140,7 @@ def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, 
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
-    show = config.show_progress() if progress is None else progress
+    show = progress_bars.shown(progress)
     batches = range(0, len(order), batch_size)
     with eval_mode(model), torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
         for start in tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False):

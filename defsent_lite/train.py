@@ -10,9 +10,10 @@ import math
 import torch
 from tqdm.auto import tqdm
 
-from . import checks, config
-from .checks import NonFinite
-from .encode import amp_dtype, autocast_for
+from defsent_lite import checks
+from defsent_lite import progress as progress_bars
+from defsent_lite.checks import NonFinite
+from defsent_lite.encode import amp_dtype, autocast_for
 
 
 class NonFiniteLoss(FloatingPointError):
@@ -71,7 +72,7 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     best_state = None
-    show = config.show_progress() if progress is None else progress
+    show = progress_bars.shown(progress)
     model.train()
     bar = tqdm(batches, desc=desc, disable=not show, leave=False)
     for step, batch in enumerate(bar, 1):

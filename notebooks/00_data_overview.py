@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -24,7 +26,7 @@
 # not in `../shared/data`; only *valid* and *test* (24,464 definitions) are. So the
 # numbers below are computed on valid+test, re-split by word with a fixed seed: they are
 # about 20% of the paper's counts by construction. On a connected machine,
-# `python -m defsent_lite.download fetch --only oxford` fetches the full archive and this
+# `python -m defsent_lite.data.download fetch --only oxford` fetches the full archive and this
 # notebook then uses all three splits. RoBERTa's tokenizer is not available offline either,
 # so its columns stay empty unless `ROBERTA` loads.
 
@@ -35,7 +37,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -49,7 +51,11 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 # %%
 import pandas as pd
 
-from defsent_lite import data, dictionary, models, paper_defsent, preflight, results
+from defsent_lite.runtime import models
+from defsent_lite.data import dictionary, readers
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import results
+from defsent_lite.repro import preflight
 
 pd.set_option("display.width", 140)
 preflight.check("00", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
@@ -60,12 +66,12 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 # Pair and example counts as the readers load them (STS: pairs with gold scores, "all" setting).
 
 # %%
-counts = {task: len(data.load_sts(task, DATA_ROOT)[2]) for task in data.STS_TASKS}
-counts.update({t: len(data.load_binary_task(t, DATA_ROOT)[0]) for t in data.BINARY_FILES})
-counts["SST2 (train/dev/test)"] = "/".join(str(len(v[0])) for v in data.load_sst2(DATA_ROOT).values())
-counts["TREC (train/test)"] = "/".join(str(len(v[0])) for v in data.load_trec(DATA_ROOT).values())
-counts["MRPC (train/test)"] = "/".join(str(len(v[0])) for v in data.load_mrpc(DATA_ROOT).values())
-counts.update({name: len(data.load_nli(name, DATA_ROOT)) for name in list(data.NLI_FILES) + ["sick_test"]})
+counts = {task: len(readers.load_sts(task, DATA_ROOT)[2]) for task in readers.STS_TASKS}
+counts.update({t: len(readers.load_binary_task(t, DATA_ROOT)[0]) for t in readers.BINARY_FILES})
+counts["SST2 (train/dev/test)"] = "/".join(str(len(v[0])) for v in readers.load_sst2(DATA_ROOT).values())
+counts["TREC (train/test)"] = "/".join(str(len(v[0])) for v in readers.load_trec(DATA_ROOT).values())
+counts["MRPC (train/test)"] = "/".join(str(len(v[0])) for v in readers.load_mrpc(DATA_ROOT).values())
+counts.update({name: len(readers.load_nli(name, DATA_ROOT)) for name in list(readers.NLI_FILES) + ["sick_test"]})
 pd.Series(counts, name="examples").to_frame()
 
 # %% [markdown]

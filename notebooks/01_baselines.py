@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -45,7 +47,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -58,7 +60,10 @@ MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, budget, config, models, paper_defsent, plots, preflight, results, scores
+from defsent_lite.runtime import config, models
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.repro import budget, preflight, scores
 
 S, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 config.set_seed(S["seeds"][0])

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -51,7 +53,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -61,18 +63,21 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None   # None = the scale's model
 POOLINGS = ["cls", "mean", "max"]
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
 
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, defsent, paper_defsent, preflight, results, variants
+from defsent_lite import defsent
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.repro import defsent_runs, preflight, variants
 
 S, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-V = defsent.variant_settings(VARIANT)
-model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=V["prefix_space"])
+V = defsent_runs.variant_settings(VARIANT)
+model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=V["prefix_space"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
 
@@ -83,7 +88,7 @@ pd.Series(report, name="dataset").to_frame()
 # where the text is silent, what this repository did before). The settings that differ:
 
 # %%
-variants.whole(defsent.differences())
+variants.whole(defsent_runs.differences())
 
 # %% [markdown]
 # ## Without fine-tuning
@@ -91,7 +96,7 @@ variants.whole(defsent.differences())
 
 # %%
 # tolerance: fraction
-test_eval = defsent.subsample(splits["test"], S["defsent_eval_max"], 0)
+test_eval = defsent_runs.subsample(splits["test"], S["defsent_eval_max"], 0)
 untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=V["max_length"], mrr_cutoff=V["mrr_cutoff"])
              for p in POOLINGS}
 pd.DataFrame(untrained).T.round(4)
@@ -103,10 +108,10 @@ pd.DataFrame(untrained).T.round(4)
 
 # %%
 # tolerance: fraction; final loss=loss
-base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
+base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
-final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
+    print(defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
+final = {p: defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
                          for p, f in final.items() for x, r in f.search.items()}).T.round(4)
 lr_table

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -38,7 +40,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -48,25 +50,27 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 POOLINGS = ["cls", "mean", "max"]
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
 
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, budget, defsent, paper_defsent, plots, preflight, results, scores, variants
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
 S, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-model, tokenizer, head, head_kind = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
+model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
-base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
+    print(defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
                       extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])))  # untrained + 1st seed
 untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
 trained = {}
 for p in POOLINGS:
-    runs = defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset).runs
+    runs = defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset).runs
     trained[p] = dict(scores=[scores.trained_sts(r, p, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"]) for r in runs],
                       dev_mrr=[r["dev"]["mrr"] for r in runs])
 
@@ -74,7 +78,7 @@ for p in POOLINGS:
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent.differences())
+variants.whole(defsent_runs.differences())
 
 # %% [markdown]
 # ## Table 8: every pooling, DefSent beside the paper (mean over seeds; ± std below)

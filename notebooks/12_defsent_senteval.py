@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -24,7 +26,7 @@
 # scales use scikit-learn's logistic-regression objective, every fold and C of a task fitted in
 # one batch (`"batched"`). Accuracy in %. DefSent's SentEval rows are the mean (± std) of the
 # first three seeds, as its Table 9 says ("three evaluations with different random seeds";
-# `defsent.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
+# `defsent_runs.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
 #
 # **Smoke scale**: one pooling, that of the paper's DefSent row for the model (BERT-base: CLS;
 # a smoke run's dev-MRR margins between poolings are within its seed spread) (the paper's
@@ -44,7 +46,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -54,22 +56,24 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 POOLINGS = None   # None: smoke = the pooling of the paper's Table 4 row for the model, paper = all three
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
 
 # %%
 # tolerance: check; untrained=score
 import pandas as pd
 
-from defsent_lite import aggregate, budget, defsent, paper_defsent, plots, preflight, results, scores, variants
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
 S, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-_, tokenizer, _, head_kind = defsent.load_model(MODEL)
-dataset = defsent.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
-base = defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
+_, tokenizer, _, head_kind = defsent_runs.load_model(MODEL)
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
+    print(defsent_runs.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
                       extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # untrained + 1st seed
-final = {p: defsent.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
+final = {p: defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
 reported, why = aggregate.defsent_reported_pooling(S, aggregate.reference_model(MODEL)[0], dev_mrr)
 POOLINGS = POOLINGS or ([reported] if S["name"] == "smoke" else list(final))
@@ -81,7 +85,7 @@ rows, seed_rows = {}, {}
 for p in POOLINGS:
     rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], S, DATA_ROOT, S["encode_batch_size"])[p]
     seed_rows[p] = [scores.trained_transfer(r, p, scores.transfer_settings(S), DATA_ROOT, S["encode_batch_size"])
-                    for r in final[p].runs[:defsent.SENTEVAL_SEEDS]]   # Table 9: three seeds
+                    for r in final[p].runs[:defsent_runs.SENTEVAL_SEEDS]]   # Table 9: three seeds
 seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.TRANSFER_COLS] for s in v] for p, v in seed_rows.items()},
                                    results.TRANSFER_COLS, "DefSent SentEval")
 for p in POOLINGS:
@@ -93,7 +97,7 @@ ours.round(2)
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent.differences())
+variants.whole(defsent_runs.differences())
 
 # %% [markdown]
 # ## Table 9 (each pooling) and Table 4 (the paper's DefSent row for the model), beside ours

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -34,7 +36,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -44,20 +46,22 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
 POOLING = "cls"
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
 
 # %%
 import pandas as pd
 
-from defsent_lite import defsent, paper_defsent, preflight, results, variants
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import results
+from defsent_lite.repro import defsent_runs, preflight, variants
 
 S, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-untrained = defsent.load_model(MODEL, prefix_space=defsent.variant_settings(VARIANT)["prefix_space"])
-dataset = defsent.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+untrained = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
+dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
-runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset).runs
-trained = defsent.load_model(runs[0]["path"])
+    print(defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
+runs = defsent_runs.final_runs(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset).runs
+trained = defsent_runs.load_model(runs[0]["path"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained.head_kind)
 
 
@@ -65,7 +69,7 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent.differences())
+variants.whole(defsent_runs.differences())
 
 # %% [markdown]
 # ## Table 6: definitions
@@ -75,8 +79,8 @@ variants.whole(defsent.differences())
 defs = [d for _, d, _ in paper_defsent.TABLE6]
 table6 = pd.DataFrame({"word": [w for w, _, _ in paper_defsent.TABLE6], "definition": defs,
                        "paper (BERT-large)": [" ".join(p) for _, _, p in paper_defsent.TABLE6],
-                       "ours untrained": defsent.top_k_strings(untrained, defs, POOLING, 3),
-                       "ours DefSent": defsent.top_k_strings(trained, defs, POOLING, 3)})
+                       "ours untrained": defsent_runs.top_k_strings(untrained, defs, POOLING, 3),
+                       "ours DefSent": defsent_runs.top_k_strings(trained, defs, POOLING, 3)})
 hits = {c: sum(w in p.split() for w, p in zip(table6["word"], table6[c]))
         for c in ("paper (BERT-large)", "ours untrained", "ours DefSent")}
 print("defined word among the top 3:", hits)
@@ -88,8 +92,8 @@ table6
 # %%
 inputs = [s for s, _ in paper_defsent.TABLE7]
 table7 = pd.DataFrame({"input": inputs, "paper (BERT-large)": [" ".join(p) for _, p in paper_defsent.TABLE7],
-                       "ours untrained": defsent.top_k_strings(untrained, inputs, POOLING, 5),
-                       "ours DefSent": defsent.top_k_strings(trained, inputs, POOLING, 5)})
+                       "ours untrained": defsent_runs.top_k_strings(untrained, inputs, POOLING, 5),
+                       "ours DefSent": defsent_runs.top_k_strings(trained, inputs, POOLING, 5)})
 table7
 
 # %%

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -36,7 +38,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -51,7 +53,11 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 import numpy as np
 import pandas as pd
 
-from defsent_lite import defsentplus, dictionary, models, paper_defsentplus, plots, preflight, results
+from defsent_lite.runtime import models
+from defsent_lite.data import dictionary
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import plots, results
+from defsent_lite.repro import defsentplus_runs, preflight
 
 pd.set_option("display.width", 140)
 preflight.check("20", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
@@ -74,7 +80,7 @@ table1
 # softmax of Eq. 5 runs over all entries, so its chance loss is log(entries).
 
 # %%
-full = {name: defsentplus.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
+full = {name: defsentplus_runs.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
 report = pd.DataFrame({name: d["report"] for name, d in full.items()}).T
 report["chance loss log(entries)"] = np.log(report["entries"].astype(float)).round(2)
 report

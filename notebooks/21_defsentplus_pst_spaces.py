@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -30,7 +32,7 @@
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
 # FastICA with 200 iterations (paper: 1000), STS on 50 evenly spaced pairs per task
 # of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
-# `python -m defsent_lite.pst --scale cpu` runs the same loop on a whole dataset.
+# `python -m defsent_lite.repro.pst --scale cpu` runs the same loop on a whole dataset.
 #
 # **What the smoke numbers are.** The STS rows of the trained encoders are a *pipeline check*
 # at this size, not a result: one short epoch on 614 definitions moves MiniLM's best STS
@@ -49,7 +51,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -58,7 +60,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 DATASET = "a"
 COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (BERT-base: CLS, AMP)
 PST_STEPS = None   # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
@@ -66,7 +68,8 @@ PST_STEPS = None   # None: Table 5's count (3; a data-augmented checkpoint: 1 or
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, defsentplus, plots, preflight, pst, results, scores, variants
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.repro import defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -87,7 +90,7 @@ for st in steps:
 # `"paper"` runs the text's. The smoke numbers in notebooks 21-24 are the official variant's.
 
 # %%
-variants.whole(defsentplus.differences())
+variants.whole(defsentplus_runs.differences())
 
 # %% [markdown]
 # Each step keeps the run with the best STS average (under its best inference pooling); the
@@ -95,7 +98,7 @@ variants.whole(defsentplus.differences())
 
 # %%
 # tolerance: check
-pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus.best_sts_avg(r) for (space, seed), r in st["runs"].items()}
+pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.best_sts_avg(r) for (space, seed), r in st["runs"].items()}
               for st in steps}).round(2)
 
 # %% [markdown]

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -39,7 +41,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -48,13 +50,16 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 COMBINATION = None  # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
 
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, defsent, defsentplus, models, paper_defsentplus, plots, preflight, pst, results, scores, variants
+from defsent_lite.runtime import models
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.repro import defsent_runs, defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -74,7 +79,7 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| inferenc
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus.differences())
+variants.whole(defsentplus_runs.differences())
 
 # %% [markdown]
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
@@ -87,16 +92,16 @@ poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
 ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"   # Table 2's DefSent row: the model's best pooling
 ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent.plan(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], S["defsent_lr_xs"], S["seeds"],
-                      defsent.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
-ds_runs = defsent.final_runs(defsent.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
+    print(defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], S["defsent_lr_xs"], S["seeds"],
+                      defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
+ds_runs = defsent_runs.final_runs(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
 m, tok = models.load(ds_runs[0]["path"])
 poolings[ds_label], rows[ds_label] = pst.best_pooling_scores(
-    defsentplus.sts_scores(m, tok, [ds_pooling], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
+    defsentplus_runs.sts_scores(m, tok, [ds_pooling], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
 stds, counts = {}, {}
 for name in "cba":
     for st in runs[name]:
-        combo = defsentplus.combination_name(*st["combination"]).replace(" ", "")
+        combo = defsentplus_runs.combination_name(*st["combination"]).replace(" ", "")
         for space in pst.spaces_of(st):  # mean over seeds under the pooling with the best mean (the paper's statistical result)
             label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
             seed_table = pst.seed_table(st, space)
@@ -120,8 +125,8 @@ table = paper_defsentplus.TABLE2
 paper = results.paper_table(table, results.STS_COLS)
 pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), ds_label)}
 for label in [k for k in rows if k.startswith("DefSent+")]:
-    key = defsentplus.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
-    pairs[defsentplus.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
+    key = defsentplus_runs.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
+    pairs[defsentplus_runs.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
 table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, S),
                               std=results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS),
                               runs=len(cfg["seeds"]))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -36,7 +38,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -45,31 +47,33 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 DATASET = "a"
 
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, defsentplus, paper_defsentplus, preflight, pst, results, variants
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.repro import defsentplus_runs, preflight, pst, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 grid = {}
-for pooling, entry_pooling in defsentplus.COMBINATIONS:
+for pooling, entry_pooling in defsentplus_runs.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT,
                          max_entries=S["dsp_grid_max_entries"])
     if S["paper_protocol"]:  # before any training: what will run, timed here
         print(pst.plan(cfg, data_dir=DATA_ROOT))
     steps, report = pst.run(cfg, DATA_ROOT)
-    grid[defsentplus.combination_name(pooling, entry_pooling)] = pst.seed_table(steps[0], "plain")  # over seeds
+    grid[defsentplus_runs.combination_name(pooling, entry_pooling)] = pst.seed_table(steps[0], "plain")  # over seeds
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"], f"({report['entries']} entries)")
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus.differences())
+variants.whole(defsentplus_runs.differences())
 
 # %% [markdown]
 # ## STS average per combination and inference pooling (ours)

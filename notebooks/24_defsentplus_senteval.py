@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -21,7 +23,7 @@
 # objective fitted in one batch per task (see notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
 # improving STS. The encoder here is the best one after the last PST step of notebook 21
 # (shared through the run cache), scored with the SentEval pooling the paper's Table 7 gives
-# for that model (`defsentplus.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large,
+# for that model (`defsentplus_runs.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large,
 # Prompt for RoBERTa), or, for a model outside Table 7 (the offline one), the pooling that
 # scored best on STS.
 #
@@ -37,7 +39,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -46,7 +48,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
+VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 DATASET = "a"
 COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (as notebook 21)
 
@@ -54,7 +56,10 @@ COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's
 # tolerance: check; untrained (mean)=score
 import pandas as pd
 
-from defsent_lite import aggregate, budget, checks, defsentplus, paper_defsentplus, plots, preflight, pst, results, scores, variants
+from defsent_lite import checks
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -66,7 +71,7 @@ if S["paper_protocol"]:  # before any training: what will run, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
 final = steps[-1]["best_run"]
 checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN STS scores
-pooling, why = defsentplus.senteval_pooling(MODEL, final)
+pooling, why = defsentplus_runs.senteval_pooling(MODEL, final)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
       "pooling", pooling, f"({why})")
 
@@ -79,7 +84,7 @@ ours.round(2)
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus.differences())
+variants.whole(defsentplus_runs.differences())
 
 # %% [markdown]
 # ## Beside the paper's Table 4 (the model's rows, found by model and setting)

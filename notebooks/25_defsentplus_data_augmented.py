@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -46,7 +48,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -63,8 +65,11 @@ PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, augmented, config, paper_defsentplus, plots, preflight, pst, results, scores
-from defsent_lite.results import STS_COLS, TRANSFER_COLS
+from defsent_lite.runtime import config
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
+from defsent_lite.repro import augmented, preflight, pst, scores
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -40,7 +42,7 @@
 # compare nothing else), not a result; the paper's rows stand beside them as context. The
 # cosine-baseline row (an untrained encoder, smoke: MiniLM with mean pooling; paper scale:
 # supervised SimCSE, the paper's row) involves no training and is compared as a score. The larger run on
-# all offline triplets and full test sets (`python -m defsent_lite.gausscse_tables --scale cpu`,
+# all offline triplets and full test sets (`python -m defsent_lite.repro.gausscse_tables --scale cpu`,
 # about 30 minutes on 2 cores) and its tables are in `docs/cpu_runs.md`.
 
 # %%
@@ -50,7 +52,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -67,17 +69,20 @@ BASELINE = None       # (model, pooling) of the cosine baseline row; None: super
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, gauss_model, gausscse, gausscse_tables, paper_gausscse, plots, preflight, results, variants
+from defsent_lite import gausscse
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import gausscse as paper_gausscse
+from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-baseline_model, baseline_pooling = BASELINE or (gausscse.SIMCSE_BASELINE if S["paper_protocol"] else (MODEL, "mean"))
-baseline = gausscse.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)  # before the trainings: a model that fails to load fails here
+baseline_model, baseline_pooling = BASELINE or (gausscse_runs.SIMCSE_BASELINE if S["paper_protocol"] else (MODEL, "mean"))
+baseline = gausscse_runs.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)  # before the trainings: a model that fails to load fails here
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
-runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
+    print(gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))
+runs = gausscse_runs.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
       "| batch", base["batch_size"], "| lr", base["lr"])
 
@@ -87,7 +92,7 @@ print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']}
 # come from it); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse.differences())
+variants.whole(gausscse_runs.differences())
 
 # %% [markdown]
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model
@@ -96,16 +101,16 @@ variants.whole(gausscse.differences())
 
 # %%
 # tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score
-_, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
+_, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 ours, _ = gausscse_tables.tables(runs, tests, sick_full)
 cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})"
 ours.loc[cosine] = gausscse_tables.baseline_row(baseline)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference)), paper_gausscse.NLI_COLS)
-simcse = (baseline_model, baseline_pooling) == gausscse.SIMCSE_BASELINE   # the paper's baseline row is SimCSE's
+simcse = (baseline_model, baseline_pooling) == gausscse_runs.SIMCSE_BASELINE   # the paper's baseline row is SimCSE's
 pairs = {cosine: ("SimCSE (BERT-base)" if simcse else None, cosine)}
-pairs.update({s: (s if s in paper.index else None, s) for s in gauss_model.LOSS_SETTINGS})
+pairs.update({s: (s if s in paper.index else None, s) for s in gausscse.LOSS_SETTINGS})
 table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S))
 table3
 

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -42,7 +44,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -58,17 +60,19 @@ SICK_PAIRS = "one-way"  # the text's one-direction SICK pairs; "all": every enta
 # %%
 import pandas as pd
 
-from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, plots, preflight, results, variants
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import gausscse as paper_gausscse
+from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
+base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(gausscse.plan(base, S["gauss_seeds"], DATA_ROOT))
-runs = gausscse.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
-_, tests, sick_full = gausscse.eval_data(base["test_max"], DATA_ROOT)
-pairs = {name: gausscse.direction_pairs(name, rows, sick_full, SICK_PAIRS) for name, rows in tests.items()}
+    print(gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))
+runs = gausscse_runs.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
+_, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
+pairs = {name: gausscse_runs.direction_pairs(name, rows, sick_full, SICK_PAIRS) for name, rows in tests.items()}
 counts = {name: len(p.entailing) for name, p in pairs.items()}
 print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| entailment pairs scored:", counts,
       "| SICK bilateral pairs excluded:", pairs["SICK"].bilateral)
@@ -79,7 +83,7 @@ print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']}
 # come from it); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse.differences())
+variants.whole(gausscse_runs.differences())
 
 # %% [markdown]
 # ### Which SICK pairs the paper scored
@@ -89,9 +93,9 @@ variants.whole(gausscse.differences())
 
 # %%
 # tolerance: exact
-_, full_tests, _ = gausscse.eval_data(None, DATA_ROOT)
-for reading in gausscse.SICK_PAIRS:
-    baseline = gausscse.length_baselines({"SICK": full_tests["SICK"]}, sick_full, reading)["SICK"]
+_, full_tests, _ = gausscse_runs.eval_data(None, DATA_ROOT)
+for reading in gausscse_runs.SICK_PAIRS:
+    baseline = gausscse_runs.length_baselines({"SICK": full_tests["SICK"]}, sick_full, reading)["SICK"]
     print(f"SICK length baseline, {reading} pairs: {baseline:.2f}")
 print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-baseline"][2])
 

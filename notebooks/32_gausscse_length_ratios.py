@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -32,7 +34,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -47,10 +49,11 @@ VARIANT = "official"  # the released code's behaviour (default); "paper": the pa
 import numpy as np
 import pandas as pd
 
-from defsent_lite import gausscse, gausscse_tables, plots, preflight, results, variants
+from defsent_lite.paper import plots, results
+from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight, variants
 
 S, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-_, full_tests, sick_full = gausscse.eval_data(None, DATA_ROOT)
+_, full_tests, sick_full = gausscse_runs.eval_data(None, DATA_ROOT)
 ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
 fig = plots.length_ratio_histograms(ratios)
 print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=S["name"],
@@ -60,7 +63,7 @@ print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=S["name
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 30 says more):
 
 # %%
-variants.whole(gausscse.differences())
+variants.whole(gausscse_runs.differences())
 
 # %%
 pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r > 0)), "share equal length": float(np.mean(r == 0)),
@@ -76,10 +79,10 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 
 # %%
 # tolerance: check; pairs=exact
-base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(gausscse.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))
-run = gausscse.run(dict(base, setting="ent+rev"), DATA_ROOT)
-_, tests, _ = gausscse.eval_data(base["test_max"], DATA_ROOT)
+    print(gausscse_runs.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))
+run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
+_, tests, _ = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 gausscse_tables.direction_by_length(run, tests, sick_full)

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -19,7 +21,7 @@
 # The paper grid-searches batch size {16, 32, 64, 128} x learning rate {1e-5, 3e-5, 5e-5} on
 # SNLI dev and reports the best SNLI-dev AUPRC (x100) of each training (checked every 100
 # steps) in Table 5; notebook 30 then trains with the model's best cell
-# (`gausscse.paper_hyperparameters`). The paper does not say which loss setting the grid used;
+# (`gausscse_runs.paper_hyperparameters`). The paper does not say which loss setting the grid used;
 # `SETTING` defaults to ent+con+rev, whose BERT-base test AUPRC (67.07) is the closest to the
 # grid's best dev AUPRC (66.21). One training per cell, first seed.
 #
@@ -38,7 +40,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -51,15 +53,17 @@ VARIANT = "official"  # the released code's behaviour (default); "paper": the pa
 SETTING = "ent+con+rev"
 
 # %%
-from defsent_lite import aggregate, gausscse, gausscse_tables, paper_gausscse, plots, preflight, results
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import gausscse as paper_gausscse
+from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight
 
 S, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = gausscse.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base.update(train_max=S["gauss_grid_train_max"], dev_max=S["gauss_grid_dev_max"] or base["dev_max"])
 if S["paper_protocol"]:  # before any training: what will run, timed here (one line per batch size)
     for b in S["gauss_grid_batch_sizes"]:
-        print(gausscse.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))
-grid = gausscse.grid_search(base, SETTING, S["gauss_grid_batch_sizes"], data_dir=DATA_ROOT)
+        print(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))
+grid = gausscse_runs.grid_search(base, SETTING, S["gauss_grid_batch_sizes"], data_dir=DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING, "| seed:", base["seed"],
       "| triplets per training:", base["train_max"] or "all", "| batch sizes:", list(S["gauss_grid_batch_sizes"]))
 

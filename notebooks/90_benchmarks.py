@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -26,7 +28,7 @@
 # 2. STS-B test scored in full (every pair): exactly the reference figure of
 #    `../shared/data/README.md` (82.03). The full 7-task evaluation (target: under 2 minutes
 #    on a 2-core CPU, and all seven reference figures 72.37 / 80.60 / 75.60 / 85.39 / 78.99 /
-#    82.03 / 77.15) runs outside the notebook, `python -m defsent_lite.bench sts` (57 s here,
+#    82.03 / 77.15) runs outside the notebook, `python tools/bench.py sts` (57 s here,
 #    kept out of CI for time: see `docs/speed.md`).
 #
 # Timings vary from run to run, so their cells are excluded from nbval's output check
@@ -39,7 +41,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
 # %% tags=["parameters"]
@@ -50,12 +52,21 @@ BATCH_SIZE = 64
 REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 
 # %%
+import sys
+from pathlib import Path
+
 import pandas as pd
 
-from defsent_lite import bench, data, encode, models, preflight, sts
+sys.path.insert(0, str(Path.cwd().parent / "tools"))   # the benchmarks are a script of the repository
+import bench
+from defsent_lite import encode
+from defsent_lite.runtime import models
+from defsent_lite.data import readers
+from defsent_lite.evaluation import sts
+from defsent_lite.repro import preflight
 
 preflight.check("90", "smoke", DATA_ROOT, ["offline"])  # every file and model it needs, before any work
-s1, s2, _ = data.load_sts("STSB", DATA_ROOT)
+s1, s2, _ = readers.load_sts("STSB", DATA_ROOT)
 sentences = list(dict.fromkeys(s1 + s2))
 result = bench.encode_vs_sentence_transformers(models.offline_model_path(), sentences, BATCH_SIZE, REPEATS)
 print(f"{result['sentences']} distinct STS-B test sentences, batch {BATCH_SIZE}")
@@ -95,7 +106,7 @@ print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp[
 # loop. Same 400 definitions of dataset *c* (it loads without WordNet: a shorter CI), both in
 # fresh processes. Target: ratio > 1.
 # The whole of offline dataset *a* (226,465 definitions) is measured by
-# `python -m defsent_lite.bench entries` (about 10 minutes here; `docs/speed.md` records the figure).
+# `python tools/bench.py entries` (about 10 minutes here; `docs/speed.md` records the figure).
 
 # %%
 # NBVAL_IGNORE_OUTPUT

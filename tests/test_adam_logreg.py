@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from defsent_lite import adam_logreg, transfer
+from defsent_lite.evaluation import adam_logreg, senteval
 
 
 def senteval_fit(X, y, train_rows, dev_rows, l2reg, n_classes, s=adam_logreg.Settings(), seed=1111):
@@ -55,7 +55,7 @@ def blobs():
 
 def test_every_problem_follows_senteval_exactly(blobs):
     X, y = blobs
-    folds = transfer.stratified_folds(y.numpy(), 5, 1111)
+    folds = senteval.stratified_folds(y.numpy(), 5, 1111)
     train = [folds[0][0], folds[1][0], folds[0][0], np.arange(300), np.arange(301)]
     dev = [folds[0][1], folds[1][1], None, None, np.arange(300, 420)]
     regs = [1e-5, 1e-2, 1e-3, 0.0, 1e-4]
@@ -109,47 +109,47 @@ def senteval_score(X, y, train, dev, test, l2reg, n_classes):
 
 def senteval_choice(scores_per_reg):
     """SentEval's choice: the first reg of the highest mean accuracy rounded to 2 decimals (in %)."""
-    return transfer.L2REGS[int(np.argmax([round(100 * np.mean(s), 2) for s in scores_per_reg]))]
+    return senteval.L2REGS[int(np.argmax([round(100 * np.mean(s), 2) for s in scores_per_reg]))]
 
 
 def senteval_inner_kfold(X, y, k, n_classes):
     """tools/validation.py InnerKFoldClassifier with usepytorch (MR, CR, SUBJ, MPQA)."""
     results = []
-    for tr, te in transfer.stratified_folds(y.numpy(), k, 1111):
-        inner = transfer.stratified_folds(y[tr].numpy(), k, 1111)
+    for tr, te in senteval.stratified_folds(y.numpy(), k, 1111):
+        inner = senteval.stratified_folds(y[tr].numpy(), k, 1111)
         reg = senteval_choice([[senteval_score(X, y, tr[a], tr[b], tr[b], reg, n_classes) for a, b in inner]
-                               for reg in transfer.L2REGS])
+                               for reg in senteval.L2REGS])
         results.append(senteval_score(X, y, tr, None, te, reg, n_classes))
     return 100 * np.mean(results)
 
 
 def senteval_kfold(X, y, train, test, k, n_classes):
     """KFoldClassifier (TREC, MRPC): the reg chosen by k-fold on train, refit with a 5% dev split."""
-    folds = transfer.stratified_folds(y[train].numpy(), k, 1111)
+    folds = senteval.stratified_folds(y[train].numpy(), k, 1111)
     reg = senteval_choice([[senteval_score(X, y, train[a], train[b], train[b], reg, n_classes) for a, b in folds]
-                           for reg in transfer.L2REGS])
+                           for reg in senteval.L2REGS])
     return 100 * senteval_score(X, y, train, None, test, reg, n_classes)
 
 
 def senteval_split(X, y, train, dev, test, n_classes):
     """SplitClassifier (SST-2): the reg chosen on dev, refit (the same seeded fit), scored on test."""
-    reg = senteval_choice([[senteval_score(X, y, train, dev, dev, reg, n_classes)] for reg in transfer.L2REGS])
+    reg = senteval_choice([[senteval_score(X, y, train, dev, dev, reg, n_classes)] for reg in senteval.L2REGS])
     return 100 * senteval_score(X, y, train, dev, test, reg, n_classes)
 
 
 @pytest.fixture
 def float64_classifier(monkeypatch):
-    monkeypatch.setattr(transfer, "TORCH_CLASSIFIER_DTYPE", torch.float64)
+    monkeypatch.setattr(senteval, "TORCH_CLASSIFIER_DTYPE", torch.float64)
 
 
 def real_task(task, n):
     """Hashed bag-of-words features of the first n sentences of a real task (float64)."""
     from test_transfer_batched import hashed_bag_of_words
-    from defsent_lite import data
+    from defsent_lite.data import readers
     if task == "TREC":
-        sents, labels = data.load_trec()["train"]
+        sents, labels = readers.load_trec()["train"]
     else:
-        sents, labels = data.load_binary_task(task)
+        sents, labels = readers.load_binary_task(task)
     idx = np.random.RandomState(0).permutation(len(sents))[:n]
     X = hashed_bag_of_words([sents[i] for i in idx])
     return torch.as_tensor(X), torch.as_tensor(np.array(labels)[idx])
@@ -157,18 +157,18 @@ def real_task(task, n):
 
 def test_nested_cv_protocol_is_senteval_s(float64_classifier):
     X, y = real_task("MR", 240)
-    ours = transfer.batched_nested_cv_accuracy(X.numpy(), y.numpy(), kfold=3, classifier="senteval_torch")
+    ours = senteval.batched_nested_cv_accuracy(X.numpy(), y.numpy(), kfold=3, classifier="senteval_torch")
     assert ours == pytest.approx(senteval_inner_kfold(X, y, 3, 2), abs=1e-9)
 
 
 def test_kfold_and_split_protocols_are_senteval_s(float64_classifier):
     X, y = real_task("TREC", 300)
     train, test = np.arange(220), np.arange(220, 300)
-    ours = transfer.batched_cv_then_test_accuracy(X[train].numpy(), y[train].numpy(), X[test].numpy(),
+    ours = senteval.batched_cv_then_test_accuracy(X[train].numpy(), y[train].numpy(), X[test].numpy(),
                                                   y[test].numpy(), kfold=3, classifier="senteval_torch")
     assert ours == pytest.approx(senteval_kfold(X, y, train, test, 3, int(y.max()) + 1), abs=1e-9)
     dev = np.arange(180, 220)
-    ours = transfer.batched_dev_then_test_accuracy(*(a for rows in (np.arange(180), dev, test)
+    ours = senteval.batched_dev_then_test_accuracy(*(a for rows in (np.arange(180), dev, test)
                                                      for a in (X[rows].numpy(), y[rows].numpy())),
                                                    classifier="senteval_torch")
     assert ours == pytest.approx(senteval_split(X, y, np.arange(180), dev, test, int(y.max()) + 1), abs=1e-9)

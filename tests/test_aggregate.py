@@ -4,7 +4,9 @@ import statistics
 
 import pytest
 
-from defsent_lite import aggregate, paper_defsent, paper_defsentplus, results
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import defsentplus as paper_defsentplus
 
 
 def test_ten_runs_give_their_mean_and_population_std():
@@ -61,7 +63,7 @@ def fake_step(avgs_by_seed):
 
 
 def test_pst_rows_are_the_mean_over_seeds_under_the_best_mean_pooling():
-    from defsent_lite import pst
+    from defsent_lite.repro import pst
     step = fake_step({s: {"cls": 70.0 + s, "mean": 73.0 - s} for s in range(10)})   # cls 74.5 mean, mean 68.5
     table = pst.seed_table(step, "plain")
     pooling, mean, std = pst.best_pooling_row(table)
@@ -74,7 +76,7 @@ def test_pst_rows_are_the_mean_over_seeds_under_the_best_mean_pooling():
 def test_a_difference_only_between_like_things(monkeypatch):
     """Ours and the paper's rows are differenced only for the paper's own model at paper scale;
     the offline model, a stand-in or a smaller scale leave the paper's rows as context."""
-    from defsent_lite import config
+    from defsent_lite.runtime import config
     smoke, paper = config.scale("smoke"), config.scale("paper")
     monkeypatch.setenv("DEFSENT_STANDINS", "0")
     assert aggregate.comparable("bert-base-uncased", paper)
@@ -100,7 +102,7 @@ def test_defsent_rows_of_defsentplus_are_at_the_models_best_pooling():
 
 
 def test_smoke_reports_the_papers_pooling_not_a_noisy_selection():
-    from defsent_lite import config
+    from defsent_lite.runtime import config
     dev = {"cls": 0.0476, "mean": 0.0667, "max": 0.0676}
     assert aggregate.defsent_reported_pooling(config.scale("smoke"), "bert-base-uncased", dev)[0] == "cls"
     assert aggregate.defsent_reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from defsent_lite import cache, download, preflight
+from defsent_lite.runtime import cache
+from defsent_lite.data import download
+from defsent_lite.repro import preflight
 from http_site import site  # noqa: F401 (a fixture)
 
 

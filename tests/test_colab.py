@@ -7,7 +7,8 @@ import sys
 import pytest
 
 import sync_colab
-from defsent_lite import colab, config
+from defsent_lite.runtime import config
+from defsent_lite.repro import colab
 
 NOTEBOOKS = sorted(sync_colab.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 

@@ -1,13 +1,14 @@
 """Issue 33: a scale that fits one Colab session per notebook - the papers' models and data at the
 rates the official scripts pin, one seed, the batched SentEval classifier - and its structure at
 rehearsal size (stand-ins, capped) so that CI runs it."""
-from defsent_lite import budget, colab_plans, config, defsent
+from defsent_lite.runtime import config
+from defsent_lite.repro import colab_plans, defsent_runs
 
 
 def test_the_colab_scale_is_the_paper_protocol_with_one_seed_and_the_pinned_rates():
     paper, colab, small = config.scale("paper"), config.scale("colab"), config.scale("colab_rehearsal")
     assert set(colab) == set(paper) == set(small)
-    assert colab["paper_protocol"] and colab["model"] == paper["model"] and colab["defsent_lr_xs"] == defsent.PINNED
+    assert colab["paper_protocol"] and colab["model"] == paper["model"] and colab["defsent_lr_xs"] == defsent_runs.PINNED
     assert colab["seeds"] == colab["gauss_seeds"] == [0] and colab["transfer_classifier"] == "batched"
     assert small["standins"] and not colab["standins"] and small["seeds"] == [0]
 
@@ -25,7 +26,8 @@ def test_each_notebook_of_the_colab_scale_fits_one_hour_on_a_t4_by_its_flops():
 def _one_seed_beside(ours_numbers, runs=1):
     """BERT-base Mean of DefSent's Table 8 beside `ours_numbers`, with its stds."""
     import pandas as pd
-    from defsent_lite import paper_defsent, results
+    from defsent_lite.paper import defsent as paper_defsent
+    from defsent_lite.paper import results
     key = ("BERT-base", "Mean")
     paper = results.paper_table({key: paper_defsent.TABLE8[key]}, results.STS_COLS)
     std = results.paper_table({key: paper_defsent.TABLE8_STD[key]}, results.STS_COLS)
@@ -35,7 +37,8 @@ def _one_seed_beside(ours_numbers, runs=1):
 
 def test_one_seed_inside_the_papers_spread_and_one_cell_outside_it():
     """At the colab scale ours is one seed: z = (ours - paper) / std, inside when |z| <= 2."""
-    from defsent_lite import paper_defsent, results
+    from defsent_lite.paper import defsent as paper_defsent
+    from defsent_lite.paper import results
     mean, std = paper_defsent.TABLE8[("BERT-base", "Mean")], paper_defsent.TABLE8_STD[("BERT-base", "Mean")]
     near = [m + 1.5 * s for m, s in zip(mean, std)]
     table = _one_seed_beside(near)
@@ -50,7 +53,7 @@ def test_one_seed_inside_the_papers_spread_and_one_cell_outside_it():
 
 def test_a_mean_of_several_seeds_is_held_to_the_spread_of_a_mean():
     """Ten seeds averaged: the same distance is sqrt(10) times as many of the mean's stds."""
-    from defsent_lite import paper_defsent
+    from defsent_lite.paper import defsent as paper_defsent
     mean, std = paper_defsent.TABLE8[("BERT-base", "Mean")], paper_defsent.TABLE8_STD[("BERT-base", "Mean")]
     z = _one_seed_beside([m + s for m, s in zip(mean, std)], runs=10).loc[("DefSent (mean)", "z")]
     assert all(abs(v - 10 ** 0.5) < 0.03 for v in z)
@@ -58,7 +61,8 @@ def test_a_mean_of_several_seeds_is_held_to_the_spread_of_a_mean():
 
 def test_no_spread_is_judged_without_a_published_std_or_beside_a_stand_in():
     import pandas as pd
-    from defsent_lite import paper_gausscse, results
+    from defsent_lite.paper import gausscse as paper_gausscse
+    from defsent_lite.paper import results
     paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, "BERT-base"), paper_gausscse.NLI_COLS)
     ours = paper.loc[["ent"]].rename(index={"ent": "ours"})
     for compare in (True, False):

@@ -3,6 +3,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 from defsent_lite import defsent, train
+from defsent_lite.repro import defsent_runs
 
 
 @pytest.fixture
@@ -73,19 +74,20 @@ def test_tied_fallback_head_is_u_times_embeddings():
 
 def test_lr_search_picks_best_dev_mrr(monkeypatch):
     fake = {2.0 ** x * 1e-6: m for x, m in [(1, 0.1), (2, 0.3), (3, 0.2)]}
-    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
-    best, res = defsent.lr_search({"pooling": "cls"}, [1, 2, 3])
+    monkeypatch.setattr(defsent_runs, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
+    best, res = defsent_runs.lr_search({"pooling": "cls"}, [1, 2, 3])
     assert best == 2 and set(res) == {1, 2, 3}
-    assert defsent.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent.lr_grid()) == 15
+    assert defsent_runs.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent_runs.lr_grid()) == 15
 
 
 def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path):
     from sentence_transformers import SentenceTransformer
 
-    from defsent_lite import encode, models
-    model, tok, head, kind = defsent.load_model("offline", device="cpu")
+    from defsent_lite import encode
+    from defsent_lite.runtime import models
+    model, tok, head, kind = defsent_runs.load_model("offline", device="cpu")
     assert kind == defsent.FALLBACK
-    folder = defsent.save(model, tok, kind, tmp_path / "m", dict(pooling="cls", method="DefSent"))
+    folder = defsent_runs.save(model, tok, kind, tmp_path / "m", dict(pooling="cls", method="DefSent"))
     sents = ["a celestial body orbiting the earth", "be expensive for someone"]
     ours = encode.encode(model, tok, sents, pooling="cls")
     reloaded, tok2 = models.load(str(folder))

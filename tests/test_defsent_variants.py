@@ -4,7 +4,10 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from defsent_lite import config, defsent, dictionary, encode, models, train
+from defsent_lite import defsent, encode, train
+from defsent_lite.runtime import config, models
+from defsent_lite.data import dictionary
+from defsent_lite.repro import defsent_runs
 
 
 # ---------------------------------------------------------------- data preparation
@@ -44,10 +47,10 @@ def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path
     (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
     (oxford / "test.tsv").write_text("word\tdefinition\texample\ndog\tlast one\tex\n")
     tok = models.load_tokenizer("offline")
-    official, report = defsent.build_dataset(tok, tmp_path, use_wordnet=False, variant="official")
-    paper, _ = defsent.build_dataset(tok, tmp_path, use_wordnet=False, variant="paper")
+    official, report = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, variant="official")
+    paper, _ = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, variant="paper")
     everything = [x for s in official.values() for x in s]
-    assert len(everything) == 31 and report["prep"] == defsent.VARIANTS["official"]["data"]
+    assert len(everything) == 31 and report["prep"] == defsent_runs.VARIANTS["official"]["data"]
     assert ("dog", "a thing, number 0.", tok.convert_tokens_to_ids("dog")) in everything
     assert sum(1 for x in everything if x[0] == "dog") == 4   # repeat kept, test split's line added
     assert sum(len(s) for s in paper.values()) == 21          # the repeat dropped
@@ -55,9 +58,9 @@ def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path
 
 
 def test_run_refuses_a_dataset_prepared_for_another_variant():
-    cfg = dict(defsent.base_config(config.scale("smoke"), "offline", variant="official"), pooling="cls", lr=1e-5, seed=0)
+    cfg = dict(defsent_runs.base_config(config.scale("smoke"), "offline", variant="official"), pooling="cls", lr=1e-5, seed=0)
     with pytest.raises(ValueError, match="variant='official'"):
-        defsent.run(cfg, ({"train": [], "dev": [], "test": []}, dict(prep=defsent.VARIANTS["paper"]["data"])))
+        defsent_runs.run(cfg, ({"train": [], "dev": [], "test": []}, dict(prep=defsent_runs.VARIANTS["paper"]["data"])))
 
 
 # ---------------------------------------------------------------- metrics
@@ -94,7 +97,7 @@ def test_official_warmup_is_fractional_from_zero_then_constant():
     torch.manual_seed(1)
     ours, reference = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
     reference.load_state_dict(ours.state_dict())
-    v = defsent.VARIANTS["official"]
+    v = defsent_runs.VARIANTS["official"]
     train.train(ours, loss_fn, batches, 0.01, optimizer="adam", warmup_ratio=0.1, decay=False, progress=False,
                 fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"])
     opt = torch.optim.Adam(reference.parameters(), lr=0.01)
@@ -124,11 +127,11 @@ def tiny_bert(tmp_path):
 
 
 def test_official_freezes_the_whole_embeddings_module(tmp_path):
-    model, _, _, _ = defsent.load_model(tiny_bert(tmp_path))
-    official = {id(p) for p in defsent.trainable_parameters(model, defsent.VARIANTS["official"]["freeze_embedding_layer"])}
+    model, _, _, _ = defsent_runs.load_model(tiny_bert(tmp_path))
+    official = {id(p) for p in defsent.trainable_parameters(model, defsent_runs.VARIANTS["official"]["freeze_embedding_layer"])}
     names = {n for n, p in model.base_model.named_parameters() if id(p) in official}
     assert names and not any(n.startswith("embeddings.") for n in names)
-    model, _, _, _ = defsent.load_model(tiny_bert(tmp_path))
+    model, _, _, _ = defsent_runs.load_model(tiny_bert(tmp_path))
     paper = {n for n, p in model.base_model.named_parameters()
              if id(p) in {id(q) for q in defsent.trainable_parameters(model, False)}}
     assert paper - names == {"embeddings.position_embeddings.weight", "embeddings.token_type_embeddings.weight",
@@ -141,8 +144,8 @@ def test_official_trains_without_autocast(monkeypatch):
     model = torch.nn.Linear(2, 1)
     batches = [(torch.ones(3, 2), torch.zeros(3, 1))]
     loss_fn = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()  # noqa: E731
-    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent.VARIANTS["official"]["mixed_precision"])
-    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent.VARIANTS["paper"]["mixed_precision"])
+    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent_runs.VARIANTS["official"]["mixed_precision"])
+    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent_runs.VARIANTS["paper"]["mixed_precision"])
     assert seen == [False, True]
 
 
@@ -153,10 +156,10 @@ def test_official_batches_keep_the_file_order(monkeypatch, tmp_path):
         steps=len(batches), loss=[0.0]))
     tok = models.load_tokenizer("offline")
     rows = [(w, f"definition {k} of {w}", tok.convert_tokens_to_ids(w)) for w in ("dog", "cat", "tree") for k in range(3)]
-    prep = defsent.VARIANTS["official"]["data"]
-    cfg = dict(defsent.base_config(config.scale("smoke"), tiny_bert(tmp_path)), pooling="cls", lr=1e-5, seed=0,
+    prep = defsent_runs.VARIANTS["official"]["data"]
+    cfg = dict(defsent_runs.base_config(config.scale("smoke"), tiny_bert(tmp_path)), pooling="cls", lr=1e-5, seed=0,
                batch_size=4, train_max=None, eval_max=None)
-    defsent.run(cfg, (dict(train=rows, dev=rows[:3], test=rows[3:6]), dict(prep=prep, source="hand-made")))
+    defsent_runs.run(cfg, (dict(train=rows, dev=rows[:3], test=rows[3:6]), dict(prep=prep, source="hand-made")))
     assert [x for b in seen[0] for x in b] == rows
 
 
@@ -181,39 +184,39 @@ def tiny_roberta(tmp_path):
 
 def test_official_roberta_tokenizer_adds_a_space_before_the_first_word(tmp_path):
     path = tiny_roberta(tmp_path)
-    _, official, _, _ = defsent.load_model(path, prefix_space=defsent.VARIANTS["official"]["prefix_space"])
-    _, paper, _, _ = defsent.load_model(path, prefix_space=defsent.VARIANTS["paper"]["prefix_space"])
+    _, official, _, _ = defsent_runs.load_model(path, prefix_space=defsent_runs.VARIANTS["official"]["prefix_space"])
+    _, paper, _, _ = defsent_runs.load_model(path, prefix_space=defsent_runs.VARIANTS["paper"]["prefix_space"])
     first = lambda tok: tok.convert_ids_to_tokens(tok("dog runs", add_special_tokens=False)["input_ids"])[0]  # noqa: E731
     assert first(official).startswith("Ġ") and not first(paper).startswith("Ġ")
     assert official(" dog", add_special_tokens=False)["input_ids"] == paper(" dog", add_special_tokens=False)["input_ids"]
-    _, bert, _, _ = defsent.load_model(tiny_bert(tmp_path), prefix_space=True)   # WordPiece: no such setting
+    _, bert, _, _ = defsent_runs.load_model(tiny_bert(tmp_path), prefix_space=True)   # WordPiece: no such setting
     assert bert.convert_ids_to_tokens(bert("dog runs", add_special_tokens=False)["input_ids"])[0] == "dog"
 
 
 # ---------------------------------------------------------------- defaults
 
 def test_official_is_the_default_and_every_setting_is_named():
-    base = defsent.base_config(config.scale("smoke"), "offline")
+    base = defsent_runs.base_config(config.scale("smoke"), "offline")
     assert base["variant"] == "official"
-    assert {k: base[k] for k in defsent.without_data(defsent.VARIANTS["official"])} == defsent.without_data(
-        defsent.VARIANTS["official"])
-    assert set(defsent.VARIANTS["official"]) == set(defsent.VARIANTS["paper"])
-    assert {"frozen", "batch order", "precision", "definition text", "RoBERTa input", "MRR"} <= set(defsent.differences().index)
+    assert {k: base[k] for k in defsent_runs.without_data(defsent_runs.VARIANTS["official"])} == defsent_runs.without_data(
+        defsent_runs.VARIANTS["official"])
+    assert set(defsent_runs.VARIANTS["official"]) == set(defsent_runs.VARIANTS["paper"])
+    assert {"frozen", "batch order", "precision", "definition text", "RoBERTa input", "MRR"} <= set(defsent_runs.differences().index)
     with pytest.raises(ValueError, match="unknown DefSent variant 'text'"):
-        defsent.variant_settings("text")
+        defsent_runs.variant_settings("text")
 
 
 # ---------------------------------------------------------------- the head is the real head or an error
 
 def test_a_saved_mlm_head_is_recognised_part_by_part(tmp_path, monkeypatch):
-    from defsent_lite import models as M
+    from defsent_lite.runtime import models
     path = tiny_bert(tmp_path)
-    model, _, _, kind = defsent.load_model(path, allow_fallback=False)
-    assert kind == defsent.PRETRAINED and M.mlm_head_check(model) == M.HeadCheck(True, (), True)
+    model, _, _, kind = defsent_runs.load_model(path, allow_fallback=False)
+    assert kind == defsent.PRETRAINED and models.mlm_head_check(model) == models.HeadCheck(True, (), True)
     model.missing_keys = ["cls.predictions.decoder.bias"]          # the tied bias's other name: still the head
-    assert M.mlm_head_check(model).loaded
+    assert models.mlm_head_check(model).loaded
     model.missing_keys = ["cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"]
-    assert M.mlm_head_check(model) == M.HeadCheck(False, ("LayerNorm",), True)
+    assert models.mlm_head_check(model) == models.HeadCheck(False, ("LayerNorm",), True)
 
 
 def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
@@ -222,9 +225,9 @@ def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
     BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32)).save_pretrained(tmp_path / "enc")
     tok.save_pretrained(tmp_path / "enc")
-    _, _, _, kind = defsent.load_model(str(tmp_path / "enc"))
+    _, _, _, kind = defsent_runs.load_model(str(tmp_path / "enc"))
     assert kind == defsent.FALLBACK
     with pytest.raises(ValueError, match="transform, LayerNorm, bias"):
-        defsent.load_model(str(tmp_path / "enc"), allow_fallback=False)
-    assert defsent.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
-    assert defsent.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True
+        defsent_runs.load_model(str(tmp_path / "enc"), allow_fallback=False)
+    assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
+    assert defsent_runs.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True

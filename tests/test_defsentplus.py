@@ -8,7 +8,9 @@ from scipy.special import logsumexp
 from sklearn.decomposition import PCA, TruncatedSVD
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedLM, RobertaModel
 
-from defsent_lite import defsentplus, models, pst
+from defsent_lite import defsentplus
+from defsent_lite.runtime import models
+from defsent_lite.repro import defsentplus_runs, pst
 from tiny_root import tiny_pst_setup
 
 
@@ -62,11 +64,11 @@ class _Batch(dict):
 
 def test_entry_dataset_drops_and_counts_and_samples_entries():
     pairs = [("b", "def b1"), ("a", "def a1"), ("a", "  "), ("c", ""), ("b", "def b2"), ("d", "def d")]
-    names, ids, defs, report = defsentplus.entry_dataset(pairs)
+    names, ids, defs, report = defsentplus_runs.entry_dataset(pairs)
     assert names == ["a", "b", "d"]
     assert list(zip(ids, defs)) == [(1, "def b1"), (0, "def a1"), (1, "def b2"), (2, "def d")]
     assert report["dropped_empty_definitions"] == 2 and report["dropped_entries_without_definition"] == 1
-    names2, ids2, _, report2 = defsentplus.entry_dataset(pairs, max_entries=2, seed=1)
+    names2, ids2, _, report2 = defsentplus_runs.entry_dataset(pairs, max_entries=2, seed=1)
     assert len(names2) == 2 and set(ids2) == {0, 1} and report2["entries"] == 2
 
 
@@ -94,10 +96,10 @@ def test_missing_pooler_is_refused(tmp_path):
     from transformers import AutoTokenizer
     BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32), add_pooling_layer=False).save_pretrained(tmp_path)
-    tok = AutoTokenizer.from_pretrained(defsentplus.models.resolve("offline"))
+    tok = AutoTokenizer.from_pretrained(defsentplus_runs.models.resolve("offline"))
     tok.save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="no pooler weights"):
-        defsentplus.load_model(str(tmp_path))
+        defsentplus_runs.load_model(str(tmp_path))
 
 
 def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch):
@@ -105,8 +107,8 @@ def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch
     tiny, ds = tiny_pst_setup(tmp_path)
     cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0, 1],
                batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
-    loaded, original_load = [], defsentplus.load_model
-    monkeypatch.setattr(defsentplus, "load_model", lambda name, **kw: loaded.append(name) or original_load(name, **kw))
+    loaded, original_load = [], defsentplus_runs.load_model
+    monkeypatch.setattr(defsentplus_runs, "load_model", lambda name, **kw: loaded.append(name) or original_load(name, **kw))
     steps = pst.run_pst(cfg, ds, "tiny-data")
     assert loaded == [cfg["model"]] * 6  # every run (2 seeds; then 2 spaces x 2 seeds) trains the original weights
     assert [st["step"] for st in steps] == [1, 2]
@@ -146,7 +148,7 @@ def test_pst_encoder_loads_in_sentence_transformers_and_the_following_space(tmp_
 def test_pst_changes_the_combination_at_a_later_step(tmp_path, monkeypatch):
     """A later step's own combination (Sec. 4.2: SNCSE-RoBERTa-large, 1st (CLS, AC), then (Mean, AC)):
     step 2 trains with step 2's pooling against entries built with step 2's entry pooling."""
-    from defsent_lite import paper_defsentplus
+    from defsent_lite.paper import defsentplus as paper_defsentplus
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     tiny, ds = tiny_pst_setup(tmp_path)
     later = paper_defsentplus.pst_combinations("RoBERTa-base")[1:]

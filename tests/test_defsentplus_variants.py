@@ -6,7 +6,10 @@ import torch
 from sklearn.decomposition import FastICA
 from sklearn.preprocessing import StandardScaler
 
-from defsent_lite import config, defsentplus, paper_defsentplus, pst, train
+from defsent_lite import defsentplus, train
+from defsent_lite.runtime import config
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.repro import defsentplus_runs, pst
 from tiny_root import tiny_pst_setup
 
 
@@ -24,7 +27,7 @@ def test_official_training_is_adamw_eps_1e6_no_decay_no_warmup_linear_decay_clip
     ours = torch.nn.Linear(4, 2)
     reference = torch.nn.Linear(4, 2)
     reference.load_state_dict(ours.state_dict())
-    train.train(ours, loss_fn, batches, 0.1, progress=False, **defsentplus.VARIANTS["official"]["optimizer"])
+    train.train(ours, loss_fn, batches, 0.1, progress=False, **defsentplus_runs.VARIANTS["official"]["optimizer"])
     opt = torch.optim.AdamW(reference.parameters(), lr=0.1, eps=1e-6, weight_decay=0.0)
     sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=0, num_training_steps=len(batches))
     clipped = 0
@@ -45,9 +48,9 @@ def test_official_ica_standardises_before_fastica():
     X = rng.uniform(-1, 1, (300, 6)) @ rng.randn(6, 6) * np.array([1, 5, 0.1, 2, 3, 1]) + 4
     expected = FastICA(whiten="unit-variance", max_iter=1000, random_state=42).fit_transform(
         StandardScaler().fit_transform(X)) * 100
-    np.testing.assert_allclose(pst.ica_transform(X), expected)
+    np.testing.assert_allclose(defsentplus.ica_transform(X), expected)
     raw = FastICA(whiten="unit-variance", max_iter=1000, random_state=42).fit_transform(X) * 100
-    np.testing.assert_allclose(pst.ica_transform(X, standardise=False), raw)
+    np.testing.assert_allclose(defsentplus.ica_transform(X, standardise=False), raw)
     assert not np.allclose(expected, raw)
 
 
@@ -72,21 +75,22 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
                sts_max_pairs=10, space_key="random")
     for variant in ("official", "paper"):
         with pytest.raises(RuntimeError, match="stop here"):
-            defsentplus.train_once(dict(cfg, variant=variant), space, ds)
-        expected = defsentplus.VARIANTS[variant]
+            defsentplus_runs.train_once(dict(cfg, variant=variant), space, ds)
+        expected = defsentplus_runs.VARIANTS[variant]
         assert seen["max_length"] == expected["max_length"]
         assert {k: seen[k] for k in expected["optimizer"]} == expected["optimizer"]
     assert pst.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["variant"] == "official"
     with pytest.raises(ValueError, match="unknown DefSent\\+ variant 'text'"):
-        defsentplus.variant_settings("text")
+        defsentplus_runs.variant_settings("text")
 
 
 # ---------------------------------------------------------------- where we followed neither (now both)
 
 def test_dataset_c_keeps_words_of_berts_vocabulary_for_every_model(monkeypatch):
     """Footnote 8: c is filtered by BERT's vocabulary, whatever model trains on it."""
-    from defsent_lite import dictionary, models
+    from defsent_lite.runtime import models
+    from defsent_lite.data import dictionary
     pairs, _ = dictionary.defsentplus_dataset("c")
     bert = models.bert_vocabulary()
     # bert-base-uncased's vocabulary: 30,522 tokens, uncased, [CLS] = 101, "the" = 1996
@@ -99,11 +103,11 @@ def test_dataset_c_keeps_words_of_berts_vocabulary_for_every_model(monkeypatch):
 
 def test_defsentplus_scores_sts_on_senteval_files(monkeypatch):
     """Footnote 9 and the released TestSTS.py: SentEval's tokenised STS files."""
-    from defsent_lite import sts
+    from defsent_lite.evaluation import sts
     seen = []
     monkeypatch.setattr(sts, "evaluate_each", lambda embeds, data_dir=None, tasks=None, variant="raw", max_pairs=None:
                         seen.append(variant) or {})
-    defsentplus.sts_scores(None, None, [], 10)
+    defsentplus_runs.sts_scores(None, None, [], 10)
     assert seen == ["senteval"]
     assert pst.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["sts_files"] == "senteval"
@@ -120,9 +124,9 @@ def test_senteval_pooling_is_table_7s_for_the_papers_models():
             table7[name] = (fields[1].strip().lower(), fields[2].strip().lower())
     assert len(table7) == 14
     assert {k.split("(")[0].lower(): v for k, v in paper_defsentplus.TABLE7.items()} == table7
-    raw = {m.replace("-uncased", ""): p for m, p in defsentplus.SENTEVAL_POOLING.items() if "/" not in m}
+    raw = {m.replace("-uncased", ""): p for m, p in defsentplus_runs.SENTEVAL_POOLING.items() if "/" not in m}
     assert raw == {m: senteval for m, (_, senteval) in table7.items() if "-" in m and m.count("-") == 1}
     run = dict(sts={"cls": dict(avg=70.0), "mean": dict(avg=72.0), "prompt": dict(avg=71.0)})
-    assert defsentplus.senteval_pooling("bert-base-uncased", run)[0] == "mean"
-    assert defsentplus.senteval_pooling("offline", run)[0] == "mean"
-    assert defsentplus.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
+    assert defsentplus_runs.senteval_pooling("bert-base-uncased", run)[0] == "mean"
+    assert defsentplus_runs.senteval_pooling("offline", run)[0] == "mean"
+    assert defsentplus_runs.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"

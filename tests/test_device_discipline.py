@@ -1,5 +1,5 @@
 """Every path that feeds a model moves its inputs to the model's device in one place,
-`encode.on_model_device` (issue 33: `defsent.plan` scored a CPU batch with `word_logits`, which
+`encode.on_model_device` (issue 33: `defsent_runs.plan` scored a CPU batch with `word_logits`, which
 did not move it, and crashed on any GPU).
 
 A CPU machine cannot see a tensor left on the wrong device (there is one device), so the tests
@@ -9,7 +9,9 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
-from defsent_lite import config, defsent, defsentplus, encode, gauss_model, gausscse, models
+from defsent_lite import defsent, defsentplus, encode, gausscse
+from defsent_lite.runtime import config, models
+from defsent_lite.repro import defsent_runs, gausscse_runs
 
 TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
             max_position_embeddings=64)
@@ -27,7 +29,7 @@ def moved(monkeypatch):
         return out
     monkeypatch.setattr(encode, "on_model_device", recording)
     monkeypatch.setattr(defsent, "on_model_device", recording)
-    monkeypatch.setattr(gauss_model, "on_model_device", recording)
+    monkeypatch.setattr(gausscse, "on_model_device", recording)
     return seen
 
 
@@ -67,10 +69,10 @@ def test_the_defsent_plan_feeds_the_model_through_on_model_device(monkeypatch, m
     model = guarded(BertForMaskedLM(BertConfig(**TINY)), moved)
     head = defsent.word_prediction_head(model)
     tokenizer = models.load_tokenizer(config.OFFLINE_MODEL)
-    monkeypatch.setattr(defsent, "load_model", lambda *a, **k: (model, tokenizer, head, "test"))
+    monkeypatch.setattr(defsent_runs, "load_model", lambda *a, **k: (model, tokenizer, head, "test"))
     rows = [("word", "a short definition of a word", 2773)] * 40
     base = dict(model="tiny", train_max=None, eval_max=None, batch_size=16, variant="official")
-    plan = defsent.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": rows, "test": rows}, {}))
+    plan = defsent_runs.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": rows, "test": rows}, {}))
     assert plan.trainings == 1 and plan.steps == 3
 
 
@@ -89,8 +91,8 @@ def test_defsentplus_loss_top_words_and_gausscse_move_their_batches(moved):
     assert torch.isfinite(defsentplus.loss(model, tokenizer, [(0, "a dog"), (2, "a cat")], "mean", torch.randn(3, 16)))
     mlm = guarded(BertForMaskedLM(BertConfig(**TINY)), moved)
     assert len(defsent.top_k_words(mlm, tokenizer, defsent.word_prediction_head(mlm), ["a dog"], "cls", k=2)[0]) == 2
-    gauss = gauss_model.GaussModel(guarded(BertModel(BertConfig(**TINY)), moved))
+    gauss = gausscse.GaussModel(guarded(BertModel(BertConfig(**TINY)), moved))
     triplets = [("a man sleeps", "a person rests", "a man runs"), ("a dog barks", "an animal barks", "a cat sleeps")]
-    assert torch.isfinite(gausscse.triplet_loss(gauss, tokenizer, triplets, "ent+con+rev", "mean_per_dim"))
-    mu, var = gauss_model.encode(gauss, tokenizer, ["a dog", "a cat"])
+    assert torch.isfinite(gausscse_runs.triplet_loss(gauss, tokenizer, triplets, "ent+con+rev", "mean_per_dim"))
+    mu, var = gausscse.encode(gauss, tokenizer, ["a dog", "a cat"])
     assert mu.shape == var.shape == (2, 16)

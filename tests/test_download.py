@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from defsent_lite import download
+from defsent_lite.data import download
 from http_site import site, tar_gz_bytes, zip_bytes  # noqa: F401 (site is a fixture)
 
 DOC = b"line one\tA\nline two\tB\n" * 50
@@ -135,7 +135,7 @@ def test_an_unpinned_source_is_checked_by_content(site, tmp_path):
 
 KILLED = """
 import sys
-from defsent_lite import download
+from defsent_lite.data import download
 download.catalogue.SOURCES = [dict(name="slow", url=sys.argv[2], sha256=None, members={"": "a/slow.bin"})]
 sys.exit(download.main(["fetch", "--root", sys.argv[1]]))
 """
@@ -196,7 +196,7 @@ def test_every_host_failing_is_named(site, tmp_path):
 def test_every_second_host_is_checked_by_pinned_bytes():
     """A second host writes only destinations of its source, each pinned in checksums.sha256 (a copy
     that is not the same bytes is refused), at a fixed commit where it is a repository."""
-    from defsent_lite import sources
+    from defsent_lite.data import sources
     pinned = download.known_checksums()
     with_mirrors = [s for s in sources.SOURCES if s.get("mirrors")]
     assert with_mirrors, "no source has a second host"

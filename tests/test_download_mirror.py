@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from defsent_lite import config, download, preflight, sources
+from defsent_lite.runtime import config
+from defsent_lite.data import download, sources
+from defsent_lite.repro import preflight
 
 
 def test_every_source_arrives_through_the_mirror_and_verifies(mirrored):

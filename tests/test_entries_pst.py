@@ -2,7 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from defsent_lite import encode, entries, models, pst
+from defsent_lite import defsentplus, encode
+from defsent_lite.runtime import models
+from defsent_lite.repro import pst
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +18,7 @@ def test_entry_embeddings_are_per_entry_means(offline, pooling):
     defs = ["give new life or vigor to", "imbue something with new life and vitality",
             "a large African animal with a long neck", "a very long definition " * 5, "short"]
     ids = [0, 0, 2, 1, 2]
-    got = entries.build_entry_embeddings(model, tok, ids, defs, pooling, batch_size=2)
+    got = defsentplus.build_entry_embeddings(model, tok, ids, defs, pooling, batch_size=2)
     vecs = encode.encode(model, tok, defs, pooling=pooling)
     ref = torch.stack([vecs[[i for i, e in enumerate(ids) if e == k]].mean(0) for k in range(3)])
     assert got.shape == (3, 384) and torch.allclose(got, ref, atol=1e-5)
@@ -25,17 +27,17 @@ def test_entry_embeddings_are_per_entry_means(offline, pooling):
 def test_entry_bad_input(offline):
     model, tok = offline
     with pytest.raises(ValueError, match="no definition"):
-        entries.build_entry_embeddings(model, tok, [0, 2], ["a", "b"], "cls")
-    assert entries.usable_definitions([0, 1, 1], ["a", " ", "c"]) == ([0, 1], ["a", "c"], 1)
+        defsentplus.build_entry_embeddings(model, tok, [0, 2], ["a", "b"], "cls")
+    assert defsentplus.usable_definitions([0, 1, 1], ["a", " ", "c"]) == ([0, 1], ["a", "c"], 1)
     with pytest.raises(ValueError, match="AMP"):
-        entries.build_entry_embeddings(model, tok, [0], ["a"], "max")
+        defsentplus.build_entry_embeddings(model, tok, [0], ["a"], "max")
 
 
 def test_ica_recovers_independent_sources():
     rng = np.random.RandomState(0)
     S = np.c_[rng.uniform(-1, 1, 2000), rng.laplace(size=2000), np.sign(rng.randn(2000))]
     X = S @ rng.randn(3, 3)
-    Y = pst.ica_transform(X)
+    Y = defsentplus.ica_transform(X)
     corr = np.abs(np.corrcoef(Y.T, S.T)[:3, 3:])
     assert (corr.max(1) > 0.99).all()
     assert np.allclose(Y.std(0), 100.0, rtol=1e-6)  # unit variance x 100
@@ -44,19 +46,20 @@ def test_ica_recovers_independent_sources():
 def test_ica_non_convergence_is_reported():
     X = np.random.RandomState(1).randn(300, 4) @ np.random.RandomState(2).randn(4, 4)
     with pytest.warns(UserWarning, match="stopped at 1 iterations"):
-        pst.ica_transform(X, max_iter=1)
+        defsentplus.ica_transform(X, max_iter=1)
 
 
 def test_ica_refuses_fewer_entries_than_dimensions():
     """Whitening would drop dimensions, and the space would no longer match the encoder's width."""
     with pytest.raises(ValueError, match="as many entries as dimensions"):
-        pst.ica_transform(np.random.RandomState(0).randn(30, 40))
+        defsentplus.ica_transform(np.random.RandomState(0).randn(30, 40))
 
 
 def test_pst_steps_and_rates_follow_table5():
     """A raw model runs Table 5's three rates; a data-augmented checkpoint as many steps as its row;
     a 4th Training (Figure 7) repeats the last rate; no steps is an error."""
-    from defsent_lite import config, paper_defsentplus
+    from defsent_lite.runtime import config
+    from defsent_lite.paper import defsentplus as paper_defsentplus
     paper = config.scale("paper")
     assert pst.pst_config(paper, "bert-large-uncased", "a")["lrs"] == [4e-5, 4e-5, 3e-5]
     assert pst.pst_config(paper, "princeton-nlp/unsup-simcse-roberta-large", "a")["lrs"] == [3e-5, 2e-5]
@@ -75,7 +78,7 @@ def test_pst_steps_and_rates_follow_table5():
 def test_the_smoke_scale_scores_the_ica_candidate_but_keeps_a_plain_run():
     """FastICA cannot converge on the smoke scale's 390 entries in 384 dimensions: the ICA run is
     trained and shown, but never selected there; at cpu and paper scale it competes (Eq. 11)."""
-    from defsent_lite import config
+    from defsent_lite.runtime import config
     runs = {("plain", 0): dict(sts={"cls": {"avg": 70.0}}), ("ica200", 0): dict(sts={"cls": {"avg": 75.0}})}
     assert not config.scale("smoke")["dsp_ica_selectable"] and config.scale("paper")["dsp_ica_selectable"]
     assert set(pst.selectable(runs, dict(ica_selectable=False))) == {("plain", 0)}

@@ -6,7 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from defsent_lite import checks, config, gausscse, nli_metrics, plots, preflight, pst, results
+from defsent_lite import checks
+from defsent_lite.runtime import config
+from defsent_lite.evaluation import nli
+from defsent_lite.paper import plots, results
+from defsent_lite.repro import gausscse_runs, preflight, pst
 
 
 def test_save_figure_keeps_provenance(tmp_path, monkeypatch):
@@ -60,10 +64,10 @@ def test_direction_pairs_record():
     sick = [dict(pair_id=1, sentence_a="a b", sentence_b="a", ab="A_entails_B", ba="B_neutral_A"),
             dict(pair_id=2, sentence_a="c", sentence_b="c d", ab="A_entails_B", ba="B_entails_A"),
             dict(pair_id=3, sentence_a="e", sentence_b="f", ab="A_neutral_B", ba="B_entails_A")]
-    got = gausscse.direction_pairs("SICK", rows, sick)
-    assert got == nli_metrics.DirectionPairs(["a b"], ["a"], 1)
+    got = gausscse_runs.direction_pairs("SICK", rows, sick)
+    assert got == nli.DirectionPairs(["a b"], ["a"], 1)
     snli = [dict(premise="p", hypothesis="h", label="entailment"), dict(premise="q", hypothesis="i", label="neutral")]
-    assert gausscse.direction_pairs("SNLI", snli, sick) == nli_metrics.DirectionPairs(["p"], ["h"], 0)
+    assert gausscse_runs.direction_pairs("SNLI", snli, sick) == nli.DirectionPairs(["p"], ["h"], 0)
 
 
 def test_preflight_start_gives_the_scale_and_its_model():

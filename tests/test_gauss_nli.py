@@ -6,7 +6,8 @@ from scipy.stats import binomtest
 from sklearn.metrics import auc, precision_recall_curve
 from torch.distributions import Normal, kl_divergence
 
-from defsent_lite import gauss_model, nli_metrics
+from defsent_lite import gausscse
+from defsent_lite.evaluation import nli
 
 
 def gaussians(n, d, seed):
@@ -18,27 +19,27 @@ def test_kl_matches_torch_distributions_and_broadcasts():
     mu_a, var_a = gaussians(5, 7, 0)
     mu_b, var_b = gaussians(4, 7, 1)
     ref = kl_divergence(Normal(mu_a[:, None], var_a[:, None].sqrt()), Normal(mu_b[None], var_b[None].sqrt())).sum(-1)
-    assert torch.allclose(gauss_model.kl_divergence(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None]), ref, atol=1e-4)
-    assert torch.allclose(gauss_model.kl_matrix(mu_a, var_a, mu_b, var_b), ref, atol=1e-3)
-    sim = gauss_model.kl_similarity(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None])
+    assert torch.allclose(gausscse.kl_divergence(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None]), ref, atol=1e-4)
+    assert torch.allclose(gausscse.kl_matrix(mu_a, var_a, mu_b, var_b), ref, atol=1e-3)
+    sim = gausscse.kl_similarity(mu_a[:, None], var_a[:, None], mu_b[None], var_b[None])
     assert sim.shape == (5, 4) and torch.allclose(sim, 1 / (1 + ref), atol=1e-6)
-    assert torch.allclose(gauss_model.similarity_matrix(mu_a, var_a, mu_b, var_b), sim, atol=1e-5)
+    assert torch.allclose(gausscse.similarity_matrix(mu_a, var_a, mu_b, var_b), sim, atol=1e-5)
 
 
 def test_broad_premise_makes_sim_hyp_given_pre_larger():
     mu = torch.zeros(1, 4)
     narrow, broad = torch.full((1, 4), 0.5), torch.full((1, 4), 2.0)
-    assert gauss_model.kl_similarity(mu, narrow, mu, broad) > gauss_model.kl_similarity(mu, broad, mu, narrow)
+    assert gausscse.kl_similarity(mu, narrow, mu, broad) > gausscse.kl_similarity(mu, broad, mu, narrow)
 
 
 def test_official_reduction_averages_per_dimension():
     mu_a, var_a = gaussians(3, 5, 2)
     mu_b, var_b = gaussians(3, 5, 3)
     per_dim = kl_divergence(Normal(mu_a, var_a.sqrt()), Normal(mu_b, var_b.sqrt()))
-    got = gauss_model.kl_similarity(mu_a, var_a, mu_b, var_b, reduction="mean_per_dim")
+    got = gausscse.kl_similarity(mu_a, var_a, mu_b, var_b, reduction="mean_per_dim")
     assert torch.allclose(got, (1 / (1 + per_dim)).mean(-1), atol=1e-6)
     with pytest.raises(ValueError, match="reduction"):
-        gauss_model.kl_similarity(mu_a, var_a, mu_b, var_b, reduction="max")
+        gausscse.kl_similarity(mu_a, var_a, mu_b, var_b, reduction="max")
 
 
 def naive_loss(pre, ent, con, setting, t=0.05):
@@ -55,30 +56,30 @@ def naive_loss(pre, ent, con, setting, t=0.05):
     return total / n
 
 
-@pytest.mark.parametrize("setting", gauss_model.LOSS_SETTINGS)
+@pytest.mark.parametrize("setting", gausscse.LOSS_SETTINGS)
 def test_contrastive_loss_equals_explicit_sums(setting):
     pre, ent, con = gaussians(4, 3, 4), gaussians(4, 3, 5), gaussians(4, 3, 6)
     pre = (pre[0] * 0.3, pre[1] + 1)  # keep similarities away from 0 so the sums are informative
     ent = (ent[0] * 0.3, ent[1] + 1)
-    got = gauss_model.contrastive_loss(pre, ent, con, setting).item()
+    got = gausscse.contrastive_loss(pre, ent, con, setting).item()
     assert got == pytest.approx(naive_loss(pre, ent, con, setting), rel=1e-4)
 
 
 def test_paper_head_variance_positive_and_finite_in_bf16():
     torch.manual_seed(0)
-    head = gauss_model.GaussHead(8, "paper")
+    head = gausscse.GaussHead(8, "paper")
     v = torch.randn(4, 8) * 1e4  # extreme inputs
     with torch.autocast("cpu", dtype=torch.bfloat16):
         mu, var = head(v)
-        sim = gauss_model.kl_similarity(mu[:, None], var[:, None], mu[None], var[None])
-    assert var.dtype == torch.float32 and (var >= gauss_model.VAR_FLOOR).all()
+        sim = gausscse.kl_similarity(mu[:, None], var[:, None], mu[None], var[None])
+    assert var.dtype == torch.float32 and (var >= gausscse.VAR_FLOOR).all()
     assert torch.isfinite(sim).all() and torch.isfinite(mu).all()
 
 
 def test_official_head_is_tanh_mean_and_exp_variance():
     """The released code: mu = tanh(W_mu v + b), std = sqrt(exp(W_var v + b)), i.e. var = exp(.)."""
     torch.manual_seed(0)
-    head = gauss_model.GaussHead(8)
+    head = gausscse.GaussHead(8)
     v = torch.randn(4, 8)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         mu, var = head(v)
@@ -90,24 +91,24 @@ def test_official_head_is_tanh_mean_and_exp_variance():
 
 
 def test_official_head_floors_an_underflowing_variance():
-    head = gauss_model.GaussHead(2)
+    head = gausscse.GaussHead(2)
     with torch.no_grad():
         head.var.weight.zero_()
         head.var.bias.copy_(torch.tensor([-200.0, 0.0]))   # exp(-200) is 0 in float32
     _, var = head(torch.zeros(1, 2))
-    assert var[0, 0] == gauss_model.EXP_VAR_FLOOR and var[0, 1] == 1.0
+    assert var[0, 0] == gausscse.EXP_VAR_FLOOR and var[0, 1] == 1.0
     assert torch.isfinite(torch.log(var)).all()
     with pytest.raises(ValueError, match="unknown GaussCSE head 'linear'"):
-        gauss_model.GaussHead(2, "linear")
+        gausscse.GaussHead(2, "linear")
 
 
 def test_best_threshold_and_accuracy_by_hand():
     scores = [0.1, 0.4, 0.35, 0.8, 0.7]
     labels = [0, 0, 1, 1, 1]
-    t = nli_metrics.best_threshold(scores, labels)
-    assert nli_metrics.accuracy(scores, labels, t) == pytest.approx(0.8)  # best possible: 4/5
+    t = nli.best_threshold(scores, labels)
+    assert nli.accuracy(scores, labels, t) == pytest.approx(0.8)  # best possible: 4/5
     brute = max(np.mean((np.array(scores) > c) == np.array(labels)) for c in np.linspace(0, 1, 10001))
-    assert nli_metrics.accuracy(scores, labels, t) == pytest.approx(brute)
+    assert nli.accuracy(scores, labels, t) == pytest.approx(brute)
 
 
 def test_auprc_equals_sklearn_on_grid_scores():
@@ -116,30 +117,30 @@ def test_auprc_equals_sklearn_on_grid_scores():
     scores = np.clip(rng.normal(0.4 + 0.2 * labels, 0.15), 0, 0.998)
     scores = np.floor(scores * 1000) / 1000 + 0.0005  # between grid points: > and >= agree
     p, r, _ = precision_recall_curve(labels, scores)
-    assert nli_metrics.auprc(scores, labels) == pytest.approx(auc(r, p), abs=1e-9)
+    assert nli.auprc(scores, labels) == pytest.approx(auc(r, p), abs=1e-9)
 
 
 def test_direction_length_baseline_and_mcnemar():
-    assert nli_metrics.direction_accuracy([0.9, 0.2, 0.5], [0.1, 0.3, 0.4]) == pytest.approx(2 / 3)
+    assert nli.direction_accuracy([0.9, 0.2, 0.5], [0.1, 0.3, 0.4]) == pytest.approx(2 / 3)
     entailing, entailed = ["a b c", "a", "a b"], ["a", "a b", "c d"]  # chars 5|1, 1|3, 3|3 (a tie)
-    assert nli_metrics.length_baseline_accuracy(entailing, entailed) == pytest.approx(1 / 3)
-    assert nli_metrics.length_baseline_accuracy(entailing, entailed, ties="half") == pytest.approx(0.5)
-    assert nli_metrics.length_baseline_accuracy(["a b c", "abcdefg"], ["ab cd", "a b c"], unit="words") == pytest.approx(0.5)
+    assert nli.length_baseline_accuracy(entailing, entailed) == pytest.approx(1 / 3)
+    assert nli.length_baseline_accuracy(entailing, entailed, ties="half") == pytest.approx(0.5)
+    assert nli.length_baseline_accuracy(["a b c", "abcdefg"], ["ab cd", "a b c"], unit="words") == pytest.approx(0.5)
     with pytest.raises(ValueError, match="unit 'tokens'"):
-        nli_metrics.sentence_lengths(["a"], unit="tokens")
+        nli.sentence_lengths(["a"], unit="tokens")
     c1 = [1] * 30 + [0] * 5 + [1] * 10
     c2 = [0] * 30 + [1] * 5 + [1] * 10
-    b, c, p = nli_metrics.mcnemar(c1, c2)
+    b, c, p = nli.mcnemar(c1, c2)
     assert (b, c) == (30, 5) and p == pytest.approx(binomtest(30, 35, 0.5).pvalue)
-    _, _, p_chi = nli_metrics.mcnemar(c1, c2, exact=False)
+    _, _, p_chi = nli.mcnemar(c1, c2, exact=False)
     assert p_chi == pytest.approx(math.erfc(math.sqrt(576 / 35 / 2)))  # chi2(1) sf of (|30-5|-1)^2/35
 
 
 def test_length_baseline_reproduces_paper_table2_on_full_test_sets():
     """Characters, a tie counted wrong: the paper's 92.63 / 82.64 / 69.14 (truncated) exactly."""
-    from defsent_lite import gausscse
-    _, tests, sick_full = gausscse.eval_data(None)
-    got = {n: 100 * nli_metrics.length_baseline_accuracy(*gausscse.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
+    from defsent_lite.repro import gausscse_runs
+    _, tests, sick_full = gausscse_runs.eval_data(None)
+    got = {n: 100 * nli.length_baseline_accuracy(*gausscse_runs.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
     assert {k: math.floor(v * 100) / 100 for k, v in got.items()} == {"SNLI": 92.63, "MNLI": 82.64, "SICK": 69.14}
 
 
@@ -147,7 +148,7 @@ def test_sick_bilateral_pairs_are_excluded_and_counted():
     rows = [dict(sentence_a="A1", sentence_b="B1", ab="A_entails_B", ba="B_neutral_A"),
             dict(sentence_a="A2", sentence_b="B2", ab="A_entails_B", ba="B_entails_A"),
             dict(sentence_a="A3", sentence_b="B3", ab="A_neutral_B", ba="B_entails_A")]
-    entailing, entailed, bilateral = nli_metrics.sick_direction_pairs(rows)
+    entailing, entailed, bilateral = nli.sick_direction_pairs(rows)
     assert entailing == ["A1", "B3"] and entailed == ["B1", "A3"] and bilateral == 1
 
 
@@ -155,53 +156,55 @@ def test_sick_bilateral_pairs_are_excluded_and_counted():
 def tiny_gauss():
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from defsent_lite import models
+    from defsent_lite.runtime import models
     torch.manual_seed(0)
     tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
     enc = BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                intermediate_size=32))
-    return gauss_model.GaussModel(enc).eval(), tok
+    return gausscse.GaussModel(enc).eval(), tok
 
 
 def test_encode_keeps_input_order_and_ignores_padding(tiny_gauss):
     model, tok = tiny_gauss
     sentences = ["a short one.", "a much longer sentence with many more words in it.", "mid length here."]
-    mu, var = gauss_model.encode(model, tok, sentences, batch_size=2)
+    mu, var = gausscse.encode(model, tok, sentences, batch_size=2)
     for i, s in enumerate(sentences):
         m1, v1 = model(dict(tok([s], return_tensors="pt")))
         assert torch.allclose(mu[i], m1[0], atol=1e-5) and torch.allclose(var[i], v1[0], atol=1e-5)
 
 
 def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
-    from defsent_lite import gausscse, train
+    from defsent_lite import train
+    from defsent_lite.repro import gausscse_runs
     model, tok = tiny_gauss
     batch = [("premise one.", "entailed one.", "contradicted one."), ("premise two.", "entailed two.", "other two.")]
 
     def loss_fn(m, b):
-        return gausscse.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
+        return gausscse_runs.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
     with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises .* var in \["):
-        train.train(model, loss_fn, [batch], lr=1e-5, describe_batch=gausscse.describe_batch(model, tok), progress=False)
+        train.train(model, loss_fn, [batch], lr=1e-5, describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
 
 
 def test_training_triplets_exclude_sources_and_never_hold_test_premises():
-    from defsent_lite import data, gausscse
-    all_t = gausscse.training_triplets()
-    no_mnli = gausscse.training_triplets(exclude_sources=["mnli_dev_matched"])
+    from defsent_lite.data import readers
+    from defsent_lite.repro import gausscse_runs
+    all_t = gausscse_runs.training_triplets()
+    no_mnli = gausscse_runs.training_triplets(exclude_sources=["mnli_dev_matched"])
     assert len(all_t) == 7409 and len(no_mnli) == 7409 - 3243
     premises = {p for p, _, _ in all_t}
     for name in ("snli_dev", "snli_test", "mnli_dev_mismatched"):
-        assert not premises & {r["premise"] for r in data.load_nli(name)}
+        assert not premises & {r["premise"] for r in readers.load_nli(name)}
 
 
 def test_simcse_csv_reader_quotes_and_bad_lines(tmp_path):
-    from defsent_lite import data
+    from defsent_lite.data import readers
     good = tmp_path / "nli_for_simcse.csv"
     good.write_text('sent0,sent1,hard_neg\n"A man, outside.",A man is out.,Nobody is out.\n')
-    assert data.read_simcse_nli(good)[0]["premise"] == "A man, outside."
+    assert readers.read_simcse_nli(good)[0]["premise"] == "A man, outside."
     bad = tmp_path / "bad.csv"
     bad.write_text("sent0,sent1,hard_neg\na,b,c\nonly,two\n")
     with pytest.raises(ValueError, match=r"bad.csv:3"):
-        data.read_simcse_nli(bad)
+        readers.read_simcse_nli(bad)
 
 
 class BagOfWordsGauss(torch.nn.Module):
@@ -222,7 +225,7 @@ class BagOfWordsGauss(torch.nn.Module):
 
 def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
     """evaluate encodes each test set once for NLI and direction; its answers equal direct per-sentence scores."""
-    from defsent_lite import gausscse
+    from defsent_lite.repro import gausscse_runs
     tok = tiny_gauss[1]
     model = BagOfWordsGauss(tok.vocab_size)
     rows = [dict(premise=p, hypothesis=h, label=l) for p, h, l in [
@@ -235,16 +238,16 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
     def sim(a, b):
         with torch.no_grad():
             (ma, va), (mb, vb) = model(dict(tok([a], return_tensors="pt"))), model(dict(tok([b], return_tensors="pt")))
-        return gauss_model.kl_similarity(ma[0], va[0], mb[0], vb[0]).item()
-    out = gausscse.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
+        return gausscse.kl_similarity(ma[0], va[0], mb[0], vb[0]).item()
+    out = gausscse_runs.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
     scores = np.array([sim(r["hypothesis"], r["premise"]) for r in rows])
-    labels = nli_metrics.binary_labels(rows)
+    labels = nli.binary_labels(rows)
     assert out["nli_correct"]["SNLI"] == ((scores > out["threshold"]) == (labels == 1)).astype(int).tolist()
-    assert out["threshold"] == pytest.approx(nli_metrics.best_threshold(scores, labels), abs=1e-5)
-    official = gausscse.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
-    assert official["threshold"] == nli_metrics.grid_threshold(scores, labels)
+    assert out["threshold"] == pytest.approx(nli.best_threshold(scores, labels), abs=1e-5)
+    official = gausscse_runs.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
+    assert official["threshold"] == nli.grid_threshold(scores, labels)
     assert official["nli_correct"]["SNLI"] == ((scores >= official["threshold"]) == (labels == 1)).astype(int).tolist()
-    assert official["dev_auprc"] == pytest.approx(nli_metrics.official_auprc(scores, labels), abs=1e-6)
+    assert official["dev_auprc"] == pytest.approx(nli.official_auprc(scores, labels), abs=1e-6)
     ent = [r for r in rows if r["label"] == "entailment"]
     margins = np.array([sim(r["hypothesis"], r["premise"]) - sim(r["premise"], r["hypothesis"]) for r in ent])
     assert np.abs(margins).min() > 1e-3  # the comparison is not decided by float noise
@@ -254,7 +257,7 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
 
 
 def test_direction_by_length_bins_pairs_by_character_length_ratio():
-    from defsent_lite import gausscse_tables
+    from defsent_lite.repro import gausscse_tables
     rows = [dict(premise=p, hypothesis=h, label="entailment") for p, h in
             [("abcd", "ab"), ("abcdefgh", "ab"), ("ab", "cd"), ("a", "abc")]]  # log ratios 0.69, 1.39, 0, -1.10
     rows.append(dict(premise="x", hypothesis="y", label="neutral"))  # not a direction pair
@@ -265,15 +268,16 @@ def test_direction_by_length_bins_pairs_by_character_length_ratio():
 
 
 def test_paper_hyperparameters_are_table5_optima_and_unknown_models_warn():
-    from defsent_lite import config, gausscse
-    assert gausscse.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
-    assert gausscse.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
-    assert gausscse.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
-    assert gausscse.paper_hyperparameters("my/model") is None
+    from defsent_lite.runtime import config
+    from defsent_lite.repro import gausscse_runs
+    assert gausscse_runs.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
+    assert gausscse_runs.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
+    assert gausscse_runs.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
+    assert gausscse_runs.paper_hyperparameters("my/model") is None
     paper = config.scale("paper")
-    assert gausscse.base_config(paper, "roberta-large")["lr"] == 3e-5
+    assert gausscse_runs.base_config(paper, "roberta-large")["lr"] == 3e-5
     with pytest.warns(UserWarning, match="'my/model' is not in GaussCSE's Table 5"):
-        cfg = gausscse.base_config(paper, "my/model")
+        cfg = gausscse_runs.base_config(paper, "my/model")
     assert (cfg["batch_size"], cfg["lr"]) == (paper["gauss_batch_size"], paper["gauss_lr"])
     assert paper["gauss_seeds"] == [0, 1, 2, 3, 4]
 
@@ -284,19 +288,19 @@ def fake_result(acc, direction, dev_auprc, correct):
 
 
 def test_seeds_are_averaged_and_grid_collects_dev_auprc(monkeypatch):
-    from defsent_lite import gausscse
+    from defsent_lite.repro import gausscse_runs
     calls = []
 
     def fake_run(cfg, data_dir=None, keep_model=False):
         calls.append((cfg["setting"], cfg["seed"], cfg["batch_size"], cfg["lr"], keep_model))
         return fake_result(70 + cfg["seed"], 50 + 2 * cfg["seed"], cfg["lr"] * 1e4 + cfg["batch_size"] / 1e3, [cfg["seed"]])
-    monkeypatch.setattr(gausscse, "run", fake_run)
+    monkeypatch.setattr(gausscse_runs, "run", fake_run)
     base = dict(setting=None, seed=0, batch_size=16, lr=5e-5)
-    runs = gausscse.run_settings(base, [0, 1, 2], settings=["ent", "ent+rev"])
+    runs = gausscse_runs.run_settings(base, [0, 1, 2], settings=["ent", "ent+rev"])
     assert len(calls) == 6 and {c[1] for c in calls} == {0, 1, 2}
     assert [c[4] for c in calls] == [True, False, False] * 2   # the first seed's model of each setting is kept
     assert runs["ent"]["nli"]["SNLI"] == dict(acc=71.0, auprc=61.0) and runs["ent"]["direction"]["SNLI"] == 52.0
     assert runs["ent"]["nli_correct"]["SNLI"] == [0] and runs["ent"]["seeds"] == 3  # McNemar: first seed
-    grid = gausscse.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
+    grid = gausscse_runs.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
     assert grid.shape == (2, 2) and grid.loc[32, "5e-05"] == pytest.approx(100 * (0.5 + 0.032))
     assert grid.stack().idxmax() == (32, "5e-05")

@@ -3,64 +3,67 @@ official behaviour is the default and the text a named option (or, where the pub
 show the text was run, the reverse, listed)."""
 import pytest
 
-from defsent_lite import config, defsent, gausscse
+from defsent_lite.runtime import config
+from defsent_lite.repro import defsent_runs, gausscse_runs
 
 
 def test_defsent_paper_scale_trains_the_rate_the_official_scripts_pin():
     """hppRC/defsent experiments/scripts/run-bert-base0.sh: CLS lr=5.656854249492381e-06 (2^2.5 1e-6),
     Mean and Max 1.1313708498984761e-05 (2^3.5); b806a5a searched 15 rates on one seed instead."""
     xs = config.scale("paper")["defsent_lr_xs"]
-    assert defsent.lr_exponents(xs, "bert-base-uncased", "cls") == [2.5]
-    assert defsent.lr_grid([2.5])[2.5] == pytest.approx(5.656854249492381e-06, rel=1e-12)
-    assert defsent.lr_exponents(xs, "bert-base-uncased", "mean") == [3.5]
-    assert defsent.lr_exponents(xs, "roberta-large", "max") == [2.5]
-    assert defsent.lr_exponents(defsent.LR_GRID_XS, "bert-base-uncased", "cls") == defsent.LR_GRID_XS  # the search
+    assert defsent_runs.lr_exponents(xs, "bert-base-uncased", "cls") == [2.5]
+    assert defsent_runs.lr_grid([2.5])[2.5] == pytest.approx(5.656854249492381e-06, rel=1e-12)
+    assert defsent_runs.lr_exponents(xs, "bert-base-uncased", "mean") == [3.5]
+    assert defsent_runs.lr_exponents(xs, "roberta-large", "max") == [2.5]
+    assert defsent_runs.lr_exponents(defsent_runs.LR_GRID_XS, "bert-base-uncased", "cls") == defsent_runs.LR_GRID_XS  # the search
     with pytest.raises(ValueError, match="defsent_lr_xs='table5'.*'my/model'"):
-        defsent.lr_exponents(xs, "my/model", "cls")
+        defsent_runs.lr_exponents(xs, "my/model", "cls")
 
 
 def test_gausscse_official_variant_trains_run_sh_and_the_paper_variant_table5():
     """yoda122/GaussCSE run.sh: bert-base-uncased, batch 16, lr 1e-5; Table 5's optimum is (16, 5e-5)."""
     paper = config.scale("paper")
-    official = gausscse.base_config(paper, "bert-base-uncased", variant="official")
-    text = gausscse.base_config(paper, "bert-base-uncased", variant="paper")
+    official = gausscse_runs.base_config(paper, "bert-base-uncased", variant="official")
+    text = gausscse_runs.base_config(paper, "bert-base-uncased", variant="paper")
     assert (official["batch_size"], official["lr"]) == (16, 1e-5)
     assert (text["batch_size"], text["lr"]) == (16, 5e-5)
-    large = gausscse.base_config(paper, "bert-large-uncased", variant="official")   # run.sh names no other model
-    assert (large["batch_size"], large["lr"]) == gausscse.paper_hyperparameters("bert-large-uncased")
-    assert {"batch size, lr", "SICK direction pairs"} <= set(gausscse.differences().index)
+    large = gausscse_runs.base_config(paper, "bert-large-uncased", variant="official")   # run.sh names no other model
+    assert (large["batch_size"], large["lr"]) == gausscse_runs.paper_hyperparameters("bert-large-uncased")
+    assert {"batch size, lr", "SICK direction pairs"} <= set(gausscse_runs.differences().index)
 
 
 def test_sick_direction_pairs_one_way_by_default_all_as_the_code_does():
     """The text's one-way SICK pairs reproduce the paper's length-baseline row exactly (69.14);
     the official code's all-pairs reading gives another number, so it is the named option."""
-    _, tests, sick_full = gausscse.eval_data()
-    one_way = gausscse.direction_pairs("SICK", tests["SICK"], sick_full)
-    every = gausscse.direction_pairs("SICK", tests["SICK"], sick_full, "all")
+    _, tests, sick_full = gausscse_runs.eval_data()
+    one_way = gausscse_runs.direction_pairs("SICK", tests["SICK"], sick_full)
+    every = gausscse_runs.direction_pairs("SICK", tests["SICK"], sick_full, "all")
     assert (len(one_way.entailing), one_way.bilateral, len(every.entailing)) == (794, 610, 1414)
-    assert round(gausscse.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
-    assert round(gausscse.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
-    assert gausscse.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
+    assert round(gausscse_runs.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
+    assert round(gausscse_runs.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
+    assert gausscse_runs.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
     with pytest.raises(ValueError, match="sick_pairs='both'"):
-        gausscse.base_config(config.scale("smoke"), "offline", sick_pairs="both")
+        gausscse_runs.base_config(config.scale("smoke"), "offline", sick_pairs="both")
 
 
 def test_evaluation_and_entry_encoding_cut_only_at_512_tokens_in_fp32():
     """The official evaluation and entry builder encode up to 512 tokens in fp32; b806a5a cut at 128."""
     import torch
-    from defsent_lite import encode, entries, models
+    from defsent_lite import defsentplus, encode
+    from defsent_lite.runtime import models
     model, tok = models.load("offline")
     long = " ".join(["word"] * 300)   # about 300 tokens
     default = encode.encode(model, tok, [long], "mean")
     assert torch.equal(default, encode.encode(model, tok, [long], "mean", max_length=512))
     assert not torch.allclose(default, encode.encode(model, tok, [long], "mean", max_length=128))
-    space = entries.build_entry_embeddings(model, tok, [0], [long], "mean")
+    space = defsentplus.build_entry_embeddings(model, tok, [0], [long], "mean")
     torch.testing.assert_close(space, default)
 
 
 def test_the_prompt_ends_with_the_official_trailing_space(standin_folders):
     """DefSent-Plus model.py: '... means <mask> . ' - a token of its own for RoBERTa, none for BERT."""
-    from defsent_lite import models, pooling
+    from defsent_lite import pooling
+    from defsent_lite.runtime import models
     roberta = models.load_tokenizer(standin_folders["folders"]["roberta-base"])
     bert = models.bert_vocabulary()
     text = pooling.prompt_text("a dog", roberta.mask_token)
@@ -73,25 +76,25 @@ def test_senteval_order_and_empty_lines():
     """SentEval sorts each task by word count, then label, before encoding and folding, and its
     batcher encodes an empty line as "."; b806a5a kept file order and encoded ""."""
     import numpy as np
-    from defsent_lite import transfer
-    sents, labels = transfer.senteval_sorted(["a b c", "a", "b c", "d", ""], [1, 1, 0, 0, 1])
+    from defsent_lite.evaluation import senteval
+    sents, labels = senteval.senteval_sorted(["a b c", "a", "b c", "d", ""], [1, 1, 0, 0, 1])
     assert sents == ["", "d", "a", "b c", "a b c"] and labels == [1, 0, 1, 0, 1]
-    a, b, y = transfer.senteval_sorted(["x y", "x", "x"], ["p", "p q", "p"], [0, 0, 1])
+    a, b, y = senteval.senteval_sorted(["x y", "x", "x"], ["p", "p q", "p"], [0, 0, 1])
     assert (a, b, y) == (["x", "x", "x y"], ["p", "p q", "p"], [1, 0, 0])
     seen = []
 
     def embed(sentences):
         seen.extend(sentences)
         return np.zeros((len(sentences), 2))
-    transfer.embed_parts(embed, ["a dog", "", "  "])
+    senteval.embed_parts(embed, ["a dog", "", "  "])
     assert "" not in seen and "  " not in seen and "." in seen
 
 
 def test_the_methods_document_lists_every_difference_the_code_knows():
     """docs/methods.md holds the three differences tables; a row added to a DIFFERENCES list
     and not to the document fails here."""
-    from defsent_lite import defsentplus
+    from defsent_lite.repro import defsentplus_runs
     text = (config.REPO / "docs" / "methods.md").read_text()
-    for table in (defsent.differences(), defsentplus.differences(), gausscse.differences()):
+    for table in (defsent_runs.differences(), defsentplus_runs.differences(), gausscse_runs.differences()):
         for setting, row in table.iterrows():
             assert f"| {setting} | {row.iloc[0]} |" in text, setting

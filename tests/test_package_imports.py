@@ -18,7 +18,7 @@ def imported_names(path):
 
 
 def test_no_module_of_the_package_imports_test_or_notebook_tooling():
-    found = {p.name: sorted(set(imported_names(p)) & TOOLING) for p in sorted(PACKAGE.glob("*.py"))}
+    found = {p.name: sorted(set(imported_names(p)) & TOOLING) for p in sorted(PACKAGE.rglob("*.py"))}
     assert {name: names for name, names in found.items() if names} == {}
 
 
@@ -26,3 +26,40 @@ def test_the_check_sees_a_tooling_import(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from . import standins\nimport jupytext\n")
     assert set(imported_names(bad)) & TOOLING == {"standins", "jupytext"}
+
+
+def package_imports(path):
+    """The defsent_lite modules a file imports, as dotted names ("defsent_lite.repro.cache")."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("defsent_lite"):
+            for a in node.names:
+                inner = f"{node.module}.{a.name}"
+                is_module = (PACKAGE.parent / (inner.replace(".", "/") + ".py")).is_file()
+                yield inner if is_module else node.module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("defsent_lite"))
+
+
+def test_the_method_core_imports_none_of_the_machinery():
+    """The modules at the package root (the methods) import only each other: no cache, data,
+    evaluation, paper numbers, protocols or settings."""
+    core = {f"defsent_lite.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    found = {p.name: sorted(set(package_imports(p)) - core) for p in sorted(PACKAGE.glob("*.py"))}
+    assert {name: names for name, names in found.items() if names} == {}
+    assert {"defsent_lite.defsent", "defsent_lite.defsentplus", "defsent_lite.gausscse"} <= core
+
+
+def test_the_machinery_folders_import_downwards_only():
+    """runtime < data < evaluation < paper < repro: a folder imports the core, itself and the folders
+    before it, never one after it (no circle between folders)."""
+    order = ["runtime", "data", "evaluation", "paper", "repro"]
+    found = {}
+    for rank, folder in enumerate(order):
+        allowed = {"defsent_lite", *(f"defsent_lite.{f}" for f in order[:rank + 1])}
+        for p in sorted((PACKAGE / folder).glob("*.py")):
+            bad = sorted(m for m in package_imports(p)
+                         if m.count(".") >= 1 and m.rsplit(".", 1)[0] not in allowed and m not in allowed)
+            if bad:
+                found[f"{folder}/{p.name}"] = bad
+    assert found == {}

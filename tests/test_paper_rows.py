@@ -3,7 +3,10 @@ by hand (the tables themselves are checked against the papers in test_reference_
 import pandas as pd
 import pytest
 
-from defsent_lite import aggregate, defsentplus, paper_defsentplus, paper_gausscse
+from defsent_lite.paper import aggregate
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import gausscse as paper_gausscse
+from defsent_lite.repro import defsentplus_runs
 
 
 @pytest.mark.parametrize("model,setting,ica,row", [
@@ -16,34 +19,34 @@ from defsent_lite import aggregate, defsentplus, paper_defsentplus, paper_gaussc
     ("sentence-transformers/all-MiniLM-L6-v2", "1st-(CLS,AMP)-a", False, None),
 ])
 def test_table2_row_by_step_and_dataset(model, setting, ica, row):
-    assert defsentplus.table2_row(model, setting, ica) == row
+    assert defsentplus_runs.table2_row(model, setting, ica) == row
 
 
 def test_paired_label_names_the_papers_combination_where_it_differs():
-    assert defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
-    assert defsentplus.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
-    assert defsentplus.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
-    assert (defsentplus.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
+    assert defsentplus_runs.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
+    assert defsentplus_runs.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
+    assert defsentplus_runs.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
+    assert (defsentplus_runs.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
             == "1st-(Mean,AC)-a (paper: 1st-(CLS,AMP)-a)")   # the label says (Mean,AC), its numbers (CLS,AMP)
-    assert (defsentplus.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
+    assert (defsentplus_runs.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
             == "1st-(CLS,AMP)-b (paper: 1st-(Mean,AC)-b)")
 
 
 def test_paper_combination_and_the_tables_derived_from_the_paper():
     # on a, Table 2's numbers are Table 8's cells of other combinations than its labels say
-    assert defsentplus.paper_combination("bert-large-uncased", "a")[:2] == ("cls", "mean")   # (CLS, AMP): 79.40
-    assert defsentplus.paper_combination("roberta-base", "a")[:2] == ("mean", "cls")         # (Mean, AC): 78.44
-    assert defsentplus.paper_combination("roberta-large", "a")[:2] == ("mean", "cls")        # (Mean, AC): 79.81
-    assert defsentplus.paper_combination("bert-base-uncased", "a")[:2] == ("cls", "mean")    # (CLS, AMP): 77.88
-    assert defsentplus.paper_combination("bert-large-uncased", "b")[:2] == ("mean", "cls")   # b: the label (no Table 8)
+    assert defsentplus_runs.paper_combination("bert-large-uncased", "a")[:2] == ("cls", "mean")   # (CLS, AMP): 79.40
+    assert defsentplus_runs.paper_combination("roberta-base", "a")[:2] == ("mean", "cls")         # (Mean, AC): 78.44
+    assert defsentplus_runs.paper_combination("roberta-large", "a")[:2] == ("mean", "cls")        # (Mean, AC): 79.81
+    assert defsentplus_runs.paper_combination("bert-base-uncased", "a")[:2] == ("cls", "mean")    # (CLS, AMP): 77.88
+    assert defsentplus_runs.paper_combination("bert-large-uncased", "b")[:2] == ("mean", "cls")   # b: the label (no Table 8)
     assert [paper_defsentplus.pst_combinations(m) for m in ("BERT-large", "RoBERTa-large")] == [
         [("cls", "mean")] * 3, [("mean", "cls")] * 3]   # no model changes combination between steps
-    assert defsentplus.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
-    pooling, entry, why = defsentplus.paper_combination("my/model", "a")
+    assert defsentplus_runs.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
+    pooling, entry, why = defsentplus_runs.paper_combination("my/model", "a")
     assert (pooling, entry) == ("cls", "mean") and "no 1st Training row" in why
-    assert defsentplus.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
-    assert defsentplus.SENTEVAL_POOLING["roberta-large"] == "prompt"
-    assert defsentplus.PAPER_LRS["princeton-nlp/unsup-simcse-bert-large-uncased"] == (1e-5,)
+    assert defsentplus_runs.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
+    assert defsentplus_runs.SENTEVAL_POOLING["roberta-large"] == "prompt"
+    assert defsentplus_runs.PAPER_LRS["princeton-nlp/unsup-simcse-bert-large-uncased"] == (1e-5,)
 
 
 def test_table4_rows_of_each_model():
@@ -63,7 +66,8 @@ def test_gausscse_rows_of_one_model_and_the_baselines():
 
 
 def test_data_augmented_rows_stand_beside_table3_and_table6():
-    from defsent_lite import augmented, results
+    from defsent_lite.paper import results
+    from defsent_lite.repro import augmented
     from test_aggregate import fake_step
     rel = augmented.release("princeton-nlp/unsup-simcse-roberta-large")
     assert (rel.table3_key, rel.steps, rel.lrs) == ("SIMCSE RoBERTa-large", 2, (3e-5, 2e-5))
@@ -78,7 +82,7 @@ def test_data_augmented_rows_stand_beside_table3_and_table6():
     syn = augmented.release("sjtu-lit/SynCSE-partial-RoBERTa-base")   # Table 5 drops "-partial", Table 7 writes "snscse"
     assert (syn.table3_key, syn.lrs, syn.senteval_pooling) == ("SynCSE (partial) RoBERTa-base", (1e-6,), "prompt")
     assert augmented.release("/models/syncse", "synscse-partial-RoBERTa-base") == syn._replace(checkpoint="/models/syncse")
-    assert defsentplus.PAPER_LRS["sjtu-lit/SynCSE-partial-RoBERTa-large"] == (2e-5, 5e-6)
+    assert defsentplus_runs.PAPER_LRS["sjtu-lit/SynCSE-partial-RoBERTa-large"] == (2e-5, 5e-6)
     for label in augmented.labels():   # Table 4's step agrees with the length of Table 5's row
         r = augmented.release("x", label)
         assert r.table4_keys[1].split()[2][:3] == ["1st", "2nd"][r.steps - 1] and len(r.combinations) == r.steps

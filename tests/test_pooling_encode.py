@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from defsent_lite import encode, models, pooling
+from defsent_lite import encode, pooling
+from defsent_lite.runtime import models
 
 SENTENCES = ["A man is playing a guitar.", "Short.", "The quick brown fox jumps over the lazy dog near the river bank."]
 
@@ -89,7 +90,8 @@ def test_poolings_share_a_pass_and_equal_encoding_alone(offline, monkeypatch):
 
 
 def test_scores_for_several_embedders_equal_one_at_a_time(offline, tmp_path, monkeypatch):
-    from defsent_lite import scores, sts
+    from defsent_lite.evaluation import sts
+    from defsent_lite.repro import scores
     model, tok = offline
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
     each = sts.evaluate_each(encode.embedders(model, tok, ["cls", "mean"]), tasks=["STSB"], max_pairs=60)

@@ -5,10 +5,24 @@ import os
 
 import pytest
 
-from defsent_lite import config, download, preflight, sources
+from defsent_lite.runtime import config
+from defsent_lite.data import download, sources
+from defsent_lite.repro import preflight
 from tiny_root import copy_tree
 
 SHARED = config.data_root()
+
+
+def test_without_a_setting_the_data_root_is_found_data_then_the_shared_folder_beside(tmp_path, monkeypatch):
+    monkeypatch.delenv("DEFSENT_DATA", raising=False)
+    monkeypatch.setenv("DEFSENT_HOME", str(tmp_path / "repo"))
+    assert config.data_root() == tmp_path / "repo" / "data"          # nothing there: where a fetch writes
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert config.data_root() == tmp_path / "shared" / "data"        # ../shared/data beside the checkout
+    (tmp_path / "repo" / "data").mkdir(parents=True)
+    assert config.data_root() == tmp_path / "repo" / "data"          # the checkout's own data/ first
+    monkeypatch.setenv("DEFSENT_DATA", str(tmp_path / "elsewhere"))
+    assert config.data_root() == tmp_path / "elsewhere"
 
 
 def test_relative_paths_resolve_against_the_project_not_the_working_directory(tmp_path, monkeypatch):
@@ -43,7 +57,7 @@ def test_a_missing_file_stops_before_any_work_naming_it_and_the_fetch_command(tm
         preflight.check("12", "smoke", root, [config.OFFLINE_MODEL], fetch=False)
     msg = str(e.value)
     assert "senteval/MR/rt-polarity.neg" in msg and "Oxford dictionary: missing" in msg
-    assert f"python -m defsent_lite.download fetch --for 12 --scale smoke --root {root}" in msg
+    assert f"python -m defsent_lite.data.download fetch --for 12 --scale smoke --root {root}" in msg
 
 
 def test_models_are_checked_with_the_data(monkeypatch, tmp_path):
@@ -83,30 +97,32 @@ def test_every_notebook_has_needs_and_every_needed_source_exists():
 
 
 def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_cached(tmp_path):
-    from defsent_lite import data, defsent, defsentplus, models
+    from defsent_lite.runtime import models
+    from defsent_lite.data import readers
+    from defsent_lite.repro import defsent_runs, defsentplus_runs
     from tiny_root import copy_head
     for split in ("valid", "test"):
         copy_head(f"dictionary/oxford/{split}.tsv", tmp_path, 300)
     tok = models.load_tokenizer("offline")
-    splits, report = defsent.build_dataset(tok, tmp_path, use_wordnet=False)  # smoke: the stand-in, cached
+    splits, report = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False)  # smoke: the stand-in, cached
     assert report["source"] == "Oxford valid+test" and splits["train"]
-    with pytest.raises(data.DataMissing, match="ishiwatari/train.txt not found.*fetch --only oxford"):
-        defsent.build_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
-    with pytest.raises(data.DataMissing, match="train split"):
-        defsentplus.load_entry_dataset("b", 20, tmp_path, paper_data=True)
-    assert defsent.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
+    with pytest.raises(readers.DataMissing, match="ishiwatari/train.txt not found.*fetch --only oxford"):
+        defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
+    with pytest.raises(readers.DataMissing, match="train split"):
+        defsentplus_runs.load_entry_dataset("b", 20, tmp_path, paper_data=True)
+    assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
 
 
 def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):
-    from defsent_lite import gausscse
+    from defsent_lite.repro import gausscse_runs
     train = tmp_path / "nli" / "train"
     train.mkdir(parents=True)
-    assert gausscse.train_source("paper", tmp_path) == "simcse"
+    assert gausscse_runs.train_source("paper", tmp_path) == "simcse"
     (train / "nli_for_simcse.csv").write_text("sent0,sent1,hard_neg\na,b,c\n")
-    assert gausscse.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
+    assert gausscse_runs.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
     (train / "triplets.tsv").write_text("premise\tentailment\tcontradiction\na\tb\tc\n")
-    assert gausscse.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
-    assert gausscse.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
+    assert gausscse_runs.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
+    assert gausscse_runs.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
 
 
 def test_the_benchmarks_preflight_covers_the_dictionary_their_defsent_and_entry_runs_read():
@@ -119,7 +135,7 @@ def test_the_benchmarks_preflight_covers_the_dictionary_their_defsent_and_entry_
 def test_the_roberta_tokenizer_comes_from_the_hub_when_online(monkeypatch, capsys):
     """Issue 33: notebooks 00 and 20 asked for roberta-base with local_files_only=True, so a fresh
     Colab (online, empty cache) showed NaN in every RoBERTa column."""
-    from defsent_lite import models
+    from defsent_lite.runtime import models
     asked = []
 
     def fake(name, **kw):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from defsent_lite import paper_defsentplus, paper_gausscse
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import gausscse as paper_gausscse
 
 PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
@@ -143,7 +144,7 @@ GAUSS_SPECS = [("TABLE3", [[0, 2, 4], [1, 3, 5]], True), ("TABLE2", None, False)
 def reference_table(name):
     """The table a SPECS name ("paper_defsent.TABLE8") refers to."""
     module, _, attr = name.partition(".")
-    return getattr(importlib.import_module(f"defsent_lite.{module}"), attr)
+    return getattr(importlib.import_module(f"defsent_lite.paper.{module.removeprefix('paper_')}"), attr)
 
 
 def mismatches(name, paper, groups, gaps, check_names, table=None):
@@ -210,7 +211,7 @@ def test_gausscse_rows_under_another_model_fail():
 
 def test_defsent_table5_learning_rates_on_their_rows():
     """Each (model, pooling)'s 2^x x 1e-6 is on the Table 5 row that carries its std."""
-    from defsent_lite import paper_defsent
+    from defsent_lite.paper import defsent as paper_defsent
     exponents = html_rows((PAPERS / "defsent-2021.md").read_text(encoding="utf-8"),
                           read=lambda fields: [float(x) for f in fields for x in re.findall(r"2\^\{([\d.]+)\}", f)])
     stds = paper_rows("defsent-2021.md", std=True)
@@ -259,7 +260,8 @@ def test_the_papers_are_where_the_test_reads_them():
 
 def test_every_spread_stands_beside_its_mean():
     """A std table has exactly the rows and columns of its table of means."""
-    from defsent_lite import paper_defsent, paper_defsentplus
+    from defsent_lite.paper import defsent as paper_defsent
+    from defsent_lite.paper import defsentplus as paper_defsentplus
     for means, stds in [(paper_defsent.TABLE8, paper_defsent.TABLE8_STD), (paper_defsent.TABLE9, paper_defsent.TABLE9_STD),
                         (paper_defsentplus.TABLE2, paper_defsentplus.TABLE2_STD)]:
         assert list(means) == list(stds) and all(len(means[k]) == len(stds[k]) for k in means)

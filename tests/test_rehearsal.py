@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 import run_notebooks
-from defsent_lite import config, defsent, paper_defsentplus, results, sources
+from defsent_lite.runtime import config
+from defsent_lite.data import sources
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import results
+from defsent_lite.repro import defsent_runs
 
 S = config.scale("rehearsal")
 
@@ -26,7 +30,7 @@ def seeds_averaged(notebook, scale=S):
     (at the colab scale: one)."""
     if notebook.startswith("3"):
         return len(scale["gauss_seeds"])
-    return min(defsent.SENTEVAL_SEEDS, len(scale["seeds"])) if notebook == "12" else len(scale["seeds"])
+    return min(defsent_runs.SENTEVAL_SEEDS, len(scale["seeds"])) if notebook == "12" else len(scale["seeds"])
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 import re
 from pathlib import Path
 
-from defsent_lite import config
+from defsent_lite.runtime import config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,7 +5,8 @@ from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics.pairwise import cosine_similarity
 
-from defsent_lite import results, sts, transfer
+from defsent_lite.evaluation import senteval, sts
+from defsent_lite.paper import results
 
 
 def test_cosine_rows_matches_sklearn():
@@ -46,7 +47,7 @@ def test_fit_score_is_sklearn_logreg():
     X, y = rng.randn(200, 5), (rng.rand(200) > 0.5).astype(int)
     X[:, 0] += 2 * y
     ref = LogisticRegression(C=0.5, max_iter=1000, random_state=3).fit(X[:150], y[:150]).score(X[150:], y[150:])
-    assert transfer.fit_score(X[:150], y[:150], X[150:], y[150:], 0.5, 3) == ref
+    assert senteval.fit_score(X[:150], y[:150], X[150:], y[150:], 0.5, 3) == ref
 
 
 def test_protocols_learn_a_separable_task_and_fail_on_noise():
@@ -54,17 +55,17 @@ def test_protocols_learn_a_separable_task_and_fail_on_noise():
     y = np.repeat([0, 1], 100)
     X_sep = rng.randn(200, 4) + 3 * y[:, None]
     X_noise = rng.randn(200, 4)
-    assert transfer.nested_cv_accuracy(X_sep, y, kfold=5) > 95
-    assert transfer.nested_cv_accuracy(X_noise, y, kfold=5, inner_search=False) < 70
-    assert transfer.cv_then_test_accuracy(X_sep[::2], y[::2], X_sep[1::2], y[1::2], kfold=5) > 95
+    assert senteval.nested_cv_accuracy(X_sep, y, kfold=5) > 95
+    assert senteval.nested_cv_accuracy(X_noise, y, kfold=5, inner_search=False) < 70
+    assert senteval.cv_then_test_accuracy(X_sep[::2], y[::2], X_sep[1::2], y[1::2], kfold=5) > 95
     tr, dv, te = np.arange(0, 200, 3), np.arange(1, 200, 3), np.arange(2, 200, 3)
-    assert transfer.dev_then_test_accuracy(X_sep[tr], y[tr], X_sep[dv], y[dv], X_sep[te], y[te]) > 95
-    assert transfer.best_c_by_cv(X_sep, y, transfer.C_KFOLD, 5, 0) in transfer.C_KFOLD
+    assert senteval.dev_then_test_accuracy(X_sep[tr], y[tr], X_sep[dv], y[dv], X_sep[te], y[te]) > 95
+    assert senteval.best_c_by_cv(X_sep, y, senteval.C_KFOLD, 5, 0) in senteval.C_KFOLD
 
 
 def test_pair_features():
     vec = {"u": np.array([1.0, -2.0]), "v": np.array([3.0, 1.0])}
-    feats = transfer.pair_features(vec["u"][None], vec["v"][None])
+    feats = senteval.pair_features(vec["u"][None], vec["v"][None])
     assert np.allclose(feats, [[2.0, 3.0, 3.0, -2.0]])
 
 

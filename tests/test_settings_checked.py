@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from defsent_lite import cache, checks, config, defsent, gauss_model, gausscse, pooling, train
+from defsent_lite import checks, defsent, gausscse, pooling, train
+from defsent_lite.runtime import cache, config
+from defsent_lite.repro import defsent_runs, gausscse_runs
 
 LINEAR = torch.nn.Linear(2, 1)
 
@@ -46,27 +48,27 @@ def test_a_batch_size_that_is_not_a_positive_whole_number_is_named(size):
 @pytest.mark.parametrize("n", [0, -5, 2.5])
 def test_caps_on_examples_are_positive_or_none(n):
     with pytest.raises(ValueError, match=f"train_max / eval_max\\)={n!r}"):
-        defsent.subsample(list(range(10)), n, seed=0)
+        defsent_runs.subsample(list(range(10)), n, seed=0)
     with pytest.raises(ValueError, match=f"dev_max / test_max\\)={n!r}"):
-        gausscse.evenly_spaced(list(range(10)), n)
-    assert defsent.subsample(list(range(10)), None, seed=0) == list(range(10))
+        gausscse_runs.evenly_spaced(list(range(10)), n)
+    assert defsent_runs.subsample(list(range(10)), None, seed=0) == list(range(10))
 
 
 def test_gausscse_max_triplets_and_epochs_are_named(tmp_path):
     from tiny_root import gausscse_root
     root = gausscse_root(tmp_path / "data", triplets=8)
     with pytest.raises(ValueError, match="max_triplets \\(train_max\\)=-5"):
-        gausscse.training_triplets(root, max_triplets=-5)
-    cfg = dict(gausscse.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None, dev_max=40,
+        gausscse_runs.training_triplets(root, max_triplets=-5)
+    cfg = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None, dev_max=40,
                test_max=40, epochs=0)
     with pytest.raises(ValueError, match="epochs=0: a whole number >= 1 is needed"):
-        gausscse.run(cfg, root)
+        gausscse_runs.run(cfg, root)
 
 
 def test_contrastive_loss_refuses_a_batch_of_one():
     mu, var = torch.zeros(1, 4), torch.ones(1, 4)
     with pytest.raises(ValueError, match="a batch of 1 triplet"):
-        gauss_model.contrastive_loss((mu, var), (mu, var), (mu, var))
+        gausscse.contrastive_loss((mu, var), (mu, var), (mu, var))
 
 
 def test_an_empty_defsent_batch_and_prompt_pooling_without_ids_are_named():

@@ -7,7 +7,9 @@ import pytest
 import standins
 import torch
 
-from defsent_lite import config, defsent, defsentplus, models
+from defsent_lite import defsent
+from defsent_lite.runtime import config, models
+from defsent_lite.repro import defsent_runs, defsentplus_runs
 
 
 @pytest.fixture
@@ -16,7 +18,7 @@ def built(standin_folders):
 
 
 def test_bert_standin_has_the_real_head_pooler_and_vocabulary(built):
-    model, tok, head, kind = defsent.load_model(built["bert-base-uncased"], allow_fallback=False)
+    model, tok, head, kind = defsent_runs.load_model(built["bert-base-uncased"], allow_fallback=False)
     assert kind == defsent.PRETRAINED and models.mlm_head_check(model).loaded
     assert tok.vocab_size == 30522 and tok.convert_tokens_to_ids(["[CLS]", "the"]) == [101, 1996]
     encoder, _ = models.load(built["bert-base-uncased"])
@@ -25,7 +27,7 @@ def test_bert_standin_has_the_real_head_pooler_and_vocabulary(built):
 
 def test_roberta_standin_has_its_special_tokens_leading_space_head_and_pooler(built):
     path = built["roberta-base"]
-    model, tok, head, kind = defsent.load_model(path, prefix_space=True, allow_fallback=False)
+    model, tok, head, kind = defsent_runs.load_model(path, prefix_space=True, allow_fallback=False)
     assert kind == defsent.PRETRAINED and model.config.model_type == "roberta"
     assert (tok.bos_token, tok.eos_token, tok.pad_token, tok.mask_token) == ("<s>", "</s>", "<pad>", "<mask>")
     assert models.uses_leading_space(tok)
@@ -33,7 +35,7 @@ def test_roberta_standin_has_its_special_tokens_leading_space_head_and_pooler(bu
     assert ids[0] == tok.bos_token_id and ids[-1] == tok.eos_token_id
     encoder, _ = models.load(path)
     assert not [k for k in encoder.missing_keys if k.startswith("pooler.")]
-    dsp_model, _ = defsentplus.load_model(path)   # RoBERTa: pooler dense copied from the MLM head's, GELU
+    dsp_model, _ = defsentplus_runs.load_model(path)   # RoBERTa: pooler dense copied from the MLM head's, GELU
     mlm, _ = models.load(path, mlm_head=True)
     torch.testing.assert_close(dsp_model.pooler.dense.weight, mlm.lm_head.dense.weight)
 
@@ -79,7 +81,7 @@ def test_a_bad_model_folders_setting_is_named(monkeypatch, value, message):
 
 
 def test_a_local_copy_never_shares_a_cache_key_with_the_hubs(monkeypatch):
-    from defsent_lite import cache
+    from defsent_lite.runtime import cache
     cfg = dict(model="bert-base-uncased", lr=1e-5)
     monkeypatch.delenv("DEFSENT_MODEL_FOLDERS", raising=False)
     monkeypatch.delenv("DEFSENT_STANDINS", raising=False)
@@ -91,7 +93,9 @@ def test_a_local_copy_never_shares_a_cache_key_with_the_hubs(monkeypatch):
 
 
 def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins_on(monkeypatch, tmp_path, standin_folders):
-    from defsent_lite import config, preflight, sources
+    from defsent_lite.runtime import config
+    from defsent_lite.data import sources
+    from defsent_lite.repro import preflight
     paper, rehearsal = config.scale("paper"), config.scale("rehearsal")
     for key in ("model", "seeds", "gauss_seeds", "defsent_lr_xs", "dsp_lrs", "dsp_inference_poolings", "transfer_kfold",
                 "transfer_inner_search", "transfer_classifier", "paper_protocol"):
@@ -122,12 +126,12 @@ def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, mon
     folder = standins.build("roberta-base", tmp_path / "roberta-base", sentences=[r.split("\t")[1] for r in rows[1:]] * 20)
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", json.dumps({"roberta-base": str(folder)}))
     tok = models.load_tokenizer("roberta-base")
-    dataset = defsent.build_dataset(tok, tmp_path / "data", use_wordnet=False)
+    dataset = defsent_runs.build_dataset(tok, tmp_path / "data", use_wordnet=False)
     kept = [x for s in dataset[0].values() for x in s]
     assert len(kept) >= 10 and all(ids == tok.convert_tokens_to_ids("Ġ" + w) for w, _, ids in kept)
     cfg = dict(model="roberta-base", pooling="cls", lr=1e-4, seed=0, batch_size=4, train_max=None, eval_max=None,
                optimizer="adam", warmup_ratio=0.1, variant="official", allow_head_fallback=False)
-    result = defsent.run(cfg, dataset)
+    result = defsent_runs.run(cfg, dataset)
     assert result["head"] == defsent.PRETRAINED and result["steps"] >= 1 and 0 <= result["test"]["mrr"] <= 1
     encoder, _ = models.load(result["path"])
     assert encoder.config.model_type == "roberta"
@@ -142,15 +146,15 @@ def test_a_roberta_checkpoint_without_mlm_head_gets_the_original_models_dense_la
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
     simcse = "princeton-nlp/unsup-simcse-roberta-base"
     assert "transform" in models.mlm_head_check(models.load(simcse, mlm_head=True)[0]).missing_parts
-    assert defsentplus.roberta_backbone(simcse) == "roberta-base"
-    assert defsentplus.roberta_backbone("sjtu-lit/SynCSE-partial-RoBERTa-large") == "roberta-large"
-    model, _ = defsentplus.load_model(simcse)
+    assert defsentplus_runs.roberta_backbone(simcse) == "roberta-base"
+    assert defsentplus_runs.roberta_backbone("sjtu-lit/SynCSE-partial-RoBERTa-large") == "roberta-large"
+    model, _ = defsentplus_runs.load_model(simcse)
     original, _ = models.load("roberta-base", mlm_head=True)
     torch.testing.assert_close(model.pooler.dense.weight, original.lm_head.dense.weight)
     torch.testing.assert_close(model.pooler.dense.bias, original.lm_head.dense.bias)
     assert isinstance(model.pooler.activation, torch.nn.GELU)
     local = models.resolve(simcse)   # the same checkpoint by its folder: no backbone to infer
     with pytest.raises(ValueError, match="no MLM head.*mlm_head_from='roberta-base'"):
-        defsentplus.load_model(local)
-    model, _ = defsentplus.load_model(local, mlm_head_from="roberta-base")
+        defsentplus_runs.load_model(local)
+    model, _ = defsentplus_runs.load_model(local, mlm_head_from="roberta-base")
     torch.testing.assert_close(model.pooler.dense.weight, original.lm_head.dense.weight)

@@ -10,7 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from defsent_lite import checks, data, logreg, transfer
+from defsent_lite import checks
+from defsent_lite.data import readers
+from defsent_lite.evaluation import logreg, senteval
 
 
 def sklearn_objective(clf, X, y, C):
@@ -86,7 +88,7 @@ def test_bad_problems_are_errors_naming_them():
     with pytest.raises(checks.NonFinite, match="logistic regression features: 1 of 200 values are NaN"):
         logreg.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1.0])
     with pytest.raises(ValueError, match="unknown SentEval classifier 'svm'"):
-        transfer.evaluate_task("MR", lambda s: np.zeros((len(s), 2)), classifier="svm")
+        senteval.evaluate_task("MR", lambda s: np.zeros((len(s), 2)), classifier="svm")
 
 
 def hashed_bag_of_words(sentences):
@@ -97,7 +99,7 @@ def hashed_bag_of_words(sentences):
 SMALL = dict(kfold=5, inner_search=True, max_examples=1500, max_eval=None)
 
 
-@pytest.mark.parametrize("task", transfer.TASKS)
+@pytest.mark.parametrize("task", senteval.TASKS)
 def test_batched_protocols_give_scikit_learns_accuracy_on_real_data(task):
     """Every protocol (nested CV, k-fold then test, dev then test) on the task's real sentences,
     at smoke size: the two classifiers agree within 0.3 points or one test example, whichever is
@@ -106,24 +108,24 @@ def test_batched_protocols_give_scikit_learns_accuracy_on_real_data(task):
     small = dict(SMALL, max_examples=800) if task == "TREC" else SMALL
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        ref = transfer.evaluate_task(task, hashed_bag_of_words, **small, classifier="sklearn")
-    ours = transfer.evaluate_task(task, hashed_bag_of_words, **small, classifier="batched")
+        ref = senteval.evaluate_task(task, hashed_bag_of_words, **small, classifier="sklearn")
+    ours = senteval.evaluate_task(task, hashed_bag_of_words, **small, classifier="batched")
     one_example = {"SST2": 100 / 1821, "TREC": 100 / 500, "MRPC": 100 / 1725}.get(task, 0.0)
     if abs(ours - ref) > max(0.3, one_example) + 1e-9:   # explained only by a fold whose C was a near tie
-        assert task in data.BINARY_FILES and near_tie_in_inner_search(task, small), (task, ours, ref)
+        assert task in readers.BINARY_FILES and near_tie_in_inner_search(task, small), (task, ours, ref)
 
 
 def near_tie_in_inner_search(task, small):
     """True when an outer fold's inner search had its best two C within one example of each other
     (mean accuracy over the inner folds): the two solvers may then choose different C."""
-    sents, labels = data.load_binary_task(task)
-    idx = transfer.subset(len(sents), small["max_examples"], 1111)
-    sents, labels = transfer.senteval_sorted(transfer.pick(sents, idx), transfer.pick(labels, idx))
+    sents, labels = readers.load_binary_task(task)
+    idx = senteval.subset(len(sents), small["max_examples"], 1111)
+    sents, labels = senteval.senteval_sorted(senteval.pick(sents, idx), senteval.pick(labels, idx))
     X, y = hashed_bag_of_words(sents), np.array(labels)
-    for tr, _ in transfer.stratified_folds(y, small["kfold"], 1111):
-        inner = transfer.stratified_folds(y[tr], small["kfold"], 1111)
-        means = sorted(transfer.selection_score([transfer.fit_score(X[tr][a], y[tr][a], X[tr][b], y[tr][b], C, 1111)
-                                                 for a, b in inner]) for C in transfer.C_INNER)
+    for tr, _ in senteval.stratified_folds(y, small["kfold"], 1111):
+        inner = senteval.stratified_folds(y[tr], small["kfold"], 1111)
+        means = sorted(senteval.selection_score([senteval.fit_score(X[tr][a], y[tr][a], X[tr][b], y[tr][b], C, 1111)
+                                                 for a, b in inner]) for C in senteval.C_INNER)
         if means[-1] - means[-2] <= 100 / len(tr) + 1e-9:
             return True
     return False
@@ -134,12 +136,12 @@ def test_batched_nested_cv_chooses_c_as_the_reference_does(monkeypatch):
     per outer fold and scores the same folds."""
     X, y = synthetic(300, 6, 2, seed=5)
     chosen_ref = []
-    original = transfer.best_c_by_cv
-    monkeypatch.setattr(transfer, "best_c_by_cv", lambda *a: chosen_ref.append(original(*a)) or chosen_ref[-1])
-    ref = transfer.nested_cv_accuracy(X, y, kfold=4, classifier="sklearn")
+    original = senteval.best_c_by_cv
+    monkeypatch.setattr(senteval, "best_c_by_cv", lambda *a: chosen_ref.append(original(*a)) or chosen_ref[-1])
+    ref = senteval.nested_cv_accuracy(X, y, kfold=4, classifier="sklearn")
     chosen_ours = []
-    original_chosen = transfer.chosen
-    monkeypatch.setattr(transfer, "chosen", lambda *a: chosen_ours.append(original_chosen(*a)) or chosen_ours[-1])
-    ours = transfer.nested_cv_accuracy(X, y, kfold=4, classifier="batched")
+    original_chosen = senteval.chosen
+    monkeypatch.setattr(senteval, "chosen", lambda *a: chosen_ours.append(original_chosen(*a)) or chosen_ours[-1])
+    ours = senteval.nested_cv_accuracy(X, y, kfold=4, classifier="batched")
     assert chosen_ours == chosen_ref and len(chosen_ref) == 4
     assert ours == pytest.approx(ref, abs=100 / 300)

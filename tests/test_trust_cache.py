@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from defsent_lite import cache, config, defsent, gausscse, models
+from defsent_lite.runtime import cache, config, models
+from defsent_lite.repro import defsent_runs, gausscse_runs
 from tiny_root import copy_head, copy_tree, gausscse_root
 
-PACKAGE = Path(cache.__file__).parent
+PACKAGE = Path(cache.__file__).parents[1]
 
 
 # ---------------------------------------------------------------- 4. keys
@@ -31,10 +32,10 @@ def test_data_identity_follows_content_not_path(tmp_path):
 
 
 def test_gausscse_run_on_another_root_is_not_served_from_the_cache(tmp_path):
-    base = dict(gausscse.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None,
+    base = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None,
                 dev_max=30, test_max=30, batch_size=8)
-    big = gausscse.run(base, gausscse_root(tmp_path / "big", triplets=32, pairs=31))
-    small = gausscse.run(base, gausscse_root(tmp_path / "small", triplets=10, pairs=31))
+    big = gausscse_runs.run(base, gausscse_root(tmp_path / "big", triplets=32, pairs=31))
+    small = gausscse_runs.run(base, gausscse_root(tmp_path / "small", triplets=10, pairs=31))
     assert (big["triplets"], small["triplets"]) == (32, 10)
 
 
@@ -43,28 +44,34 @@ def test_defsent_dataset_is_rebuilt_when_the_oxford_train_split_appears(tmp_path
     for split in ("valid", "test"):
         copy_head(f"dictionary/oxford/{split}.tsv", root, 400)
     tok = models.load_tokenizer("offline")
-    _, before = defsent.build_dataset(tok, root, use_wordnet=False)
+    _, before = defsent_runs.build_dataset(tok, root, use_wordnet=False)
     oxford = root / "dictionary/oxford"
     (oxford / "train.tsv").write_bytes((oxford / "valid.tsv").read_bytes())
-    _, after = defsent.build_dataset(tok, root, use_wordnet=False)
+    _, after = defsent_runs.build_dataset(tok, root, use_wordnet=False)
     assert before["source"] == "Oxford valid+test" and after["source"] == "Oxford train+valid+test"
 
 
 def test_code_identity_changes_with_the_source(tmp_path):
     copy = shutil.copytree(PACKAGE, tmp_path / "pkg", ignore=shutil.ignore_patterns("__pycache__"))
     before = cache.code_identity(copy)
-    (copy / "plots.py").write_text("# a module that cannot change a result\n")
+    (copy / "paper" / "plots.py").write_text("# a module that cannot change a result\n")
     assert cache.code_identity.__wrapped__(copy) == before
     with open(copy / "train.py", "a") as f:
         f.write("\n# changed\n")
     assert cache.code_identity.__wrapped__(copy) != before
+    changed = cache.code_identity.__wrapped__(copy)
+    for inside in ("repro/pst.py", "evaluation/sts.py", "data/readers.py"):   # every folder counts
+        with open(copy / inside, "a") as f:
+            f.write("\n# changed\n")
+        assert cache.code_identity.__wrapped__(copy) != changed, inside
+        changed = cache.code_identity.__wrapped__(copy)
 
 
 # ---------------------------------------------------------------- 5. atomic, checksummed entries
 
 WRITER = """
 import sys
-from defsent_lite import cache
+from defsent_lite.runtime import cache
 for i in range(60):
     cache.store_json("race", dict(key=1), dict(writer=sys.argv[1], i=i, payload=list(range(2000))))
 print("ok")
@@ -131,7 +138,7 @@ def test_a_corrupt_tensor_is_recomputed_and_loaded_weights_only():
 
 
 def test_every_torch_load_is_weights_only():
-    calls = [line for f in PACKAGE.glob("*.py") for line in f.read_text().splitlines() if "torch.load(" in line]
+    calls = [line for f in PACKAGE.rglob("*.py") for line in f.read_text().splitlines() if "torch.load(" in line]
     assert calls and all("weights_only=True" in line for line in calls), calls
 
 

@@ -6,7 +6,10 @@ import pytest
 import torch
 from transformers import BertModel
 
-from defsent_lite import cache, checks, config, defsent, defsentplus, encode, gausscse, models, nli_metrics, pooling, sts, train
+from defsent_lite import checks, defsent, defsentplus, encode, pooling, train
+from defsent_lite.runtime import cache, config, models
+from defsent_lite.evaluation import nli, sts
+from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_runs
 from tiny_root import gausscse_root
 
 
@@ -20,13 +23,13 @@ def single_token_dataset(tokenizer, n=24):
     ids = [tokenizer.convert_tokens_to_ids(w) for w in words]
     rows = [(w, f"a common thing called by the word number {k} in english", i) for k, (w, i) in enumerate(zip(words, ids))]
     splits = dict(train=(rows * 2)[:n], dev=rows[:6], test=rows[6:])
-    return splits, dict(source="hand-made", prep=defsent.VARIANTS["official"]["data"])
+    return splits, dict(source="hand-made", prep=defsent_runs.VARIANTS["official"]["data"])
 
 
 def defsent_cfg(**kw):
     return dict(dict(model="offline", pooling="cls", lr=1e-5, seed=0, batch_size=8, train_max=None, eval_max=None,
                      optimizer="adam", warmup_ratio=0.0, variant="official",
-                     **defsent.without_data(defsent.VARIANTS["official"])), **kw)
+                     **defsent_runs.without_data(defsent_runs.VARIANTS["official"])), **kw)
 
 
 # ---------------------------------------------------------------- 1. non-finite results
@@ -35,7 +38,7 @@ def test_defsent_huge_learning_rate_is_refused_and_not_cached(offline):
     dataset = single_token_dataset(offline[1], n=8)  # one step: the loss is checked before it
     cfg = defsent_cfg(lr=1e30)
     with pytest.raises(checks.NonFinite, match="lr 1e\\+30"):
-        defsent.run(cfg, dataset)
+        defsent_runs.run(cfg, dataset)
     key = dict(cfg, dataset=cache.content_digest(dataset[0]))
     assert cache.lookup_json("defsent", key) is None
     assert not list(cache.run_dir("defsent", key).glob("files-*"))  # the diverged model is not kept
@@ -49,9 +52,9 @@ def test_rank_metrics_refuse_nan_logits_that_would_rank_first():
 
 def test_lr_search_refuses_a_nan_candidate(monkeypatch):
     fake = {2.0 ** x * 1e-6: mrr for x, mrr in ((0, float("nan")), (1, 0.4))}
-    monkeypatch.setattr(defsent, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
+    monkeypatch.setattr(defsent_runs, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
     with pytest.raises(checks.NonFinite, match="candidate 0"):
-        defsent.lr_search(dict(pooling="cls"), xs=[0, 1])
+        defsent_runs.lr_search(dict(pooling="cls"), xs=[0, 1])
 
 
 def test_a_nan_first_evaluation_is_an_error_not_a_frozen_best_state():
@@ -72,18 +75,18 @@ def test_training_checks_the_weights_after_the_last_update():
 
 def test_gausscse_nan_model_gives_no_cached_threshold(tmp_path):
     root = gausscse_root(tmp_path / "data")
-    cfg = dict(gausscse.base_config(config.scale("smoke"), "offline"),
+    cfg = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"),
                setting="ent", lr=1e30, train_max=32, dev_max=40, test_max=40)
     with pytest.raises(checks.NonFinite):
-        gausscse.run(cfg, root)
+        gausscse_runs.run(cfg, root)
     assert cache.lookup_json("gausscse", dict(cfg, data=cache.data_identity(root, "nli", "sts/raw/SICK"))) is None
 
 
 @pytest.mark.parametrize("fn", [
-    lambda s: nli_metrics.best_threshold(s, [1, 0, 1]),
-    lambda s: nli_metrics.auprc(s, [1, 0, 1]),
-    lambda s: nli_metrics.accuracy(s, [1, 0, 1], 0.5),
-    lambda s: nli_metrics.direction_accuracy(s, [0.1, 0.2, 0.3]),
+    lambda s: nli.best_threshold(s, [1, 0, 1]),
+    lambda s: nli.auprc(s, [1, 0, 1]),
+    lambda s: nli.accuracy(s, [1, 0, 1], 0.5),
+    lambda s: nli.direction_accuracy(s, [0.1, 0.2, 0.3]),
     lambda s: sts.spearman_x100(s, [1.0, 2.0, 3.0]),
 ])
 def test_metrics_refuse_nan_scores(fn):
@@ -109,7 +112,7 @@ def test_sts_constant_gold_or_prediction_names_the_task():
 def test_pst_refuses_to_select_a_nan_run():
     runs = {("plain", 0): dict(sts={"cls": {"avg": 70.0}}), ("ica", 0): dict(sts={"cls": {"avg": float("nan")}})}
     with pytest.raises(checks.NonFinite, match="ica"):
-        checks.best_of(runs, defsentplus.best_sts_avg, "PST step 3")
+        checks.best_of(runs, defsentplus_runs.best_sts_avg, "PST step 3")
 
 
 # ---------------------------------------------------------------- 2. empty work
@@ -124,17 +127,17 @@ def test_empty_training_data_is_an_error():
 def test_defsent_empty_training_split_is_an_error(offline):
     splits, report = single_token_dataset(offline[1])
     with pytest.raises(ValueError, match="no training batches"):
-        defsent.run(defsent_cfg(), (dict(splits, train=[]), report))
+        defsent_runs.run(defsent_cfg(), (dict(splits, train=[]), report))
     with pytest.raises(ValueError, match="seeds"):
-        defsent.final_runs(defsent_cfg(), "cls", [7.0], [], (splits, report))
+        defsent_runs.final_runs(defsent_cfg(), "cls", [7.0], [], (splits, report))
 
 
 def test_gausscse_run_with_zero_steps_is_not_cached_as_trained(tmp_path):
     root = gausscse_root(tmp_path / "data", triplets=1)  # one triplet: no batch with in-batch negatives
-    cfg = dict(gausscse.base_config(config.scale("smoke"), "offline"),
+    cfg = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"),
                setting="ent", train_max=None, dev_max=40, test_max=40)
     with pytest.raises(ValueError, match="no training batches"):
-        gausscse.run(cfg, root)
+        gausscse_runs.run(cfg, root)
 
 
 def test_empty_inputs_are_errors(offline):
@@ -142,9 +145,9 @@ def test_empty_inputs_are_errors(offline):
     with pytest.raises(ValueError, match="no sentences"):
         encode.encode(model, tok, [])
     with pytest.raises(ValueError, match="empty"):
-        nli_metrics.best_threshold([], [])
+        nli.best_threshold([], [])
     with pytest.raises(ValueError, match="empty"):
-        nli_metrics.auprc([], [])
+        nli.auprc([], [])
     with pytest.raises(ValueError, match="empty"):
         defsent.metrics_from_ranks(torch.tensor([]))
     with pytest.raises(ValueError, match="pairs"):
@@ -156,7 +159,7 @@ def test_empty_inputs_are_errors(offline):
 @pytest.mark.parametrize("name", pooling.POOLINGS)
 def test_defsent_trains_and_scores_with_every_pooling(offline, name):
     splits, report = single_token_dataset(offline[1], n=8)
-    result = defsent.run(defsent_cfg(pooling=name, lr=1e-5, mrr_cutoff=None), (splits, report))  # full MRR: > 0
+    result = defsent_runs.run(defsent_cfg(pooling=name, lr=1e-5, mrr_cutoff=None), (splits, report))  # full MRR: > 0
     assert result["steps"] == 1 and math.isfinite(result["final_loss"]) and 0 < result["dev"]["mrr"] <= 1
 
 

@@ -40,12 +40,13 @@ def tiny_pst_setup(folder):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from defsent_lite import defsentplus, models
+    from defsent_lite.runtime import models
+    from defsent_lite.repro import defsentplus_runs
     tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
     torch.manual_seed(0)
     BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32)).save_pretrained(Path(folder) / "tiny")
     tok.save_pretrained(Path(folder) / "tiny")
     pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
-    names, ids, defs, _ = defsentplus.entry_dataset(pairs)
+    names, ids, defs, _ = defsentplus_runs.entry_dataset(pairs)
     return str(Path(folder) / "tiny"), dict(names=names, ids=ids, definitions=defs)

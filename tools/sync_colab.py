@@ -1,5 +1,5 @@
 """Keep every notebook's Colab badge and install cell, and README's badges, in step with
-defsent_lite.colab (REPOSITORY, BRANCH, RELEASE): repository tooling, never imported by the package.
+defsent_lite.repro.colab (REPOSITORY, BRANCH, RELEASE): repository tooling, never imported by the package.
 
     python tools/sync_colab.py            # rewrite badges and install cells
     python tools/sync_colab.py --check    # exit 1 if any is out of date (a unit test does this)
@@ -8,7 +8,8 @@ import argparse
 import re
 import sys
 
-from defsent_lite import colab, config
+from defsent_lite.runtime import config
+from defsent_lite.repro import colab
 
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"

@@ -12,7 +12,10 @@ from typing import NamedTuple
 
 import torch
 
-from . import config, data, encode, models, sts
+from defsent_lite import encode
+from defsent_lite.runtime import config, models
+from defsent_lite.data import readers
+from defsent_lite.evaluation import sts
 
 
 # A T4's peak throughput (NVIDIA T4 datasheet: 8.1 TFLOPS fp32; 65 TFLOPS fp16 with fp32
@@ -89,7 +92,7 @@ def row_tokens(tokenizer, texts, batch=None, sample=4096):
 def eval_sentence_tokens(tokenizer, data_dir=None):
     """Mean tokens of an evaluation sentence, counted on STS-B test (the stand-in for every STS and
     SentEval sentence in a plan's FLOPs)."""
-    s1, s2, _ = data.load_sts("STSB", data_dir)
+    s1, s2, _ = readers.load_sts("STSB", data_dir)
     return row_tokens(tokenizer, s1 + s2)
 
 
@@ -174,16 +177,16 @@ def transfer_sentences(data_dir=None, settings=None):
     def capped(n, split):
         cap = train_cap if split == "train" else eval_cap
         return min(n, cap) if cap else n
-    n = sum(capped(len(data.load_binary_task(t, data_dir)[0]), "train") for t in data.BINARY_FILES)
-    n += sum(capped(len(v[0]), k) for k, v in data.load_sst2(data_dir).items())
-    n += sum(capped(len(v[0]), k) for k, v in data.load_trec(data_dir).items())
-    return n + sum(2 * capped(len(v[0]), k) for k, v in data.load_mrpc(data_dir).items())
+    n = sum(capped(len(readers.load_binary_task(t, data_dir)[0]), "train") for t in readers.BINARY_FILES)
+    n += sum(capped(len(v[0]), k) for k, v in readers.load_sst2(data_dir).items())
+    n += sum(capped(len(v[0]), k) for k, v in readers.load_trec(data_dir).items())
+    return n + sum(2 * capped(len(v[0]), k) for k, v in readers.load_mrpc(data_dir).items())
 
 
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     """A plan without training (untrained encoders): the time to encode `encoded` sentences."""
     model, tokenizer = models.load(model_name)
-    s1, _, _ = data.load_sts("STSB", data_dir)
+    s1, _, _ = readers.load_sts("STSB", data_dir)
     sentences = (s1 * (batch // len(s1) + 1))[:batch]
     device = next(model.parameters()).device
 

@@ -16,10 +16,10 @@ import os
 import re
 from pathlib import Path
 
-from . import cache, config
+from defsent_lite.runtime import cache, config
 
 HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
-              "`python -m defsent_lite.download fetch --root <folder>` on a connected machine")
+              "`python -m defsent_lite.data.download fetch --root <folder>` on a connected machine")
 
 
 class DataMissing(FileNotFoundError):

@@ -1,15 +1,20 @@
-"""Benchmark helpers: wall-clock timing and the sentence-transformers baseline."""
+"""Benchmarks of the package (a script of the repository; the package never imports it): wall-clock
+timing and the sentence-transformers baseline. `python tools/bench.py entries | sts | transfer`."""
 import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from . import defsent, defsentplus, encode, gauss_model, gausscse, models, sts, train, transfer
-from .entries import build_entry_embeddings
-from .pooling import pool
+from defsent_lite import defsent, encode, gausscse, train
+from defsent_lite.defsentplus import build_entry_embeddings
+from defsent_lite.pooling import pool
+from defsent_lite.runtime import models
+from defsent_lite.evaluation import senteval, sts
+from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_runs
 
 
 def best_time(fn, repeats=3):
@@ -47,8 +52,8 @@ def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeat
 def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, pooling="cls"):
     """Definitions per second of DefSent training (forward, backward, Adam step) and the
     size of the only vocabulary-wide tensor, the [batch, vocab] logits."""
-    model, tok, head, kind = defsent.load_model(model_name)
-    splits, _ = defsent.build_dataset(tok)
+    model, tok, head, kind = defsent_runs.load_model(model_name)
+    splits, _ = defsent_runs.build_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id), batches, lr=1e-5,
@@ -61,7 +66,7 @@ def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, p
 
 def run_isolated(name, **kwargs):
     """Run a benchmark function of this module in a fresh Python process; adds its peak RSS (MiB)."""
-    code = ("import json, resource; from defsent_lite import bench; "
+    code = (f"import json, resource, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import bench; "
             f"r = bench.{name}(**{kwargs!r}); "
             "r['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; print(json.dumps(r))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -73,7 +78,7 @@ def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean
     on DefSent+ dataset `dataset` (its first max_definitions definitions when given)."""
     model_name = "offline"
     model, tok = models.load(model_name)
-    ds = defsentplus.load_entry_dataset(dataset)
+    ds = defsentplus_runs.load_entry_dataset(dataset)
     ids, defs = ds["ids"], ds["definitions"]
     if max_definitions:  # the first definitions, their entries renumbered 0..n-1
         ids, defs = torch.unique(torch.tensor(ids[:max_definitions]), return_inverse=True)[1].tolist(), defs[:max_definitions]
@@ -88,7 +93,7 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
     """Baseline: every definition padded to max_length, in file order, all vectors kept, then
     averaged per entry with a Python loop (what the streaming builder avoids)."""
     model, tok = models.load("offline")
-    ds = defsentplus.load_entry_dataset(dataset)
+    ds = defsentplus_runs.load_entry_dataset(dataset)
     ids, defs = ds["ids"][:max_definitions], ds["definitions"][:max_definitions]
     t0 = time.perf_counter()
     vecs = []
@@ -106,10 +111,10 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
 def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev"):
     """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
     encoder, tok = models.load("offline", eval_mode=False)
-    model = gauss_model.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
-    batches = train.batched(gausscse.training_triplets(source=gausscse.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
+    model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
+    batches = train.batched(gausscse_runs.training_triplets(source=gausscse_runs.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
-    train.train(model, lambda m, b: gausscse.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
+    train.train(model, lambda m, b: gausscse_runs.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
     seconds = time.perf_counter() - t0
     return dict(batch_size=batch_size, steps=len(batches), seconds=seconds, steps_per_s=len(batches) / seconds,
                 triplets_per_s=len(batches) * batch_size / seconds)
@@ -123,8 +128,8 @@ def similarity_matrix_cost(sizes=(16, 64, 256), dims=(384, 768, 1024), repeats=5
     for B in sizes:
         for d in dims:
             mu, var = torch.randn(B, d, generator=g), torch.rand(B, d, generator=g) + 0.1
-            t_b, ref = best_time(lambda: gauss_model.kl_similarity(mu[:, None], var[:, None], mu[None], var[None]), repeats)
-            t_m, out = best_time(lambda: gauss_model.similarity_matrix(mu, var, mu, var), repeats)
+            t_b, ref = best_time(lambda: gausscse.kl_similarity(mu[:, None], var[:, None], mu[None], var[None]), repeats)
+            t_m, out = best_time(lambda: gausscse.similarity_matrix(mu, var, mu, var), repeats)
             rows.append(dict(B=B, d=d, broadcast_ms=1e3 * t_b, matmul_ms=1e3 * t_m, speedup=t_b / t_m,
                              max_abs_diff=float((ref - out).abs().max())))
     return rows
@@ -149,17 +154,17 @@ def transfer_classifiers(model_name="offline", pooling="mean", tasks=None, data_
     (encoded once, before any timing); ratios against the first classifier named."""
     model, tokenizer = models.load(model_name)
     embed = memoised(encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True))
-    tasks = tasks or transfer.TASKS
+    tasks = tasks or senteval.TASKS
     settings = dict(data_dir=data_dir, kfold=kfold, inner_search=inner_search, max_examples=max_examples,
                     max_eval=max_eval)
     t0 = time.perf_counter()
     for task in tasks:  # encode everything first: a fit with C=1 on 2 folds reads every sentence
-        transfer.evaluate_task(task, embed, **dict(settings, kfold=2, inner_search=False), classifier="batched")
+        senteval.evaluate_task(task, embed, **dict(settings, kfold=2, inner_search=False), classifier="batched")
     rows = dict(encode_s=time.perf_counter() - t0)
     for name in classifiers:
         for task in tasks:
             t = time.perf_counter()
-            rows[f"{task} {name}"] = transfer.evaluate_task(task, embed, **settings, classifier=name)
+            rows[f"{task} {name}"] = senteval.evaluate_task(task, embed, **settings, classifier=name)
             rows[f"{task} {name} s"] = time.perf_counter() - t
     for name in classifiers:
         rows[f"{name} total s"] = sum(rows[f"{task} {name} s"] for task in tasks)
@@ -188,7 +193,7 @@ def full_sts(data_dir=None, batch_size=64):
                 matches_reference=all(abs(scores[k] - v) < 0.005 for k, v in STS_REFERENCE.items()))
 
 
-if __name__ == "__main__":  # python -m defsent_lite.bench entries | sts | transfer
+if __name__ == "__main__":  # python tools/bench.py entries | sts | transfer
     if sys.argv[1:] == ["entries"]:
         print(json.dumps(run_isolated("entry_embeddings_throughput", dataset="a"), indent=1))
     elif sys.argv[1:] == ["sts"]:
@@ -196,5 +201,5 @@ if __name__ == "__main__":  # python -m defsent_lite.bench entries | sts | trans
     elif sys.argv[1:2] == ["transfer"]:   # transfer [baseline classifier] [other classifiers ...]
         print(json.dumps(transfer_classifiers(classifiers=tuple(sys.argv[2:]) or ("sklearn", "batched")), indent=1))
     else:
-        sys.exit("usage: python -m defsent_lite.bench entries | sts | transfer [classifier ...] "
+        sys.exit("usage: python tools/bench.py entries | sts | transfer [classifier ...] "
                  "(the first named is the baseline; default: sklearn batched)")

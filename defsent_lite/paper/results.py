@@ -13,7 +13,8 @@ import torch
 import transformers
 from PIL import Image
 
-from . import __version__, config
+from defsent_lite import __version__
+from defsent_lite.runtime import config
 
 STS_COLS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR", "avg"]
 TRANSFER_COLS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC", "avg"]

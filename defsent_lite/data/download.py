@@ -1,7 +1,7 @@
 """Download the papers' data from the original publishers into the layout of ../shared/data.
 
-    python -m defsent_lite.download fetch --root data [--only STS12 oxford] [--mirror URL]
-    python -m defsent_lite.download verify --root data [--all]
+    python -m defsent_lite.data.download fetch --root data [--only STS12 oxford] [--mirror URL]
+    python -m defsent_lite.data.download verify --root data [--all]
 
 A source is complete or absent: its archive must arrive whole (bytes = Content-Length), be no
 HTML page, stay under the size caps, match its pinned SHA-256, and every member must exist and
@@ -26,8 +26,9 @@ import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
-from . import cache, config, convert, data
-from . import sources as catalogue
+from defsent_lite.runtime import cache, config
+from defsent_lite.data import convert, readers
+from defsent_lite.data import sources as catalogue
 
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
 RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
@@ -217,7 +218,7 @@ def _check_content(src, path, url):
     if "rows" not in src:
         raise DownloadError(f"{url}: no pinned SHA-256 and no content check for {src['name']}; refusing")
     try:
-        rows = len(data.read_simcse_nli(path))
+        rows = len(readers.read_simcse_nli(path))
     except (ValueError, csv.Error) as e:
         raise DownloadError(f"{url}: not the expected CSV ({type(e).__name__}: {e})") from None
     if rows != src["rows"]:
@@ -357,7 +358,7 @@ def summary(reports):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m defsent_lite.download", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m defsent_lite.data.download", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="fetch the original archives (needs internet)")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import torch
 
-from . import __version__, config, encode
+from defsent_lite import __version__, encode
+from defsent_lite.runtime import config
 
 REPOSITORY = "defsent-lite/defsent_lite"   # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
 BRANCH = "main"                            # the badges open the notebooks of this branch
@@ -25,7 +26,7 @@ import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/{repository}@{release}"], check=True)
-    from defsent_lite import colab
+    from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)'''
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 

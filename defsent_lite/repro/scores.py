@@ -6,7 +6,10 @@ the poolings asked for together share one forward pass (`encode.embedders`). A t
 scores are cached under the run's key (`trained_sts`, `trained_transfer`), so they outlive its
 checkpoint: DefSent keeps only the first seed's (see `defsent.final_runs`).
 """
-from . import cache, config, encode, models, results, sts, transfer
+from defsent_lite import encode
+from defsent_lite.runtime import cache, config, models
+from defsent_lite.evaluation import senteval, sts
+from defsent_lite.paper import results
 
 
 def cached_per_pooling(kind, cfg, poolings, compute_many):
@@ -39,7 +42,7 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
     def compute(missing):
         model, tokenizer = models.load(name_or_path)
         embeds = encode.embedders(model, tokenizer, missing, batch_size=batch_size, allow_empty=True)
-        return transfer.evaluate_each(embeds, data_dir=data_dir, **settings)
+        return senteval.evaluate_each(embeds, data_dir=data_dir, **settings)
     cfg = dict(model=str(name_or_path), data=cache.data_identity(data_dir, "senteval"), **settings)
     return cached_per_pooling("transfer_untrained", cfg, list(poolings), compute)
 
@@ -59,10 +62,10 @@ def transfer_before_after(model, trained_path, pooling, scale, data_dir=None, na
 
 
 def encoder_transfer(name_or_path, pooling, settings, data_dir=None, batch_size=64):
-    """SentEval scores of an encoder under one pooling and `transfer.evaluate` settings."""
+    """SentEval scores of an encoder under one pooling and `senteval.evaluate` settings."""
     model, tokenizer = models.load(name_or_path)
     embed = encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True)
-    return transfer.evaluate(embed, data_dir=data_dir, **settings)
+    return senteval.evaluate(embed, data_dir=data_dir, **settings)
 
 
 def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
@@ -122,7 +125,7 @@ def trained_scores_cached(run, pooling, scoring):
 
 
 def transfer_settings(scale):
-    """The SentEval protocol settings of a scale, as `transfer.evaluate` takes them."""
+    """The SentEval protocol settings of a scale, as `senteval.evaluate` takes them."""
     return dict(kfold=scale["transfer_kfold"], inner_search=scale["transfer_inner_search"],
                 max_examples=scale["transfer_max_examples"], max_eval=scale["transfer_max_eval"],
                 classifier=scale["transfer_classifier"])

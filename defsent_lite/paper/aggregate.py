@@ -13,7 +13,10 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from . import checks, config, models, paper_defsent, paper_defsentplus
+from defsent_lite import checks
+from defsent_lite.runtime import models
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import defsentplus as paper_defsentplus
 
 STD_DDOF = 0
 

@@ -12,7 +12,8 @@ from typing import NamedTuple
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
-from . import config
+from defsent_lite import progress as progress_bars
+from defsent_lite.runtime import config
 
 OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", config.OFFLINE_MODEL)
 
@@ -57,7 +58,7 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
     if local_files_only is None:
         local_files_only = hub_offline()
     transformers.logging.set_verbosity_error()  # keep notebooks free of load-time chatter
-    if not config.show_progress():
+    if not progress_bars.shown():
         transformers.utils.logging.disable_progress_bar()
     path = resolve(name_or_path)
     cls = AutoModelForMaskedLM if mlm_head else AutoModel

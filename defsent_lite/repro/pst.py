@@ -12,33 +12,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.decomposition import FastICA
-from sklearn.preprocessing import StandardScaler
 
-from . import aggregate, budget, cache, config, defsentplus, models, results, scores, variants
-from .checks import best_of
-from .entries import ENTRY_POOLINGS, build_entry_embeddings
-from .results import STS_COLS
-
-
-def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
-    """FastICA with unit-variance whitening, result x scale (DefSent+'s ICA-transformed space);
-    standardise: each dimension scaled to zero mean, unit variance first (the official script's
-    StandardScaler). Non-convergence is not hidden: a UserWarning names the iteration count reached.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if standardise:
-        X = StandardScaler().fit_transform(X)
-    if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
-        raise ValueError(f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
-                         f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)")
-    ica = FastICA(whiten="unit-variance", max_iter=max_iter, random_state=seed)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        Y = ica.fit_transform(X)
-    if ica.n_iter_ >= max_iter or any("did not converge" in str(w.message) for w in caught):
-        warnings.warn(f"FastICA did not converge: stopped at {ica.n_iter_} iterations (max_iter={max_iter})")
-    return Y * scale
+from defsent_lite import defsentplus
+from defsent_lite.checks import best_of
+from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
+from defsent_lite.runtime import cache, config, models
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper.results import STS_COLS
+from defsent_lite.repro import budget, defsentplus_runs, scores, variants
 
 
 def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=128):
@@ -75,7 +56,7 @@ def candidates(space, last_step, ica, max_iter=1000, space_key=None, standardise
     out = {"plain": space}
     if last_step and ica:
         def compute():
-            return torch.as_tensor(ica_transform(space.numpy(), max_iter=max_iter, standardise=standardise),
+            return torch.as_tensor(defsentplus.ica_transform(space.numpy(), max_iter=max_iter, standardise=standardise),
                                    dtype=torch.float32)
         key = f"ica{max_iter}" + ("" if standardise else "_raw")
         cfg = dict(space_key, space=cache.content_digest(space), max_iter=max_iter, standardise=standardise) \
@@ -90,7 +71,7 @@ def keep_only_best(runs, best, run_cfgs, ds, data_dir=None):
     runs.update(cache.drop_all_but("defsentplus", runs, best))
     if runs[best]["path"] is None:
         run_cfg, cand = run_cfgs[best]
-        runs[best] = defsentplus.train_once(run_cfg, cand, ds, data_dir)
+        runs[best] = defsentplus_runs.train_once(run_cfg, cand, ds, data_dir)
 
 
 def run_pst(cfg, ds, dataset_key, data_dir=None):
@@ -110,20 +91,20 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
             warnings.simplefilter("always")
             spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000),
                                 dict(encoder=encoder_id, entry_pooling=entry_pooling, data=dataset_key),
-                                defsentplus.variant_settings(cfg.get("variant", "official"))["ica_standardise"])
+                                defsentplus_runs.variant_settings(cfg.get("variant", "official"))["ica_standardise"])
         for name, cand in spaces.items():
             for seed in cfg["seeds"]:
                 run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=pooling, lr=lr, seed=seed,
                                batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
-                               sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus.STS_FILES),
+                               sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus_runs.STS_FILES),
                                variant=cfg.get("variant", "official"),
                                **({"train_autocast": cfg["train_autocast"]} if cfg.get("train_autocast") is not None else {}),
                                space_key=dict(encoder=encoder_id, entry_pooling=entry_pooling, transform=name))
-                runs[(name, seed)] = defsentplus.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
+                runs[(name, seed)] = defsentplus_runs.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
                 run_cfgs[(name, seed)] = (run_cfg, cand)
-                so_far = best_of(selectable(runs, cfg), defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+                so_far = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {k} (candidate space, seed)")
                 runs = cache.drop_all_but("defsentplus", runs, so_far)  # at most two checkpoints on disk
-        best = best_of(selectable(runs, cfg), defsentplus.best_sts_avg, f"PST step {k} (candidate space, seed)")
+        best = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {k} (candidate space, seed)")
         keep_only_best(runs, best, run_cfgs, ds, data_dir)
         steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
                           best=best, best_run=runs[best], warnings=[str(w.message) for w in caught],
@@ -161,11 +142,11 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
     lrs: the rates of the steps (None: Table 5's row of a hub model at paper scale, else the scale's);
     a checkpoint given as a folder takes its row from augmented.release.
     later_combinations: [(pooling, entry pooling)] of the 2nd, 3rd, ... step (None: the 1st's
-    throughout; defsentplus.paper_combinations gives the paper's per step).
-    variant: "official" (the released code, default) or "paper" (defsentplus.VARIANTS)."""
-    defsentplus.variant_settings(variant)
+    throughout; defsentplus_runs.paper_combination gives the paper's per step).
+    variant: "official" (the released code, default) or "paper" (defsentplus_runs.VARIANTS)."""
+    defsentplus_runs.variant_settings(variant)
     if lrs is None:
-        lrs = defsentplus.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"]
+        lrs = defsentplus_runs.PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"]
     lrs = list(lrs)
     if steps is not None and steps < 1:
         raise ValueError(f"PST steps must be at least 1, got {steps}")
@@ -176,17 +157,17 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
             max_entries = scale["dsp_max_entries_b_c"]
     return dict(model=model, dataset=dataset, max_entries=max_entries, pooling=pooling,
                 entry_pooling=entry_pooling, lrs=lrs, seeds=list(scale["seeds"]),
-                batch_size=defsentplus.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
+                batch_size=defsentplus_runs.BATCH_SIZE[dataset], ica=ica, ica_max_iter=scale["dsp_ica_max_iter"],
                 ica_selectable=scale["dsp_ica_selectable"],
                 inference_poolings=list(scale["dsp_inference_poolings"]), sts_max_pairs=scale["dsp_sts_max_pairs"],
-                sts_files=defsentplus.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
+                sts_files=defsentplus_runs.STS_FILES, paper_data=scale["paper_protocol"], variant=variant,
                 later_combinations=[tuple(c) for c in later_combinations or []],
                 **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}))
 
 
 def entry_dataset(cfg, data_dir=None):
     """(dataset, its cache key) of a PST config: the entries and definitions it trains on (cached)."""
-    ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
+    ds = defsentplus_runs.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
                                         paper_data=cfg.get("paper_data", False))
     return ds, dict(dataset=cfg["dataset"], max_entries=cfg["max_entries"], seed=0, entries=cache.content_digest(ds))
 
@@ -196,8 +177,8 @@ def model_pst_config(scale, model, dataset, reference, combination=None, ica=Tru
     gives it for `reference` (the hub model whose paper rows stand beside ours: its 1st Training
     on the dataset, and on *a* its 2nd and 3rd); else (pooling, entry pooling) at every step."""
     if combination is None:
-        pooling, entry_pooling, why = defsentplus.paper_combination(reference, dataset)
-        later = defsentplus.paper_later_combinations(reference, dataset)
+        pooling, entry_pooling, why = defsentplus_runs.paper_combination(reference, dataset)
+        later = defsentplus_runs.paper_later_combinations(reference, dataset)
     else:
         (pooling, entry_pooling), later, why = combination, [], "given"
     cfg = pst_config(scale, model, dataset, pooling, entry_pooling, ica=ica, steps=steps, variant=variant,
@@ -207,7 +188,7 @@ def model_pst_config(scale, model, dataset, reference, combination=None, ica=Tru
 
 def combinations_text(cfg):
     """The combination of each step, e.g. "(CLS, AMP); 2nd-3rd (Mean, AC)", for printing."""
-    names = [defsentplus.combination_name(*step_combination(cfg, k)) for k in range(1, len(cfg["lrs"]) + 1)]
+    names = [defsentplus_runs.combination_name(*step_combination(cfg, k)) for k in range(1, len(cfg["lrs"]) + 1)]
     return "; ".join(f"{ordinal(k)}: {n}" for k, n in enumerate(names, 1)) if len(set(names)) > 1 else names[0]
 
 
@@ -290,20 +271,20 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
     spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
     if ds is None:
-        ds = defsentplus.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
+        ds = defsentplus_runs.load_entry_dataset(cfg["dataset"], cfg["max_entries"], data_dir,
                                             paper_data=cfg.get("paper_data", False))
     n_steps = len(cfg["lrs"])
     trainings = sum(len(cfg["seeds"]) * (2 if k == n_steps and cfg["ica"] else 1) for k in range(1, n_steps + 1))
     n_defs = len(ds["definitions"])
     sts_sentences = budget.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(cfg["inference_poolings"])
-    model, tokenizer = defsentplus.load_model(cfg["model"])
+    model, tokenizer = defsentplus_runs.load_model(cfg["model"])
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
     step_s, batch_s = budget.measure(
         model, lambda m: defsentplus.loss(m, tokenizer, examples[:cfg["batch_size"]], cfg["pooling"], space),
         lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space),
-        mixed_precision=variants.autocast_training(cfg, defsentplus.variant_settings(cfg.get("variant", "official"))))
+        mixed_precision=variants.autocast_training(cfg, defsentplus_runs.variant_settings(cfg.get("variant", "official"))))
     what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (" + ICA" if cfg["ica"] else "")
     definitions = ds["definitions"]
     encoded_tokens = (n_steps * n_defs * budget.row_tokens(tokenizer, definitions)
@@ -312,11 +293,11 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
                        n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,
                        budget.device_name(device), budget.parameters(model),
                        trainings * n_defs * budget.row_tokens(tokenizer, definitions, cfg["batch_size"]), encoded_tokens,
-                       variants.autocast_training(cfg, defsentplus.variant_settings(cfg.get("variant", "official"))))
+                       variants.autocast_training(cfg, defsentplus_runs.variant_settings(cfg.get("variant", "official"))))
 
 
 def main(argv=None):
-    """python -m defsent_lite.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
+    """python -m defsent_lite.repro.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
@@ -330,7 +311,7 @@ def main(argv=None):
     untrained = scores.untrained_sts(S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"])
     table = steps_table(steps, untrained).round(2)
     print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
-    combo = defsentplus.combination_name(args.pooling, args.entry_pooling)
+    combo = defsentplus_runs.combination_name(args.pooling, args.entry_pooling)
     print("saved", results.save_csv(table, args.out, model=S["model"], scale=S["name"], seeds=cfg["seeds"],
                                     data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
                                     combination=combo, lrs=cfg["lrs"], sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"]))

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.stats import binomtest, chi2
 from sklearn.metrics import auc, precision_recall_curve
 
-from .checks import require_finite, require_nonempty
+from defsent_lite.checks import require_finite, require_nonempty
 
 AUPRC_THRESHOLDS = np.round(np.arange(0, 1001) / 1000, 3)  # 0, 0.001, ..., 1 (Appendix C)
 METRICS = ("official", "paper")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import torch
 
-from .checks import NonFinite, require_finite
+from defsent_lite.checks import require_finite, NonFinite
 
 
 class Fits(NamedTuple):

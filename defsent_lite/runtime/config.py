@@ -196,7 +196,7 @@ def scale(name=None):
     return dict(SCALES[scale_name(name)], name=scale_name(name))
 
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def project_root():
@@ -216,8 +216,13 @@ def resolve_path(path):
 
 
 def data_root(path=None):
-    """The data root: argument, else DEFSENT_DATA, else data/ (relative: under project_root())."""
-    return resolve_path(path or os.environ.get("DEFSENT_DATA", "data"))
+    """The data root: argument, else DEFSENT_DATA (relative: under project_root()), else the first
+    that exists of data/ under project_root() and the ../shared/data beside it, else data/ (empty:
+    the readers' error says how to fetch it)."""
+    if path or os.environ.get("DEFSENT_DATA"):
+        return resolve_path(path or os.environ["DEFSENT_DATA"])
+    found = [project_root() / "data", project_root().parent / "shared" / "data"]
+    return next((d for d in found if d.is_dir()), found[0])
 
 
 def cache_dir(path=None):
@@ -232,11 +237,6 @@ def results_dir(path=None):
     d = resolve_path(path or os.environ.get("DEFSENT_RESULTS", "results"))
     d.mkdir(parents=True, exist_ok=True)
     return d
-
-
-def show_progress():
-    """Whether long loops draw tqdm bars (DEFSENT_PROGRESS, default on)."""
-    return os.environ.get("DEFSENT_PROGRESS", "1") not in ("0", "false", "False", "")
 
 
 def device(name=None):

@@ -9,8 +9,8 @@ download (download.RECORD_FILE).
 """
 from typing import NamedTuple
 
-from . import config
-from .data import STS_SUBSETS
+from defsent_lite.runtime import config
+from defsent_lite.data.readers import STS_SUBSETS
 
 
 def _sts_members(task, subdir, prefix="STS."):

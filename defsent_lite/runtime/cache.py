@@ -23,13 +23,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from . import config
-from .checks import NonFinite, first_non_finite
+from defsent_lite.checks import first_non_finite, NonFinite
+from defsent_lite.runtime import config
 
-PACKAGE = Path(__file__).resolve().parent
-# modules that never change a cached result (testing, benchmarks, plots, downloading, preflight, Colab setup)
-NOT_IN_CODE_IDENTITY = {"plots.py", "bench.py", "download.py", "sources.py",
-                        "convert.py", "preflight.py", "colab.py"}
+PACKAGE = Path(__file__).resolve().parents[1]
+# modules (relative to the package) that never change a cached result: progress bars, plots,
+# downloading, preflight, Colab setup
+NOT_IN_CODE_IDENTITY = {"progress.py", "paper/plots.py", "data/download.py", "data/sources.py",
+                        "data/convert.py", "repro/preflight.py", "repro/colab.py"}
 
 
 class CorruptEntry(UserWarning):
@@ -45,11 +46,13 @@ class Entry(NamedTuple):
 
 @functools.lru_cache(maxsize=4)
 def code_identity(package=PACKAGE):
-    """SHA-256 (16 hex) of the package's Python source, modules that cannot change a result excluded."""
+    """SHA-256 (16 hex) of the package's Python source in every folder, modules that cannot change
+    a result excluded."""
     h = hashlib.sha256()
-    for f in sorted(Path(package).glob("*.py")):
-        if f.name not in NOT_IN_CODE_IDENTITY:
-            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    for f in sorted(Path(package).rglob("*.py")):
+        name = f.relative_to(package).as_posix()
+        if name not in NOT_IN_CODE_IDENTITY and "__pycache__" not in name:
+            h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 

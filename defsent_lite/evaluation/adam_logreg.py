@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .checks import NonFinite, require_finite
+from defsent_lite.checks import require_finite, NonFinite
 
 
 class Settings(NamedTuple):

@@ -17,8 +17,9 @@ from typing import NamedTuple
 from huggingface_hub import file_exists, try_to_load_from_cache
 from huggingface_hub.utils import HFValidationError
 
-from . import cache, config, download, models, sources
-from .budget import paper_cpu_warning
+from defsent_lite.runtime import cache, config, models
+from defsent_lite.data import download, sources
+from defsent_lite.repro.budget import paper_cpu_warning
 
 
 class PreflightFailed(RuntimeError):
@@ -109,7 +110,7 @@ def model_problem(name):
 
 def fetch_command(notebook, scale, data_dir=None):
     root = config.data_root(data_dir)
-    return f"python -m defsent_lite.download fetch --for {str(notebook)[:2]} --scale {scale} --root {root}"
+    return f"python -m defsent_lite.data.download fetch --for {str(notebook)[:2]} --scale {scale} --root {root}"
 
 
 def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=print):

@@ -1,12 +1,13 @@
 """Dictionary datasets of DefSent (word-level split, vocabulary filter) and DefSent+ (a / b / c).
 
-A dictionary is a list of (entry, definition) pairs; readers live in data.py.
+A dictionary is a list of (entry, definition) pairs; readers live in readers.py.
 """
 import random
 import re
 import statistics
 
-from . import config, data, models
+from defsent_lite.runtime import config, models
+from defsent_lite.data import readers
 
 SPLIT_SEED = 0  # DefSent's own split used an unseeded shuffle; ours is fixed and recorded
 
@@ -94,15 +95,15 @@ def require_oxford_train(data_dir=None):
     with WordNet) is never used in its place."""
     path = config.data_root(data_dir) / "dictionary" / "oxford" / "ishiwatari" / "train.txt"
     if not path.is_file():
-        raise data.DataMissing(f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
-                               f"(`python -m defsent_lite.download fetch --only oxford --root {config.data_root(data_dir)}`); "
+        raise readers.DataMissing(f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
+                               f"(`python -m defsent_lite.data.download fetch --only oxford --root {config.data_root(data_dir)}`); "
                                "only the smoke and cpu scales fall back to valid+test with WordNet")
     return path
 
 
 def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):
     """All Oxford (word, definition) pairs of the splits at hand, and the splits used."""
-    ox = data.load_oxford(data_dir)
+    ox = readers.load_oxford(data_dir)
     used = [s for s in splits if s in ox]
     return [p for s in used for p in ox[s]], used
 
@@ -113,7 +114,7 @@ def defsentplus_dataset(name, data_dir=None):
     pairs, and the Oxford splits used."""
     ox, used = oxford_pairs(data_dir)
     if name == "a":
-        return merge_entries(ox + data.wordnet_definitions(data_dir)), used
+        return merge_entries(ox + readers.wordnet_definitions(data_dir)), used
     if name == "b":
         return ox, used
     if name == "c":

@@ -7,8 +7,13 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from . import aggregate, config, gauss_model, gausscse, nli_metrics, paper_gausscse, results
-from .gausscse import NLI_TEST_SETS, direction_pairs, length_baselines, paper_hyperparameters
+from defsent_lite import gausscse
+from defsent_lite.runtime import config
+from defsent_lite.evaluation import nli
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import gausscse as paper_gausscse
+from defsent_lite.repro import gausscse_runs
+from defsent_lite.repro.gausscse_runs import NLI_TEST_SETS, direction_pairs, length_baselines, paper_hyperparameters
 
 
 def tables(runs, tests, sick_full, sick_pairs="one-way"):
@@ -22,7 +27,7 @@ def tables(runs, tests, sick_full, sick_pairs="one-way"):
 
 
 def baseline_row(baseline):
-    """gausscse.cosine_baseline's scores as a row of the NLI table (its columns)."""
+    """gausscse_runs.cosine_baseline's scores as a row of the NLI table (its columns)."""
     return [baseline["nli"][t][k] for t in NLI_TEST_SETS for k in ("acc", "auprc")]
 
 
@@ -33,7 +38,7 @@ LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-
 def log_length_ratios(name, rows, sick_full):
     """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
     entailing, entailed, _ = direction_pairs(name, rows, sick_full)
-    return np.log(nli_metrics.sentence_lengths(entailing) / nli_metrics.sentence_lengths(entailed))
+    return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
 
 
 def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
@@ -54,9 +59,9 @@ def mcnemar_table(runs):
     """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
     rows = []
     for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
-        for a, b in itertools.combinations([s for s in gauss_model.LOSS_SETTINGS if s in runs], 2):
+        for a, b in itertools.combinations([s for s in gausscse.LOSS_SETTINGS if s in runs], 2):
             for name in NLI_TEST_SETS:
-                nb, nc, p = nli_metrics.mcnemar(runs[a][key][name], runs[b][key][name])
+                nb, nc, p = nli.mcnemar(runs[a][key][name], runs[b][key][name])
                 rows.append(dict(task=task, pair=f"{a} vs {b}", set=name, b=nb, c=nc, p=float(f"{p:.3g}"), significant=p < 0.05))
     return pd.DataFrame(rows)
 
@@ -125,39 +130,39 @@ def save_tables(runs, eval_sets, out, meta):
 
 
 def main(argv=None):
-    """python -m defsent_lite.gausscse_tables --scale cpu: the four loss settings (seed-averaged), NLI,
+    """python -m defsent_lite.repro.gausscse_tables --scale cpu: the four loss settings (seed-averaged), NLI,
     direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--model", help="default: the scale's model")
-    ap.add_argument("--variant", default="official", choices=list(gausscse.VARIANTS), help="official code (default) or paper text")
+    ap.add_argument("--variant", default="official", choices=list(gausscse_runs.VARIANTS), help="official code (default) or paper text")
     ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
     ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--lr", type=float)
     ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
-    ap.add_argument("--only", nargs="*", choices=gauss_model.LOSS_SETTINGS, help="train just these settings (cached), no tables")
-    ap.add_argument("--grid", choices=gauss_model.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
+    ap.add_argument("--only", nargs="*", choices=gausscse.LOSS_SETTINGS, help="train just these settings (cached), no tables")
+    ap.add_argument("--grid", choices=gausscse.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     model = args.model or S["model"]
-    base = gausscse.base_config(S, model, variant=args.variant)
+    base = gausscse_runs.base_config(S, model, variant=args.variant)
     base["reduction"] = args.reduction or base["reduction"]
     base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
     seeds = args.seeds or S["gauss_seeds"]
     out = args.out or f"gausscse_{S['name']}"
     if args.grid:
         meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        return save_grid(gausscse.grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
+        return save_grid(gausscse_runs.grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
     if args.only:  # e.g. two processes with one thread each on a 2-core machine
-        gausscse.run_settings(base, seeds, settings=args.only)
+        gausscse_runs.run_settings(base, seeds, settings=args.only)
         return
-    runs = gausscse.run_settings(base, seeds)
+    runs = gausscse_runs.run_settings(base, seeds)
     meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
                 epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
                 data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
                      f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
-    save_tables(runs, gausscse.eval_data(base["test_max"]), out, meta)
+    save_tables(runs, gausscse_runs.eval_data(base["test_max"]), out, meta)
 
 
 if __name__ == "__main__":

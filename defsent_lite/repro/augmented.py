@@ -4,8 +4,10 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from . import paper_defsentplus, pst, results
-from .results import STS_COLS, TRANSFER_COLS
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import results
+from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
+from defsent_lite.repro import pst
 
 FAMILIES = {"simcse": ("SIMCSE", "SimCSE"), "snscse": ("SNCSE", "SNCSE"),   # label prefix -> the name of the
             "synscse": ("SynCSE (partial)", "SynCSE (partial)")}            # checkpoint in Tables 3 and 4

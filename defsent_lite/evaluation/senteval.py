@@ -22,9 +22,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from . import adam_logreg, config, data, logreg
-from .checks import require_finite
-from .sts import as_numpy
+from defsent_lite.checks import require_finite
+from defsent_lite.runtime import config
+from defsent_lite.data import readers
+from defsent_lite.evaluation import adam_logreg, logreg
+from defsent_lite.evaluation.sts import as_numpy
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
 CLASSIFIERS = ("batched", "sklearn", "senteval_torch")
@@ -240,24 +242,24 @@ def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_e
     Each task's sentences go to `embed` in one call (see `evaluate_each`)."""
     if classifier not in CLASSIFIERS:
         raise ValueError(f"unknown SentEval classifier {classifier!r}; choose from {CLASSIFIERS}")
-    if task in data.BINARY_FILES:
-        sents, labels = data.load_binary_task(task, data_dir)
+    if task in readers.BINARY_FILES:
+        sents, labels = readers.load_binary_task(task, data_dir)
         idx = subset(len(sents), max_examples, seed)
         sents, labels = senteval_sorted(pick(sents, idx), pick(labels, idx))
         (X,) = embed_parts(embed, sents)
         return nested_cv_accuracy(X, np.array(labels), kfold, seed, inner_search, classifier)
     if task == "SST2":
-        d = capped(data.load_sst2(data_dir), max_examples, max_eval, seed)
+        d = capped(readers.load_sst2(data_dir), max_examples, max_eval, seed)
         Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
         return dev_then_test_accuracy(Xtr, np.array(d["train"][1]), Xdv, np.array(d["dev"][1]),
                                       Xte, np.array(d["test"][1]), seed, inner_search, classifier)
     if task == "TREC":
-        d = capped(data.load_trec(data_dir), max_examples, max_eval, seed)
+        d = capped(readers.load_trec(data_dir), max_examples, max_eval, seed)
         Xtr, Xte = embed_parts(embed, d["train"][0], d["test"][0])
         return cv_then_test_accuracy(Xtr, np.array(d["train"][1]), Xte, np.array(d["test"][1]), kfold, seed,
                                      inner_search, classifier)
     if task == "MRPC":
-        d = capped(data.load_mrpc(data_dir), max_examples, max_eval, seed)
+        d = capped(readers.load_mrpc(data_dir), max_examples, max_eval, seed)
         ua, ub, va, vb = embed_parts(embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1])
         return cv_then_test_accuracy(pair_features(ua, ub), np.array(d["train"][2]), pair_features(va, vb),
                                      np.array(d["test"][2]), kfold, seed, inner_search, classifier)

@@ -1,0 +1,2 @@
+"""The data: strict readers (errors name file and line), dictionary building, the sources and
+their downloader."""

@@ -1,0 +1,2 @@
+"""The papers' numbers, transcribed (one module per paper), our rows beside them, seed aggregates,
+plots and result files."""
