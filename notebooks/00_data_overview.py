@@ -22,6 +22,8 @@
 # word**, keeping only words that are one token of the model's vocabulary (Table 1).
 # DefSent+ (2024) keeps every entry; its three datasets (Table 1) are in notebook 20.
 #
+# $$\text{split}(w) \in \{\text{train}, \text{dev}, \text{test}\} \text{ by word, } 8:1:1, \qquad w \text{ kept iff } |\operatorname{tokens}(w)| = 1.$$
+#
 # **What is missing offline.** The Oxford *train* split (about 98k of 122k definitions) is
 # not in `../shared/data`; only *valid* and *test* (24,464 definitions) are. So the
 # numbers below are computed on valid+test, re-split by word with a fixed seed: they are
@@ -43,7 +45,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")   # holds sts/ senteval/ nli/ dictionary/
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 BERT = os.environ.get("DEFSENT_MODEL", "offline")    # offline = all-MiniLM-L6-v2 (bert-base-uncased vocabulary)
 ROBERTA = "roberta-base"                             # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")

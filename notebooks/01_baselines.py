@@ -24,11 +24,13 @@
 # rows for the model in the parameters cell, with the same scorers every later notebook
 # uses.
 #
+# $$\text{STS} = 100 \cdot \rho_{\text{Spearman}}\big(\cos(u_a, u_b),\ \text{gold}(a, b)\big), \qquad u = \operatorname{pool}(\mathrm{BERT}(s)).$$
+#
 # * STS: Spearman x100 of cosine similarity, STS12-16 in the "all" setting, STS-B and
 #   SICK-R test sets (`sts/raw`).
 # * SentEval: logistic regression on frozen embeddings (SentEval's protocols with
 #   scikit-learn's objective, every fold and C of a task fitted at once by `logreg.fit_many`;
-#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/transfer.py`). The smoke scale uses 250 evenly spaced pairs per STS task, 500 training examples
+#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/evaluation/senteval.py`). The smoke scale uses 250 evenly spaced pairs per STS task, 500 training examples
 #   and at most 250 dev/test examples per SentEval task,
 #   5 folds and C = 1 instead of the inner search over C.
 #
@@ -54,7 +56,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
 
 # %%
@@ -73,18 +75,16 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
 POOLINGS = ["cls", "mean"]
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
-                              budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])
-                              + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S)), DATA_ROOT))
+budget.print_plan(S, lambda: budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
+                          budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])
+                          + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S)), DATA_ROOT))  # the plan first, timed here
 sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
 transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["encode_batch_size"])
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
 
-# %%
-# tolerance: inference; paper=exact
+# %% tags=["tolerance: inference; paper=exact"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper_keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # bert-base only: none for another model
@@ -97,8 +97,7 @@ table3
 # %% [markdown]
 # ## DefSent Table 4 rows (SentEval)
 
-# %%
-# tolerance: score; paper=exact
+# %% tags=["tolerance: score; paper=exact"]
 ours4 = pd.DataFrame(transfer_rows).T[results.TRANSFER_COLS]
 paper4 = results.paper_table(paper_defsent.TABLE4, results.TRANSFER_COLS)
 table4 = results.side_by_side(paper4, ours4, pairs, compare=aggregate.comparable(MODEL, S))

@@ -60,7 +60,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None   # None = the scale's model
 POOLINGS = ["cls", "mean", "max"]
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
@@ -71,7 +71,7 @@ import pandas as pd
 from defsent_lite import defsent
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import defsent_runs, preflight, variants
+from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
 S, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 V = defsent_runs.variant_settings(VARIANT)
@@ -80,6 +80,87 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-pre
 dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
+
+# %% [markdown]
+# ## The idea in one equation
+# A definition sentence $s$ of the word $w$ is encoded and pooled into one vector $u$; the
+# model's own pre-trained word-prediction (MLM) head, **frozen**, turns $u$ into a score for
+# every word of the vocabulary $\mathcal{V}$; the encoder $\theta$ learns to make the defined
+# word the likeliest (DefSent, Sec. 2):
+#
+# $$u = \operatorname{pool}\big(\mathrm{BERT}_\theta(s)\big), \qquad
+#   p_\theta(w \mid s) = \frac{\exp\, \mathrm{head}(u)_w}{\sum_{w' \in \mathcal{V}} \exp\, \mathrm{head}(u)_{w'}},
+#   \qquad \mathcal{L}(\theta) = -\log p_\theta(w \mid s).$$
+#
+# In the code: `pooling.pool` is $\operatorname{pool}$ (CLS, mean or max over the token states),
+# `defsent.word_prediction_head` freezes the head, `defsent.word_logits` computes
+# $\mathrm{head}(u)$ for a batch, and **`defsent.loss`** is $\mathcal{L}$: the cross-entropy
+# of those logits against the defined words' ids. Because the head stays frozen, the sentence
+# vectors are pulled into the space the head already reads, the space of word embeddings.
+#
+# ## One batch by hand
+# Three training definitions (of three words), step by step, with the model loaded above (at smoke scale
+# MiniLM, whose head is the frozen embedding matrix: `head(u)` $= uE^\top$).
+
+# %%
+import torch
+
+from defsent_lite import encode, pooling
+
+first_definition = {}
+for example in splits["train"]:             # (word, definition, word id) triples
+    first_definition.setdefault(example[0], example)
+examples = list(first_definition.values())[:3]   # one definition of each of three words
+for word, definition, word_id in examples:
+    print(f"{word!r} (id {word_id}): {definition}")
+batch = defsent.collate(tokenizer, examples, max_length=V["max_length"], pooling="cls")
+inputs = encode.on_model_device(model, {k: v for k, v in batch.items() if k != "targets"})
+with torch.no_grad():
+    states = encode.hidden_states(model, inputs)                  # one vector per token
+    u = pooling.pool("cls", states, inputs["attention_mask"])     # one vector per definition
+    word_scores = head(u)                                         # one score per vocabulary word
+print("token ids   ", tuple(inputs["input_ids"].shape), "  [definitions, tokens]")
+print("token states", tuple(states.shape), "  [definitions, tokens, hidden]")
+print("pooled u    ", tuple(u.shape), "  [definitions, hidden]")
+print("head(u)     ", tuple(word_scores.shape), "  [definitions, vocabulary]")
+
+# %% [markdown]
+# The five words the untrained model finds likeliest for each definition, and the loss
+# $\mathcal{L}$ of the batch (the mean over its three definitions). The same loss comes from
+# the package in one call, `defsent.loss`.
+
+# %% tags=["tolerance: loss"]
+for (word, _, _), row in zip(examples, word_scores.topk(5, dim=1).indices):
+    print(f"{word!r}: top 5 {tokenizer.convert_ids_to_tokens(row.tolist())}")
+by_hand = torch.nn.functional.cross_entropy(word_scores, batch["targets"])
+with torch.no_grad():
+    print(f"loss by hand {by_hand:.3f} | defsent.loss {defsent.loss(model, head, dict(batch), 'cls'):.3f}")
+
+# %% [markdown]
+# At smoke scale every list starts with the `[CLS]` token itself, and the loss is close to that of
+# a uniform guess over the 30,522 words (log 30,522 = 10.33 nats): untrained, the pooled
+# definition says little about its word.
+#
+# One optimiser step on a fresh copy of the model (the encoder's parameters only:
+# `defsent.trainable_parameters` leaves the head and word embeddings frozen), then the loss of
+# the same batch again. Dropout is off here, so the two losses differ only by the step.
+
+# %% tags=["tolerance: loss"]
+trainee = defsent_runs.load_model(MODEL, prefix_space=V["prefix_space"])
+trainee.model.eval()
+optimizer = torch.optim.Adam(defsent.trainable_parameters(trainee.model), lr=2**7 * 1e-6)
+loss_before = defsent.loss(trainee.model, trainee.head, dict(batch), "cls")
+loss_before.backward()
+optimizer.step()
+with torch.no_grad():
+    loss_after = defsent.loss(trainee.model, trainee.head, dict(batch), "cls")
+print(f"loss before the step {loss_before:.3f} | after {loss_after:.3f}")
+del trainee, optimizer
+
+# %% [markdown]
+# At smoke scale one step lowers this batch's loss by about 2 nats. Training repeats that step
+# over every definition for one epoch (`train.train` with `defsent.loss`), which is what the
+# tables below run.
 
 # %% [markdown]
 # ## The released code or the paper's text
@@ -94,8 +175,7 @@ variants.whole(defsent_runs.differences())
 # ## Without fine-tuning
 # The same frozen head on the untrained encoder (the paper's "no fine-tuning" rows).
 
-# %%
-# tolerance: fraction
+# %% tags=["tolerance: fraction"]
 test_eval = defsent_runs.subsample(splits["test"], S["defsent_eval_max"], 0)
 untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=V["max_length"], mrr_cutoff=V["mrr_cutoff"])
              for p in POOLINGS}
@@ -106,11 +186,9 @@ pd.DataFrame(untrained).T.round(4)
 # One run per (pooling, learning rate); the rate with the best dev MRR is kept.
 # Runs are cached by their config, so notebooks 11-13 reuse these encoders.
 
-# %%
-# tolerance: fraction; final loss=loss
+# %% tags=["tolerance: fraction; final loss=loss"]
 base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))
+budget.print_plan(S, lambda: defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))  # the plan first, timed here
 final = {p: defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
                          for p, f in final.items() for x, r in f.search.items()}).T.round(4)
@@ -123,8 +201,7 @@ lr_table
 # 0.062, Mean 0.076 -> 0.063 / 0.062 / 0.061 (`docs/smoke_spread.md`): each change is several
 # times the spread between seeds, and the tests compare these numbers within 0.012.
 
-# %%
-# tolerance: fraction
+# %% tags=["tolerance: fraction"]
 effect = pd.DataFrame({p: {"untrained": untrained[p]["mrr"],
                            "DefSent": pd.Series([r["test"]["mrr"] for r in final[p].runs]).mean()} for p in POOLINGS}).T
 effect["change"] = effect["DefSent"] - effect["untrained"]
@@ -141,8 +218,7 @@ print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %%
-# tolerance: fraction; paper=exact
+# %% tags=["tolerance: fraction; paper=exact"]
 runs = {p: f.runs for p, f in final.items()}
 cols = paper_defsent.TABLE2_COLS
 seeds = aggregate.table_over_seeds({p: [[r["test"][c] for c in cols] for r in runs[p]] for p in POOLINGS}, cols,
@@ -172,8 +248,7 @@ table2
 # The paper's 10 seeds; ours over the scale's seeds (one at smoke scale: the mean alone). The
 # paper's columns are those of the model named above.
 
-# %%
-# tolerance: fraction
+# %% tags=["tolerance: fraction"]
 table5 = aggregate.defsent_table5(best_x, seeds, reference)
 table5
 

@@ -24,6 +24,8 @@
 # DefSent code evaluates). Table 3 lists each model's best pooling by MRR, Table 8 every
 # pooling as mean ± std over seeds.
 #
+# $$\text{STS} = 100 \cdot \rho_{\text{Spearman}}\big(\cos(u_a, u_b),\ \text{gold}(a, b)\big)$$ over all pairs of a task (`evaluation/sts.py: evaluate`).
+#
 # **Smoke scale**: all-MiniLM-L6-v2 with the tied-embedding fallback head, 800 training
 # definitions, one seed, 250 evenly spaced pairs per STS task. MiniLM was already
 # trained for sentence similarity, so its untrained rows are far above raw BERT's. The
@@ -47,7 +49,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 POOLINGS = ["cls", "mean", "max"]
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
@@ -64,9 +66,8 @@ model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
 dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
-                      extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])))  # untrained + 1st seed
+budget.print_plan(S, lambda: defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
+                  extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])))  # the plan first; untrained + 1st seed
 untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
 trained = {}
 for p in POOLINGS:
@@ -86,8 +87,7 @@ variants.whole(defsent_runs.differences())
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact; untrained*=inference
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
 seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.STS_COLS] for s in trained[p]["scores"]]
                                     for p in POOLINGS}, results.STS_COLS, "DefSent STS")
 rows = {}
@@ -108,8 +108,7 @@ table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparabl
 print(results.spread_verdict(table8))
 table8
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 aggregate.mean_pm_std(seeds)
 
 # %% [markdown]
@@ -119,8 +118,7 @@ aggregate.mean_pm_std(seeds)
 # within its seed spread). The untrained baselines of Table 3 were computed with bert-base, so
 # they stand beside ours only for BERT-base and its stand-in.
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact; untrained*=inference
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
 best, why = aggregate.defsent_reported_pooling(S, reference, {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS})
 print("pooling:", best, f"({why})")
 paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)

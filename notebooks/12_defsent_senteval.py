@@ -20,13 +20,15 @@
 #
 # Frozen DefSent embeddings are features for a logistic regression on seven
 # classification tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC), following SentEval's
-# protocols (see `defsent_lite/transfer.py`). At paper scale the classifier is SentEval's
+# protocols (see `defsent_lite/evaluation/senteval.py`). At paper scale the classifier is SentEval's
 # Adam-trained torch logistic regression, which the paper used with Sentence-BERT's settings
 # (`"senteval_torch"`: every fold and weight decay of a task in one batch); the smoke and cpu
 # scales use scikit-learn's logistic-regression objective, every fold and C of a task fitted in
 # one batch (`"batched"`). Accuracy in %. DefSent's SentEval rows are the mean (± std) of the
 # first three seeds, as its Table 9 says ("three evaluations with different random seeds";
 # `defsent_runs.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
+#
+# $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #
 # **Smoke scale**: one pooling, that of the paper's DefSent row for the model (BERT-base: CLS;
 # a smoke run's dev-MRR margins between poolings are within its seed spread) (the paper's
@@ -53,13 +55,12 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 POOLINGS = None   # None: smoke = the pooling of the paper's Table 4 row for the model, paper = all three
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
 
-# %%
-# tolerance: check; untrained=score
+# %% tags=["tolerance: check; untrained=score"]
 import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
@@ -70,9 +71,8 @@ S, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's setting
 _, tokenizer, _, head_kind = defsent_runs.load_model(MODEL)
 dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
 base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent_runs.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
-                      extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # untrained + 1st seed
+budget.print_plan(S, lambda: defsent_runs.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
+                  extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # the plan first; untrained + 1st seed
 final = {p: defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
 reported, why = aggregate.defsent_reported_pooling(S, aggregate.reference_model(MODEL)[0], dev_mrr)
@@ -107,8 +107,7 @@ variants.whole(defsent_runs.differences())
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact; untrained*=score
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=score"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = pd.concat([results.paper_table(paper_defsent.TABLE9, results.TRANSFER_COLS).set_axis(
@@ -129,8 +128,7 @@ table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(M
 print(results.spread_verdict(table4))
 table4
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 aggregate.mean_pm_std(seeds)
 
 # %%

@@ -24,6 +24,8 @@
 # paper's point is that DefSent vectors behave like contextual word embeddings, so the
 # predictions read like a reverse dictionary. Inputs are the paper's, verbatim.
 #
+# $$\text{top-}k(s) = \operatorname{arg\,top}_k\ \mathrm{head}\big(\operatorname{pool}(\mathrm{BERT}_\theta(s))\big)$$ (`defsent.top_k_words`).
+#
 # The paper used BERT-large with CLS pooling. At the smoke scale we use the offline
 # MiniLM trained in notebook 10 (CLS pooling, reused from the run cache), whose head is the
 # tied-embedding fallback; expect sensible neighbours rather than the paper's exact lists.
@@ -43,7 +45,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 POOLING = "cls"
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
@@ -53,13 +55,12 @@ import pandas as pd
 
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
-from defsent_lite.repro import defsent_runs, preflight, variants
+from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
 S, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 untrained = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
 dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))
+budget.print_plan(S, lambda: defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))  # the plan first, timed here
 runs = defsent_runs.final_runs(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset).runs
 trained = defsent_runs.load_model(runs[0]["path"])
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained.head_kind)
@@ -74,8 +75,7 @@ variants.whole(defsent_runs.differences())
 # %% [markdown]
 # ## Table 6: definitions
 
-# %%
-# tolerance: count
+# %% tags=["tolerance: count"]
 defs = [d for _, d, _ in paper_defsent.TABLE6]
 table6 = pd.DataFrame({"word": [w for w, _, _ in paper_defsent.TABLE6], "definition": defs,
                        "paper (BERT-large)": [" ".join(p) for _, _, p in paper_defsent.TABLE6],

@@ -24,6 +24,8 @@
 # definitions dropped), *b* = all of Oxford, *c* = Oxford single words in BERT's vocabulary
 # (BERT's for every model, RoBERTa too: footnote 8).
 #
+# $$\mathrm{entry\_embed}(e) = \frac{1}{m} \sum_{j=0}^{m-1} \operatorname{pooling}\big(\mathrm{encoder}(\mathrm{definition}_j)\big) \quad \text{(Eq. 2: } m \text{ is counted below)}.$$
+#
 # **Offline** only Oxford valid+test is at hand (no train split), so *b* and *c* hold about a
 # fifth of the paper's definitions (and 40% and 61% of its entries); *a* adds all of WordNet
 # 3.0: 98% of the paper's entries, 68% of its definitions. The median tokenised length is the
@@ -44,7 +46,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 BERT = os.environ.get("DEFSENT_MODEL", "offline")   # offline = all-MiniLM-L6-v2 (bert-base-uncased vocabulary)
 ROBERTA = "roberta-base"                            # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")

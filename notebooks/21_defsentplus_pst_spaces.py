@@ -58,26 +58,78 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 DATASET = "a"
 COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (BERT-base: CLS, AMP)
 PST_STEPS = None   # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
 
+# %% [markdown]
+# ## The idea in equations
+# DefSent+ predicts a definition's dictionary *entry* $e$ instead of a word. Each entry is a
+# vector built from its own $m$ definitions by the encoder (Eq. 2; AMP: mean pooling, AC: CLS):
+#
+# $$\mathrm{entry\_embed}(e) = \frac{1}{m} \sum_{j=0}^{m-1}
+#   \operatorname{pooling}\big(\mathrm{encoder}([\mathrm{CLS}]\,\mathrm{definition}_j\,[\mathrm{SEP}])\big).$$
+#
+# These vectors are frozen; a definition $s$, pooled and passed through the pooler
+# ($h_\theta(s)$), is scored against *every* entry, and the encoder learns to pick its own
+# (Eq. 1, 5):
+#
+# $$-\log \frac{\exp\big(\mathrm{entry\_embed}(e) \cdot h_\theta(s)\big)}
+#   {\sum_{e'} \exp\big(\mathrm{entry\_embed}(e') \cdot h_\theta(s)\big)}.$$
+#
+# In the code: `defsentplus.build_entry_embeddings` is Eq. 2, `defsentplus.entry_logits` the
+# scores $\mathrm{entry\_embed}(e') \cdot h_\theta(s)$ for all $e'$, and `defsentplus.loss` the
+# cross-entropy above. PST repeats this: the best trained encoder rebuilds the entries, and the
+# original model trains again against them (`repro/pst.py: run_pst`).
+#
+# ## One batch by hand
+# Four entries of the dataset with all their definitions, on the original model.
+
 # %%
 import pandas as pd
+import torch
 
+from defsent_lite import defsentplus, encode
+from defsent_lite.repro import defsentplus_runs, preflight, pst
+
+S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
+entries, _ = pst.entry_dataset(pst.pst_config(S, MODEL, DATASET), DATA_ROOT)
+model, tokenizer = defsentplus_runs.load_model(MODEL)
+model.eval()                                      # dropout off: the numbers below are the model's own
+few = [i for i, e in enumerate(entries["ids"]) if e < 4]     # the definitions of entries 0-3
+ids = [entries["ids"][i] for i in few]
+definitions = [entries["definitions"][i] for i in few]
+space = defsentplus.build_entry_embeddings(model, tokenizer, ids, definitions, "mean", progress=False)
+print(f"{len(definitions)} definitions of {len(set(ids))} entries -> entry matrix {tuple(space.shape)}"
+      "  [entries, hidden]")
+for e in range(4):
+    print(f"  {entries['names'][e]!r}: {ids.count(e)} definition(s), e.g. {definitions[ids.index(e)][:60]!r}")
+
+# %% [markdown]
+# Each definition scored against the four entries (a row per definition, the largest score
+# should sit under its own entry once trained), and the loss of the batch.
+
+# %% tags=["tolerance: inference"]
+batch = encode.tokenize_batch(tokenizer, definitions, "cls")
+with torch.no_grad():
+    logits = defsentplus.entry_logits(model, dict(batch), "cls", space)   # [definitions, entries]
+    loss = defsentplus.loss(model, tokenizer, list(zip(ids, definitions)), "cls", space)
+print("logits", tuple(logits.shape), " [definitions, entries] | loss", f"{loss:.3f}")
+pd.DataFrame(logits.numpy(), columns=entries["names"][:4],
+             index=[f"{entries['names'][e]} #{k}" for k, e in enumerate(ids)]).round(2)
+
+# %%
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import defsentplus_runs, preflight, pst, scores, variants
+from defsent_lite.repro import budget, scores, variants
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
 cfg, why = pst.model_pst_config(S, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS, variant=VARIANT)
 print("combination:", pst.combinations_text(cfg), f"({why})")
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(pst.plan(cfg, data_dir=DATA_ROOT))
+budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)
@@ -96,8 +148,7 @@ variants.whole(defsentplus_runs.differences())
 # Each step keeps the run with the best STS average (under its best inference pooling); the
 # candidates' averages (pipeline checks at smoke scale, see above):
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.best_sts_avg(r) for (space, seed), r in st["runs"].items()}
               for st in steps}).round(2)
 
@@ -115,8 +166,7 @@ following = pst.following_space_views(steps, cfg, DATA_ROOT)   # Figure 7: built
 views = {f"for {st['step']}. Training": st["views"] for st in steps} | {f"for {len(steps) + 1}. Training (Fig. 7, not run)": following}
 space_fig = plots.entry_space_views(list(views.values()), list(views))
 
-# %%
-# tolerance: fraction
+# %% tags=["tolerance: fraction"]
 pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()},
              index=["variance share axis 1", "axis 2"]).round(3)
 
@@ -137,8 +187,7 @@ loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # loss barely moves within 20 batches (here 0.04 and -0.02): those rows, and the ICA run's
 # (its space is scaled x100, as the official code does), are pipeline checks.
 
-# %%
-# tolerance: loss; 2nd Training=check; 3rd Training=check
+# %% tags=["tolerance: loss; 2nd Training=check; 3rd Training=check"]
 pst.loss_drop(steps).round(3)
 
 # %% [markdown]
@@ -147,8 +196,7 @@ pst.loss_drop(steps).round(3)
 # the 3rd step. At smoke scale the untrained rows are compared tightly and the trained rows are
 # a pipeline check (see the top of this notebook): no trend among them is a result.
 
-# %%
-# tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check
+# %% tags=["tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check"]
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 table = pst.steps_table(steps, untrained).round(2)
 table

@@ -26,6 +26,8 @@
 # pooling is reported, as the paper does). The PST runs are the ones of notebook 21
 # (shared through the run cache).
 #
+# $$\text{STS} = 100 \cdot \rho_{\text{Spearman}}\big(\cos(u_a, u_b),\ \text{gold}(a, b)\big)$$ for the encoder after each Training (Eq. 5 trains it).
+#
 # **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 200 of *b* and *c*, one seed, 50 pairs
 # per STS task; DefSent's row is our smoke DefSent at the pooling of the paper's DefSent row for
 # the model (BERT-base: Mean, Table 8's 75.11; notebooks 10-11 train it), scored on the same
@@ -48,7 +50,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 COMBINATION = None  # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
@@ -59,7 +61,7 @@ import pandas as pd
 from defsent_lite.runtime import models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsent_runs, defsentplus_runs, preflight, pst, scores, variants
+from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -69,8 +71,7 @@ for name in "cba":
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
     cfg, _ = pst.model_pst_config(S, MODEL, name, reference, (COMBINATION or {}).get(name), ica=full,
                                   steps=None if full else 1, variant=VARIANT)
-    if S["paper_protocol"]:  # before any training: what will run, timed here
-        print(pst.plan(cfg, data_dir=DATA_ROOT))
+    budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
     runs[name], _ = pst.run(cfg, DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
 
@@ -84,16 +85,14 @@ variants.whole(defsentplus_runs.differences())
 # %% [markdown]
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
-# %%
-# tolerance: check; untrained=inference
+# %% tags=["tolerance: check; untrained=inference"]
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 rows, poolings = {}, {}
 poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
 ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"   # Table 2's DefSent row: the model's best pooling
 ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], S["defsent_lr_xs"], S["seeds"],
-                      defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))
+budget.print_plan(S, lambda: defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], S["defsent_lr_xs"], S["seeds"],
+                  defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))  # the plan first, timed here
 ds_runs = defsent_runs.final_runs(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
 m, tok = models.load(ds_runs[0]["path"])
 poolings[ds_label], rows[ds_label] = pst.best_pooling_scores(
@@ -118,8 +117,7 @@ ours.round(2)
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact"]
 print(note)
 table = paper_defsentplus.TABLE2
 paper = results.paper_table(table, results.STS_COLS)
@@ -133,8 +131,7 @@ table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggr
 print(results.spread_verdict(table2))
 table2
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gives mean ± std)
     print(pd.DataFrame(stds).T.round(2))
 

@@ -25,6 +25,8 @@
 # these numbers under other labels for BERT-large and the RoBERTas, and the numbers decide which
 # combination `pst.model_pst_config` runs).
 #
+# $$-\log \frac{\exp\big(\mathrm{entry\_embed}_{\text{AC or AMP}}(e) \cdot h^{\text{CLS or Mean}}_\theta(s)\big)}{\sum_{e'} \exp\big(\mathrm{entry\_embed}_{\text{AC or AMP}}(e') \cdot h^{\text{CLS or Mean}}_\theta(s)\big)} \quad \text{(Eq. 5: the four combinations).}$$
+#
 # **Smoke scale**: all-MiniLM-L6-v2, 200 sampled entries of *a* (notebook 21 uses 390: ICA needs them),
 # one seed, STS on 50 pairs per task (SentEval's tokenised files, as the paper and its code), the
 # average under the best inference pooling (as the paper reports). At this size the four
@@ -45,7 +47,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 DATASET = "a"
@@ -55,7 +57,7 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_runs, preflight, pst, variants
+from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
@@ -63,8 +65,7 @@ grid = {}
 for pooling, entry_pooling in defsentplus_runs.COMBINATIONS:
     cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT,
                          max_entries=S["dsp_grid_max_entries"])
-    if S["paper_protocol"]:  # before any training: what will run, timed here
-        print(pst.plan(cfg, data_dir=DATA_ROOT))
+    budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
     steps, report = pst.run(cfg, DATA_ROOT)
     grid[defsentplus_runs.combination_name(pooling, entry_pooling)] = pst.seed_table(steps[0], "plain")  # over seeds
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"], f"({report['entries']} entries)")
@@ -78,8 +79,7 @@ variants.whole(defsentplus_runs.differences())
 # %% [markdown]
 # ## STS average per combination and inference pooling (ours)
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 ours = pd.DataFrame({combo: t.mean["avg"] for combo, t in grid.items()}).T   # mean over seeds per pooling
 ours["best"] = ours.max(axis=1)
 ours.round(2)
@@ -87,8 +87,7 @@ ours.round(2)
 # %% [markdown]
 # ## Beside Table 8 (paper: mean over 10 runs, best pooling)
 
-# %%
-# tolerance: check; BERT-base=exact; BERT-large=exact; RoBERTa-base=exact; RoBERTa-large=exact
+# %% tags=["tolerance: check; BERT-base=exact; BERT-large=exact; RoBERTa-base=exact; RoBERTa-large=exact"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_defsentplus.TABLE8, paper_defsentplus.TABLE8_COLS)

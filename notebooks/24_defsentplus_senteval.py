@@ -27,6 +27,8 @@
 # Prompt for RoBERTa), or, for a model outside Table 7 (the offline one), the pooling that
 # scored best on STS.
 #
+# $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
+#
 # **Smoke scale**: 500 training and at most 250 dev/test examples per task, 5 folds, C = 1.
 # The untrained encoder's row (no encoder training; the classifier is deterministic here) is
 # compared as a score; the DefSent+ row is a **pipeline check** at this size (its change from
@@ -46,14 +48,13 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
 DATASET = "a"
 COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (as notebook 21)
 
-# %%
-# tolerance: check; untrained (mean)=score
+# %% tags=["tolerance: check; untrained (mean)=score"]
 import pandas as pd
 
 from defsent_lite import checks
@@ -65,9 +66,8 @@ pd.set_option("display.width", 140)
 S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
 cfg, _ = pst.model_pst_config(S, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(pst.plan(cfg, data_dir=DATA_ROOT,
-                   extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))
+budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT,
+               extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # the plan first, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
 final = steps[-1]["best_run"]
 checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN STS scores
@@ -92,8 +92,7 @@ variants.whole(defsentplus_runs.differences())
 # (its ICA row only when our last step kept the ICA space); the paper's DefSent and SimCSE rows
 # of the model below, for context (the paper has no untrained row).
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact; untrained (mean)=score
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained (mean)=score"]
 print(note)
 paper = results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS)
 ica = steps[-1]["best"][0] != "plain"   # the paper's row in the same space: its (ICA) row only for an ICA encoder
@@ -105,8 +104,7 @@ table4 = results.side_by_side(paper, ours, {f"untrained ({pooling})": (None, f"u
                               compare=aggregate.comparable(MODEL, S))
 table4
 
-# %%
-# tolerance: exact
+# %% tags=["tolerance: exact"]
 context = [aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent ", exclude=("DefSent+",)),
            aggregate.paper_row(paper_defsentplus.TABLE4, reference, "SimCSE")]
 paper.loc[[k for k in context if k is not None]]

@@ -32,6 +32,8 @@
 # step's from Sec. 4.2's text where it differs (SNCSE-RoBERTa-large: (CLS, AC), then (Mean, AC));
 # Table 6's names disagree with both and are not used. SentEval uses Table 7's pooling.
 #
+# $$\theta_0 = \theta_{\text{SimCSE / SNCSE / SynCSE}}, \qquad \theta_k = \text{PST step } k \text{ (Eq. 2, 5) from } \theta_0 \text{ against the entries of } \theta_{k-1}.$$
+#
 # **Smoke scale**: the offline all-MiniLM-L6-v2 (itself a contrastively trained encoder) stands
 # in for the checkpoint: one PST step (SimCSE-BERT-base's count) at the smoke scale's first rate
 # (5e-5; Table 5 gives SimCSE-BERT-base 3e-5) on 390 entries of *a*, one seed, STS on 50 pairs
@@ -55,7 +57,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"   # a hub name, or a local folder with PAPER_LABEL
 PAPER_LABEL = None   # None: found by CHECKPOINT's hub name; for a folder one of augmented.labels(), e.g. "snscse-BERT-base"
 MODEL = None   # None: CHECKPOINT at paper (and rehearsal) scale, the scale's offline model standing in for it otherwise
@@ -69,15 +71,14 @@ from defsent_lite.runtime import config
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.repro import augmented, preflight, pst, scores
+from defsent_lite.repro import augmented, budget, preflight, pst, scores
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))
 release = augmented.release(CHECKPOINT, PAPER_LABEL)
 cfg = pst.pst_config(S, MODEL, "a", *release.combinations[0], ica=False, steps=PST_STEPS or release.steps, variant=VARIANT,
                      later_combinations=release.combinations[1:], lrs=release.lrs if S["paper_protocol"] else None)
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(pst.plan(cfg, data_dir=DATA_ROOT))
+budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
 compare = aggregate.comparable(MODEL, S, paper_model=release.checkpoint)   # False: the paper's rows are context
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"(paper rows: {release.label}",
@@ -88,8 +89,7 @@ print(report)
 # %% [markdown]
 # ## Table 5: the learning rates of each step, ours beside the paper's row
 
-# %%
-# tolerance: exact
+# %% tags=["tolerance: exact"]
 pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], index=paper_defsentplus.TABLE5_COLS[:len(release.lrs)]),
               "ours": pd.Series([f"{lr:g}" for lr in cfg["lrs"]], index=[f"{pst.ordinal(k)} Training" for k in range(1, len(cfg["lrs"]) + 1)])})
 
@@ -98,24 +98,21 @@ pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], in
 # The untrained row is the checkpoint itself under its best pooling (Table 3's first groups);
 # each DefSent+ row is the mean over seeds under the best pooling, beside Table 6's mean.
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact; checkpoint=inference
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=inference"]
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
 ours, poolings, counts = augmented.rows(untrained, steps)
 print(augmented.paper_rows_text(release))
 table = augmented.beside_paper(ours, release, compare)
 table
 
-# %%
-# tolerance: exact
+# %% tags=["tolerance: exact"]
 pd.Series(poolings, name="best pooling")
 
 # %% [markdown]
 # ## Table 4: SentEval accuracy of the checkpoint and of our final encoder
 # Both under Table 7's SentEval pooling of the released encoder, beside the paper's rows.
 
-# %%
-# tolerance: check; paper=exact; paper (context)=exact; checkpoint=score
+# %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=score"]
 transfer = scores.transfer_before_after(MODEL, steps[-1]["best_run"]["path"], release.senteval_pooling, S, DATA_ROOT,
                                        names=("checkpoint", "DefSent+"))
 table4 = augmented.transfer_beside_paper(transfer, release, compare)

@@ -59,29 +59,87 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official, "sum" = Eq. 2 paper)
 BASELINE = None       # (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through
                       # its pooler at paper scale (the paper's row), the offline model with mean pooling otherwise
 
-# %%
+# %% [markdown]
+# ## The idea in equations
+# GaussCSE reads a Gaussian $N_s = \mathcal{N}(\mu_s, \operatorname{diag}\sigma^2_s)$ off a
+# sentence's CLS vector with two linear layers (`gausscse.GaussHead`), and compares two sentences
+# by the KL divergence of their Gaussians (Eq. 1, 2):
+#
+# $$\mathrm{sim}(a \,\|\, b) = \frac{1}{1 + D_{\mathrm{KL}}(N_a \,\|\, N_b)}, \qquad
+#   \mathrm{sim}(a \,\|\, b) \neq \mathrm{sim}(b \,\|\, a).$$
+#
+# Training (Eq. 3) is contrastive over NLI triplets (premise, entailment, contradiction) in a batch
+# of $B$: for premise $i$ the entailment $\mathrm{ent}_i$ must be the most similar among all
+# entailments $j$, the contradictions (setting "con") and the reversed pairs (setting "rev"):
+#
+# $$\mathcal{L}_i = -\log \frac{e^{\mathrm{sim}(\mathrm{ent}_i \| \mathrm{pre}_i)/\tau}}
+#   {\sum_j e^{\mathrm{sim}(\mathrm{ent}_j \| \mathrm{pre}_i)/\tau}
+#   + \sum_j e^{\mathrm{sim}(\mathrm{con}_j \| \mathrm{pre}_i)/\tau}
+#   + \sum_j e^{\mathrm{sim}(\mathrm{pre}_j \| \mathrm{ent}_i)/\tau}}.$$
+#
+# The reversed pairs teach direction: the entailed sentence (narrow, specific) should sit inside
+# the entailing one (broad), never the other way round. In the code: `gausscse.kl_similarity` is
+# Eq. 2 (`reduction="sum"`, the text; the official code, whose numbers the paper reports, averages
+# $1/(1 + D_{\mathrm{KL},d})$ over the dimensions $d$ instead: `"mean_per_dim"`, the official
+# variant's) and `gausscse.contrastive_loss` Eq. 3.
+#
+# ## One batch by hand
+# The original encoder with a new (seeded, untrained) Gaussian head: two sentences of an
+# entailment pair, their means and variances, and both directions of the similarity.
+
+# %% tags=["tolerance: inference"]
 import pandas as pd
+import torch
 
 from defsent_lite import gausscse
+from defsent_lite.repro import gausscse_runs, preflight
+from defsent_lite.runtime import models
+
+S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
+encoder, tokenizer = models.load(MODEL)
+torch.manual_seed(0)
+gauss = gausscse.GaussModel(encoder, gausscse_runs.variant_settings(VARIANT)["head"])
+pair = ["A man is playing a guitar on a stage in front of a crowd.", "A man is playing music."]
+mu, var = gausscse.encode(gauss, tokenizer, pair)
+print("mu", tuple(mu.shape), "var", tuple(var.shape), " [sentences, hidden]")
+print("mean variance per sentence:", [f"{v:.3f}" for v in var.mean(1).tolist()])
+for reduction in ("sum", "mean_per_dim"):   # Eq. 2 as written; the official code's per-dimension mean
+    ab = gausscse.kl_similarity(mu[0], var[0], mu[1], var[1], reduction)
+    ba = gausscse.kl_similarity(mu[1], var[1], mu[0], var[0], reduction)
+    print(f"{reduction:12s} sim(premise || hypothesis) = {ab:.4f}   sim(hypothesis || premise) = {ba:.4f}")
+
+# %% [markdown]
+# Untrained, which direction is larger is arbitrary; training makes sim(entailed || entailing)
+# the larger one. The loss of four training triplets, with every in-batch negative:
+
+# %% tags=["tolerance: loss"]
+triplets = gausscse_runs.training_triplets(DATA_ROOT, max_triplets=4, seed=0,
+                                           source=gausscse_runs.train_source(S["name"], DATA_ROOT))
+pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
+print("premise:", triplets[0][0], "| entailment:", triplets[0][1], "| contradiction:", triplets[0][2])
+for setting in gausscse.LOSS_SETTINGS:
+    loss = gausscse.contrastive_loss(pre, ent, con, setting, reduction=REDUCTION or gausscse_runs.variant_settings(VARIANT)["reduction"])
+    print(f"{setting:12s} loss {loss:.3f}")
+del encoder, gauss
+
+# %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight, variants
+from defsent_lite.repro import budget, gausscse_tables, variants
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
 baseline_model, baseline_pooling = BASELINE or (gausscse_runs.SIMCSE_BASELINE if S["paper_protocol"] else (MODEL, "mean"))
 baseline = gausscse_runs.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)  # before the trainings: a model that fails to load fails here
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))
+budget.print_plan(S, lambda: gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
 runs = gausscse_runs.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
       "| batch", base["batch_size"], "| lr", base["lr"])
@@ -99,8 +157,7 @@ variants.whole(gausscse_runs.differences())
 # GaussCSE reports each row as a mean of 5 seeds without its spread: a one-seed run of ours (colab
 # scale) cannot be placed inside or outside it, only beside it.
 
-# %%
-# tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score
+# %% tags=["tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score"]
 _, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 ours, _ = gausscse_tables.tables(runs, tests, sick_full)
 cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})"
@@ -117,8 +174,7 @@ table3
 # %% [markdown]
 # ## Table 1: accuracy only, with the average
 
-# %%
-# tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score
+# %% tags=["tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score"]
 acc_cols = [c for c in paper_gausscse.NLI_COLS if c.endswith("acc")]
 table1 = table3[acc_cols].copy()
 table1["avg"] = table1.mean(axis=1).round(2)
@@ -128,8 +184,7 @@ table1
 # ## Model selection and thresholds
 # SNLI-dev AUPRC was checked every 100 steps and at the end; the best check is kept.
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=round(100 * r["dev_auprc"], 2),
                       threshold=round(r["threshold"], 4)) for s, r in runs.items()}).T
 

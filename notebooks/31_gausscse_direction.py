@@ -22,12 +22,14 @@
 # entailing sentence should have the broader Gaussian. SICK pairs whose entailment goes
 # both ways have no direction and are excluded (counted below). The length baseline says
 # the longer sentence entails: lengths in characters, a tie counted wrong
-# (`nli_metrics.length_baseline_accuracy`; whitespace words or ties scored one half are
+# (`nli.length_baseline_accuracy`; whitespace words or ties scored one half are
 # options). On the full test sets (cpu and paper scale) this gives the paper's baseline row
 # within 0.01 (`docs/cpu_runs.md`); the smoke subsets below give their own numbers. Paper (BERT-base): the reversed set is what teaches
 # direction: ent+rev and ent+con+rev reach 92-93% on average against 81.47% for the
 # length baseline, while ent and ent+con stay near 62-64%. McNemar's test (p < 0.05)
 # compares settings on the same pairs, as the paper does.
+#
+# $$\hat{y}(A \Rightarrow B) = \big[\,\mathrm{sim}(B \,\|\, A) > \mathrm{sim}(A \,\|\, B)\,\big], \qquad \mathrm{sim}(a \,\|\, b) = \frac{1}{1 + D_{\mathrm{KL}}(N_a \,\|\, N_b)}.$$
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
 # 64 offline triplets, 200 evenly spaced pairs per test set. Two training steps teach no
@@ -51,7 +53,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official, "sum" = Eq. 2 paper)
@@ -62,14 +64,13 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight, variants
+from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
 S, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))
+budget.print_plan(S, lambda: gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
 runs = gausscse_runs.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 pairs = {name: gausscse_runs.direction_pairs(name, rows, sick_full, SICK_PAIRS) for name, rows in tests.items()}
@@ -91,8 +92,7 @@ variants.whole(gausscse_runs.differences())
 # pairs with one direction only. The length baseline needs no model, so the full SICK test set
 # decides between the two readings: the one that gives the paper's Length-baseline row.
 
-# %%
-# tolerance: exact
+# %% tags=["tolerance: exact"]
 _, full_tests, _ = gausscse_runs.eval_data(None, DATA_ROOT)
 for reading in gausscse_runs.SICK_PAIRS:
     baseline = gausscse_runs.length_baselines({"SICK": full_tests["SICK"]}, sick_full, reading)["SICK"]
@@ -104,8 +104,7 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 # GaussCSE reports each row as a mean of 5 seeds without its spread: a one-seed run of ours (colab
 # scale) cannot be placed inside or outside it, only beside it.
 
-# %%
-# tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact
+# %% tags=["tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact"]
 _, ours = gausscse_tables.tables(runs, tests, sick_full, SICK_PAIRS)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
@@ -117,8 +116,7 @@ table2
 # ## McNemar's test between loss settings (direction and NLI accuracy, per test set)
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 mcnemar = gausscse_tables.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 

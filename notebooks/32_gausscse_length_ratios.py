@@ -26,6 +26,8 @@
 # involved), lengths in characters, the unit with which the paper's length-baseline row
 # is reproduced on the full test sets (notebook 31). The second figure asks whether GaussCSE
 # (ent+rev, notebook 30's run) gets the direction right where the length baseline cannot.
+#
+# $$r = \log \frac{\operatorname{len}(\text{entailing})}{\operatorname{len}(\text{entailed})}, \qquad \text{length baseline: } A \Rightarrow B \text{ iff } \operatorname{len}(A) > \operatorname{len}(B).$$
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -41,7 +43,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 
@@ -50,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import plots, results
-from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight, variants
+from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
 
 S, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, full_tests, sick_full = gausscse_runs.eval_data(None, DATA_ROOT)
@@ -77,12 +79,10 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 # model's counts are a **pipeline check** (notebook 31: two steps teach no direction); the
 # pair counts per bin involve no model and are exact.
 
-# %%
-# tolerance: check; pairs=exact
+# %% tags=["tolerance: check; pairs=exact"]
 base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
-if S["paper_protocol"]:  # before any training: what will run, timed here
-    print(gausscse_runs.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))
+budget.print_plan(S, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))  # the plan first, timed here
 run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 gausscse_tables.direction_by_length(run, tests, sick_full)

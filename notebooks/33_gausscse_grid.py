@@ -25,6 +25,8 @@
 # `SETTING` defaults to ent+con+rev, whose BERT-base test AUPRC (67.07) is the closest to the
 # grid's best dev AUPRC (66.21). One training per cell, first seed.
 #
+# $$\max_{B \in \{16, 32, 64, 128\},\ \eta \in \{1, 3, 5\} \times 10^{-5}} \ \mathrm{AUPRC}_{\text{SNLI dev}}\big(\theta_{B, \eta}\big), \quad \theta_{B,\eta} \text{ trained with Eq. 3.}$$
+#
 # **Smoke scale**: all-MiniLM-L6-v2 (the paper's BERT-base rows beside it), batch sizes 16 and
 # 32 only (x the three rates: 6 trainings; all 12 cells on 128 triplets took 250 s here, too
 # long for CI; the rehearsal and paper scales run all four batch sizes), 32 offline triplets
@@ -47,7 +49,7 @@ if "google.colab" in sys.modules:
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 MODEL = None
 VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
 SETTING = "ent+con+rev"
@@ -55,14 +57,14 @@ SETTING = "ent+con+rev"
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_runs, gausscse_tables, preflight
+from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight
 
 S, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
 base.update(train_max=S["gauss_grid_train_max"], dev_max=S["gauss_grid_dev_max"] or base["dev_max"])
-if S["paper_protocol"]:  # before any training: what will run, timed here (one line per batch size)
-    for b in S["gauss_grid_batch_sizes"]:
-        print(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))
+budget.print_plan(S, lambda: "\n".join(  # the plan first, timed here: a line per batch size
+    str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))
+    for b in S["gauss_grid_batch_sizes"]))
 grid = gausscse_runs.grid_search(base, SETTING, S["gauss_grid_batch_sizes"], data_dir=DATA_ROOT)
 print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING, "| seed:", base["seed"],
       "| triplets per training:", base["train_max"] or "all", "| batch sizes:", list(S["gauss_grid_batch_sizes"]))
@@ -70,8 +72,7 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:
 # %% [markdown]
 # ## Table 5: SNLI-dev AUPRC x100 per batch size and learning rate, beside the paper's
 
-# %%
-# tolerance: check; paper (context)=exact; paper=exact
+# %% tags=["tolerance: check; paper (context)=exact; paper=exact"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=aggregate.comparable(MODEL, S))
@@ -82,8 +83,7 @@ table5
 # 4 points (twice the `score` tolerance of the tests), so that float noise between machines
 # never flips what this notebook prints.
 
-# %%
-# tolerance: check
+# %% tags=["tolerance: check"]
 print(gausscse_tables.best_grid_cell(grid, reference, margin=4.0))
 
 # %%

@@ -32,7 +32,7 @@
 #    kept out of CI for time: see `docs/speed.md`).
 #
 # Timings vary from run to run, so their cells are excluded from nbval's output check
-# (`NBVAL_IGNORE_OUTPUT`); the vector and score checks are compared.
+# (tagged `nbval-ignore-output`); the vector and score checks are compared.
 
 # %%
 # Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
@@ -47,7 +47,7 @@ if "google.colab" in sys.modules:
 # %% tags=["parameters"]
 import os
 
-DATA_ROOT = os.environ.get("DEFSENT_DATA", "data")
+DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
 BATCH_SIZE = 64
 REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 
@@ -72,14 +72,12 @@ result = bench.encode_vs_sentence_transformers(models.offline_model_path(), sent
 print(f"{result['sentences']} distinct STS-B test sentences, batch {BATCH_SIZE}")
 print("same vectors as sentence-transformers (min cosine > 0.9999):", result["min_cosine"] > 0.9999)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 print(f"threads: {result['threads']}")
 print(f"sentence-transformers: {result['st_s']:.2f} s   defsent_lite.encode: {result['ours_s']:.2f} s")
 print(f"speed ratio (sentence-transformers time / ours): {result['speedup']:.2f}x   min cosine {result['min_cosine']:.6f}")
 
-# %%
-# tolerance: inference
+# %% tags=["tolerance: inference"]
 model, tokenizer = models.load("offline")
 stsb = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=BATCH_SIZE), DATA_ROOT, tasks=["STSB"])
 print("STS-B test, all pairs:", round(stsb["STSB"], 2), "(reference 82.03)")
@@ -91,8 +89,7 @@ print("STS-B test, all pairs:", round(stsb["STSB"], 2), "(reference 82.03)")
 # the vocabulary is the batch's logits, [16, 30522] floats (about 1.9 MiB); nothing larger
 # is materialised.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16, steps=16)
 print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp['seconds']:.1f} s), "
       f"peak RSS {tp['peak_rss_mib']:.0f} MiB, logits {tp['logits_mib']:.2f} MiB per batch; head: {tp['head']}")
@@ -108,8 +105,7 @@ print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp[
 # The whole of offline dataset *a* (226,465 definitions) is measured by
 # `python tools/bench.py entries` (about 10 minutes here; `docs/speed.md` records the figure).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 ours_e = bench.run_isolated("entry_embeddings_throughput", dataset="c", max_definitions=400)
 base_e = bench.run_isolated("entry_embeddings_fixed_padding", dataset="c", max_definitions=400)
 print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s, peak RSS {ours_e['peak_rss_mib']:.0f} MiB; "
@@ -123,14 +119,12 @@ print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s, peak RSS {ou
 # [B,1,d] against [1,B,d] (the baseline, memory B*B*d) and the matrix-product form of the
 # closed-form KL (memory B*B); they must agree.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 g = bench.run_isolated("gausscse_training_throughput", batch_size=16, steps=4)
 print(f"GaussCSE training: {g['steps_per_s']:.2f} steps/s = {g['triplets_per_s']:.1f} triplets/s at batch 16, "
       f"peak RSS {g['peak_rss_mib']:.0f} MiB")
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 cost = pd.DataFrame(bench.similarity_matrix_cost()).round(3)
 cost
 

@@ -9,10 +9,11 @@ their numbers). A displayed DataFrame is compared through its HTML (where each n
 and row labels are known), not its text twin, whose line wrapping follows the numbers' widths.
 Images are not compared (as in nbval).
 
-A cell states the kind of the numbers it shows in a comment line; without one they are exact:
+A cell states the kind of the numbers it shows in a tag of its metadata (out of the reader's
+code; in a jupytext .py: `# %% tags=["tolerance: score"]`); without one they are exact:
 
-    # tolerance: score                       every number is an x100 score
-    # tolerance: fraction; final loss=loss   default fraction, the column "final loss" a loss
+    tolerance: score                       every number is an x100 score
+    tolerance: fraction; final loss=loss   default fraction, the column "final loss" a loss
 
 `label=kind` applies to the table cells under a column or beside a row label of that name
 (HTML tables, as pandas displays DataFrames); `prefix*=kind` to every label starting with prefix.
@@ -45,13 +46,25 @@ TOLERANCES = {
 }
 
 NUMBER = re.compile(r"(?<![\w.^])(?<![\w.^][-+])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w^])")
-DIRECTIVE = re.compile(r"#\s*tolerance:\s*(.+)$", re.MULTILINE)
+DIRECTIVE = re.compile(r"^\s*(?:#\s*)?tolerance:\s*(.+)$", re.MULTILINE)
+IGNORE_TAG = "nbval-ignore-output"
 SKIP_KEYS = {"metadata", "traceback", "prompt_number", "output_type", "name", "execution_count",
              "image/png", "image/jpeg", "image/svg+xml", "application/vnd.jupyter.widget-view+json"}
 
 
+def directive(cell):
+    """A notebook cell's tolerance tag (the text tolerance_spec reads), '' when it has none."""
+    return "\n".join(t for t in cell.get("metadata", {}).get("tags", []) if t.startswith("tolerance:"))
+
+
+def ignored(cell):
+    """Whether nbval ignores the cell's output (timings): the nbval-ignore-output tag."""
+    return IGNORE_TAG in cell.get("metadata", {}).get("tags", [])
+
+
 def tolerance_spec(source):
-    """The cell's directive as (default kind, {label: kind}); 'exact' when the cell states none."""
+    """A directive ("tolerance: fraction; final loss=loss") as (default kind, {label: kind});
+    'exact' when there is none."""
     found = DIRECTIVE.findall(source)
     if not found:
         return "exact", {}
@@ -60,7 +73,7 @@ def tolerance_spec(source):
         label, _, kind = part.rpartition("=")
         kind = kind.strip()
         if kind not in TOLERANCES:
-            raise ValueError(f"unknown tolerance kind {kind!r} in '# tolerance:' (choose from {sorted(TOLERANCES)})")
+            raise ValueError(f"unknown tolerance kind {kind!r} in 'tolerance:' (choose from {sorted(TOLERANCES)})")
         if label:
             by_label[label.strip()] = kind
         else:
@@ -217,9 +230,10 @@ def _as_text(value):
     return "".join(value) if isinstance(value, list) else str(value)
 
 
-def compare_outputs(stored, fresh, source, seen=None):
-    """Problems between a cell's stored and fresh outputs (already stream-coalesced); [] = same."""
-    default, by_label = tolerance_spec(source)
+def compare_outputs(stored, fresh, spec, seen=None):
+    """Problems between a cell's stored and fresh outputs (already stream-coalesced); [] = same.
+    spec: the cell's tolerance directive (`directive(cell)`)."""
+    default, by_label = tolerance_spec(spec)
     s_flat, s_tables = flatten_outputs(stored)
     f_flat, _ = flatten_outputs(fresh)
     if set(s_flat) != set(f_flat):
@@ -251,9 +265,9 @@ def install_into_nbval():
         raise RuntimeError("this nbval has no IPyNbCell.compare_outputs to replace: install nbval 0.11.x")
 
     def compare(cell, test, ref, skip_compare=None):
-        cell.comparison_traceback = compare_outputs(ref, test, cell.cell.source)
+        cell.comparison_traceback = compare_outputs(ref, test, directive(cell.cell))
         if os.environ.get("DEFSENT_NBVAL_SAVE"):  # keep both outputs: spreads are measured from them
-            record = dict(notebook=Path(str(cell.fspath)).name, cell=cell.cell_num, source=cell.cell.source,
+            record = dict(notebook=Path(str(cell.fspath)).name, cell=cell.cell_num, source=directive(cell.cell),
                           stored=ref, fresh=test, problems=cell.comparison_traceback)
             with open(os.environ["DEFSENT_NBVAL_SAVE"], "a") as f:
                 f.write(json.dumps(record, default=dict) + "\n")
@@ -298,8 +312,8 @@ def paired_cells(args):
         fresh = [c for c in nbformat.read(fresh_dir / path.name, 4).cells if c.cell_type == "code"]
         stored = [(i, c) for i, c in enumerate(nbformat.read(path, 4).cells) if c.cell_type == "code"]
         for (i, s_cell), f_cell in zip(stored, fresh):
-            if "NBVAL_IGNORE_OUTPUT" not in s_cell.source:
-                yield f"{path.stem} cell {i:2d}", s_cell.source, coalesce_streams(list(s_cell.outputs)), \
+            if not ignored(s_cell):
+                yield f"{path.stem} cell {i:2d}", directive(s_cell), coalesce_streams(list(s_cell.outputs)), \
                     coalesce_streams(list(f_cell.outputs))
 
 

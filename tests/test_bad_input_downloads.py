@@ -5,11 +5,12 @@ files behind a symlinked data folder belong to its identity."""
 import hashlib
 import os
 import time
+import tracemalloc
 
 import pytest
 
 from defsent_lite.runtime import cache
-from defsent_lite.data import download
+from defsent_lite.data import download, readers
 from defsent_lite.repro import preflight
 from http_site import site  # noqa: F401 (a fixture)
 
@@ -28,9 +29,31 @@ def test_a_server_trickling_bytes_is_given_up_at_the_deadline(site, tmp_path):
 
 def test_a_body_that_is_not_the_csv_is_a_named_download_error(site, tmp_path):
     site.routes["/nli.csv"] = b"sent0,sent1,hard_neg\n\"" + b"a" * 200_000 + b"\",b,c\n"   # a field over csv's limit
-    src = dict(name="nli", url=site.url("/nli.csv"), rows=3, members={"": "nli/train/nli_for_simcse.csv"})
+    src = dict(name="nli", url=site.url("/nli.csv"), rows=300, members={"": "nli/train/nli_for_simcse.csv"})
     (report,) = download.download(tmp_path, sources=[src], checksums={}, log=quiet)
     assert report.status == "failed" and "not the expected CSV (Error: field larger than field limit" in report.detail
+
+
+def test_a_body_far_larger_than_its_rows_is_refused_before_parsing(site, tmp_path):
+    site.routes["/nli.csv"] = b"<not csv>" * 500_000   # 4.5 MB for 3 rows
+    src = dict(name="nli", url=site.url("/nli.csv"), rows=3, members={"": "nli/train/nli_for_simcse.csv"})
+    (report,) = download.download(tmp_path, sources=[src], checksums={}, log=quiet)
+    assert report.status == "failed" and "4500000 bytes for 3 rows, over the 3000-byte cap" in report.detail
+    assert not (tmp_path / "nli/train/nli_for_simcse.csv").exists()
+
+
+def test_the_row_count_check_streams_a_large_csv(tmp_path):
+    """A 10 MB CSV is counted with a flat memory: rows are never held (reading it whole would hold
+    every row as a dict, several times the file)."""
+    path = tmp_path / "nli_for_simcse.csv"
+    row = "a premise sentence here,an entailed one here,a contradiction here for the pair\n"
+    path.write_text("sent0,sent1,hard_neg\n" + row * 130_000)
+    tracemalloc.start()
+    assert readers.count_simcse_nli(path) == 130_000
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    assert len(readers.read_simcse_nli(path)) == 130_000
 
 
 def test_a_malformed_digest_record_names_its_line(tmp_path):

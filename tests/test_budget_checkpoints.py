@@ -182,3 +182,11 @@ def test_evaluation_sizes_and_an_encoding_only_plan():
     assert budget.sts_sentences(shared, max_pairs=10) == 7 * 2 * 10
     p = budget.encoding_plan("untrained", "offline", 640, shared)
     assert p.trainings == 0 and p.steps == 0 and p.batch_s > 0 and p.seconds == pytest.approx(10 * p.batch_s)
+
+
+def test_a_plan_prints_at_the_protocol_scales_only(capsys):
+    asked = []
+    for name in ("smoke", "cpu", "rehearsal", "colab", "paper"):
+        budget.print_plan(config.scale(name), lambda: asked.append(name) or f"plan of {name}")
+    assert asked == ["rehearsal", "colab", "paper"]
+    assert capsys.readouterr().out.split("\n")[:3] == ["plan of rehearsal", "plan of colab", "plan of paper"]

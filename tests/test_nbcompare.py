@@ -1,5 +1,6 @@
 """The notebook comparison: numbers within their kind's tolerance, everything else exactly."""
 import math
+import re
 import os
 import subprocess
 import sys
@@ -26,7 +27,7 @@ def stream(text):
 
 
 STORED = pd.DataFrame({"mrr": [0.1174, 0.0480], "final loss": [7.9640, 7.1]}, index=["cls", "max"])
-SOURCE = "table  # tolerance: fraction; final loss=loss"
+SOURCE = "tolerance: fraction; final loss=loss"   # a cell's tag
 
 
 def compare_frames(fresh, source=SOURCE):
@@ -52,7 +53,7 @@ def test_label_kind_overrides_default():
     fresh = STORED.copy()
     fresh.loc["cls", "final loss"] += 0.04   # a loss: passes only because the column is labelled
     assert compare_frames(fresh) == []
-    assert compare_frames(fresh, "table  # tolerance: fraction") != []
+    assert compare_frames(fresh, "tolerance: fraction") != []
 
 
 def test_labels_rows_and_columns_are_exact():
@@ -98,7 +99,7 @@ def test_unknown_kind_is_an_error():
 def checked_cells():
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for n, cell in enumerate(nbformat.read(path, 4).cells):
-            if cell.cell_type == "code" and "NBVAL_IGNORE_OUTPUT" not in cell.source and cell.outputs:
+            if cell.cell_type == "code" and not nbcompare.ignored(cell) and cell.outputs:
                 yield f"{path.stem}:{n}", cell
 
 
@@ -128,15 +129,15 @@ def perturbations(outputs, to_nan=False):
 def test_every_stored_number_is_checked(name, cell):
     """Each number a notebook reports (outside timing cells) fails the test when moved past its tolerance."""
     stored = coalesce_streams(list(cell.outputs))
-    assert nbcompare.compare_outputs(stored, stored, cell.source) == []
+    assert nbcompare.compare_outputs(stored, stored, nbcompare.directive(cell)) == []
     unnoticed = []
     for (number, moved), (_, as_nan) in zip(perturbations(stored), perturbations(stored, to_nan=True)):
         seen = []
-        if nbcompare.compare_outputs(stored, moved, cell.source, seen):
+        if nbcompare.compare_outputs(stored, moved, nbcompare.directive(cell), seen):
             continue
         kinds = {kind for kind, a, b in seen if a != b and not (math.isnan(a) and math.isnan(b))}
         # a pipeline check (kind "check") is compared as finite only: making it NaN must fail
-        if kinds != {"check"} or not nbcompare.compare_outputs(stored, as_nan, cell.source):
+        if kinds != {"check"} or not nbcompare.compare_outputs(stored, as_nan, nbcompare.directive(cell)):
             unnoticed.append(number)
     assert unnoticed == [], f"{name}: moving these numbers went unnoticed: {unnoticed[:10]}"
 
@@ -144,8 +145,9 @@ def test_every_stored_number_is_checked(name, cell):
 def test_nbval_uses_the_tolerant_comparison(tmp_path):
     """End to end: pytest --nbval passes a notebook whose stored number is off within tolerance, fails beyond."""
     def notebook(stored_value):
-        code = "# tolerance: score\nprint('accuracy', 70.25)"
-        cell = nbformat.v4.new_code_cell(code, execution_count=1, outputs=[stream(f"accuracy {stored_value}\n")])
+        cell = nbformat.v4.new_code_cell("print('accuracy', 70.25)", execution_count=1,
+                                         outputs=[stream(f"accuracy {stored_value}\n")],
+                                         metadata={"tags": ["tolerance: score"]})
         nb = nbformat.v4.new_notebook(cells=[cell], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
         path = tmp_path / f"nb_{str(stored_value).replace('.', '_')}.ipynb"
         nbformat.write(nb, path)
@@ -223,5 +225,16 @@ def test_notebook_01_fails_when_every_spearman_is_scaled_by_097():
     for o in fresh:
         if "text/html" in o.get("data", {}):
             o["data"] = dict(o["data"], **{"text/html": scaled})
-    problems = nbcompare.compare_outputs(stored, fresh, cell.source)
+    problems = nbcompare.compare_outputs(stored, fresh, nbcompare.directive(cell))
     assert len(problems) >= 14 and all("kind inference" in p for p in problems), problems[:3]
+
+
+def test_the_reader_s_code_holds_no_test_machinery():
+    """Tolerance kinds and nbval markers live in cell tags, never in the code a reader reads."""
+    found = [f"{path.stem}:{n}" for path in sorted(NOTEBOOKS.glob("*.ipynb"))
+             for n, cell in enumerate(nbformat.read(path, 4).cells)
+             if cell.cell_type == "code" and re.search(r"#\s*tolerance:|NBVAL", cell.source)]
+    assert found == []
+    tagged = [cell for path in sorted(NOTEBOOKS.glob("*.ipynb")) for cell in nbformat.read(path, 4).cells
+              if nbcompare.directive(cell)]
+    assert len(tagged) >= 40

@@ -36,6 +36,7 @@ MAX_DOWNLOAD_BYTES = 1 << 30     # 1 GiB: the largest source (naacl_data.zip) is
 DOWNLOAD_DEADLINE = 2 * 3600     # seconds for one whole download: a server trickling bytes is given up
 MAX_MEMBER_BYTES = 512 << 20     # 512 MiB per extracted file
 MAX_INFLATION = 100              # an archive member may be at most 100x the archive (zip bombs)
+MAX_BYTES_PER_ROW = 1_000        # a CSV checked by its row count (nli_for_simcse.csv: three short sentences a row)
 STAGING_PREFIX = ".download-"
 
 
@@ -214,12 +215,17 @@ def _convert(src, upstream, path, url):
 
 
 def _check_content(src, path, url):
-    """A source without a pinned checksum is checked by what it must contain."""
+    """A source without a pinned checksum is checked by what it must contain: first its size
+    against its row count, then every row, streamed (a huge body is never held in memory)."""
     if "rows" not in src:
         raise DownloadError(f"{url}: no pinned SHA-256 and no content check for {src['name']}; refusing")
+    size, cap = path.stat().st_size, src["rows"] * MAX_BYTES_PER_ROW
+    if size > cap:
+        raise DownloadError(f"{url}: {size} bytes for {src['rows']} rows, over the {cap}-byte cap "
+                            f"({MAX_BYTES_PER_ROW} bytes a row); not parsed")
     try:
-        rows = len(readers.read_simcse_nli(path))
-    except (ValueError, csv.Error) as e:
+        rows = readers.count_simcse_nli(path)
+    except (ValueError, csv.Error) as e:   # a decoding error is a ValueError
         raise DownloadError(f"{url}: not the expected CSV ({type(e).__name__}: {e})") from None
     if rows != src["rows"]:
         raise DownloadError(f"{url}: {rows} rows, expected {src['rows']}")

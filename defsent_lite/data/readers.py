@@ -365,16 +365,27 @@ SICK_BA = ("B_entails_A", "B_neutral_A", "B_contradicts_A")
 
 def read_simcse_nli(path):
     """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source 'nli_for_simcse')."""
-    rows = []
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    rows = [dict(premise=a, entailment=b, contradiction=c, source="nli_for_simcse")
+            for a, b, c in _simcse_nli_fields(path, io.StringIO(read_text(path), newline=""))]
+    return _rows(path, rows)
+
+
+def count_simcse_nli(path):
+    """The number of rows of nli_for_simcse.csv, checked as read_simcse_nli checks them but streamed:
+    memory stays flat however large the file (the downloader's content check)."""
+    with open(require(path), encoding="utf-8", newline="") as f:
+        return sum(1 for _ in _simcse_nli_fields(path, f))
+
+
+def _simcse_nli_fields(path, lines):
+    reader = csv.reader(lines)
     header = next(reader, None)
     if header != ["sent0", "sent1", "hard_neg"]:
-        raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {header}")
+        raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {str(header)[:200]}")
     for f3 in reader:
         if len(f3) != 3 or not all(x.strip() for x in f3):
-            raise ValueError(f"{path}:{reader.line_num}: expected 3 non-empty fields, got {f3!r}")
-        rows.append(dict(premise=f3[0], entailment=f3[1], contradiction=f3[2], source="nli_for_simcse"))
-    return _rows(path, rows)
+            raise ValueError(f"{path}:{reader.line_num}: expected 3 non-empty fields, got {f3!r:.200}")
+        yield f3
 
 
 def read_triplets(path):

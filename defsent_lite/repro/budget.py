@@ -159,6 +159,13 @@ def sts_sentences(data_dir=None, max_pairs=None):
     return sum(2 * len(gold) for _, _, gold in sts.load_tasks(None, data_dir, max_pairs=max_pairs).values())
 
 
+def print_plan(scale, make_plan):
+    """Print what a notebook will run, before it trains, at the scales that follow the papers'
+    protocol (paper, colab, rehearsal: hours of GPU); nothing at smoke and cpu scale."""
+    if scale["paper_protocol"]:
+        print(make_plan())
+
+
 def paper_cpu_warning(scale_name, device=None):
     """The line a paper-scale notebook prints first on a machine without a GPU (None elsewhere)."""
     if scale_name in ("paper", "colab") and config.device(device).type != "cuda":
