@@ -67,19 +67,19 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, preflight, scores
 
-S, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-config.set_seed(S["seeds"][0])
+scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+config.set_seed(scale["seeds"][0])
 model, tokenizer = models.load(MODEL)
-print("scale:", S["name"], "| model:", MODEL)
+print("scale:", scale["name"], "| model:", MODEL)
 print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
 POOLINGS = ["cls", "mean"]
-budget.print_plan(S, lambda: budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
-                          budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])
-                          + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S)), DATA_ROOT))  # the plan first, timed here
-sts_rows = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
-transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, S, DATA_ROOT, S["encode_batch_size"])
+budget.print_plan(scale, lambda: budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
+                          budget.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
+                          + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)), DATA_ROOT))  # the plan first, timed here
+sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, scale["encode_batch_size"])
+transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, scale["encode_batch_size"])
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
@@ -91,7 +91,7 @@ paper_keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # bert-base only: 
 pairs = {"CLS vector": (paper_keys.get("cls"), "cls"), "Avg. token embeddings": (paper_keys.get("mean"), "mean")}
 ours3 = pd.DataFrame(sts_rows).T[results.STS_COLS]
 paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
-table3 = results.side_by_side(paper3, ours3, pairs, compare=aggregate.comparable(MODEL, S))
+table3 = results.side_by_side(paper3, ours3, pairs, compare=aggregate.comparable(MODEL, scale))
 table3
 
 # %% [markdown]
@@ -100,13 +100,13 @@ table3
 # %% tags=["tolerance: score; paper=exact"]
 ours4 = pd.DataFrame(transfer_rows).T[results.TRANSFER_COLS]
 paper4 = results.paper_table(paper_defsent.TABLE4, results.TRANSFER_COLS)
-table4 = results.side_by_side(paper4, ours4, pairs, compare=aggregate.comparable(MODEL, S))
+table4 = results.side_by_side(paper4, ours4, pairs, compare=aggregate.comparable(MODEL, scale))
 table4
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"][0],
-            data=f"STS raw, max {S['sts_max_pairs']} pairs/task; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test "
-                 f"examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
+            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test "
+                 f"examples, {scale['transfer_kfold']}-fold, inner C search {scale['transfer_inner_search']}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
 fig = plots.ours_minus_paper(table3, results.STS_COLS, f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",

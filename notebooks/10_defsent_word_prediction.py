@@ -73,11 +73,11 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
-S, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-V = defsent_runs.variant_settings(VARIANT)
-model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=V["prefix_space"])
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
+scale, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+variant_settings = defsent_runs.variant_settings(VARIANT)
+model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=variant_settings["prefix_space"])
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
 
@@ -113,7 +113,7 @@ for example in splits["train"]:             # (word, definition, word id) triple
 examples = list(first_definition.values())[:3]   # one definition of each of three words
 for word, definition, word_id in examples:
     print(f"{word!r} (id {word_id}): {definition}")
-batch = defsent.collate(tokenizer, examples, max_length=V["max_length"], pooling="cls")
+batch = defsent.collate(tokenizer, examples, max_length=variant_settings["max_length"], pooling="cls")
 inputs = encode.on_model_device(model, {k: v for k, v in batch.items() if k != "targets"})
 with torch.no_grad():
     states = encode.hidden_states(model, inputs)                  # one vector per token
@@ -146,7 +146,7 @@ with torch.no_grad():
 # the same batch again. Dropout is off here, so the two losses differ only by the step.
 
 # %% tags=["tolerance: loss"]
-trainee = defsent_runs.load_model(MODEL, prefix_space=V["prefix_space"])
+trainee = defsent_runs.load_model(MODEL, prefix_space=variant_settings["prefix_space"])
 trainee.model.eval()
 optimizer = torch.optim.Adam(defsent.trainable_parameters(trainee.model), lr=2**7 * 1e-6)
 loss_before = defsent.loss(trainee.model, trainee.head, dict(batch), "cls")
@@ -176,8 +176,8 @@ variants.whole(defsent_runs.differences())
 # The same frozen head on the untrained encoder (the paper's "no fine-tuning" rows).
 
 # %% tags=["tolerance: fraction"]
-test_eval = defsent_runs.subsample(splits["test"], S["defsent_eval_max"], 0)
-untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=V["max_length"], mrr_cutoff=V["mrr_cutoff"])
+test_eval = defsent_runs.subsample(splits["test"], scale["defsent_eval_max"], 0)
+untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=variant_settings["max_length"], mrr_cutoff=variant_settings["mrr_cutoff"])
              for p in POOLINGS}
 pd.DataFrame(untrained).T.round(4)
 
@@ -187,9 +187,9 @@ pd.DataFrame(untrained).T.round(4)
 # Runs are cached by their config, so notebooks 11-13 reuse these encoders.
 
 # %% tags=["tolerance: fraction; final loss=loss"]
-base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-budget.print_plan(S, lambda: defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset))  # the plan first, timed here
-final = {p: defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in POOLINGS}
+base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, scale["defsent_lr_xs"], scale["seeds"], dataset))  # the plan first, timed here
+final = {p: defsent_runs.final_runs(base, p, scale["defsent_lr_xs"], scale["seeds"], dataset) for p in POOLINGS}
 lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
                          for p, f in final.items() for x, r in f.search.items()}).T.round(4)
 lr_table
@@ -233,12 +233,12 @@ reference, note = aggregate.reference_model(MODEL)
 print(note)
 pair = {}
 for p in POOLINGS:
-    P = aggregate.POOLING_LABELS[p]
-    pair[f"no fine-tuning / {P}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, P, "no fine-tuning"),
+    pooling_label = aggregate.POOLING_LABELS[p]
+    pair[f"no fine-tuning / {pooling_label}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label, "no fine-tuning"),
                                      ("no fine-tuning", p))
-    pair[f"DefSent / {P}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, P, exclude=("no fine-tuning",)),
+    pair[f"DefSent / {pooling_label}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label, exclude=("no fine-tuning",)),
                               ("DefSent", p))
-table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=aggregate.comparable(MODEL, S),
+table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=aggregate.comparable(MODEL, scale),
                               std=results.paper_table(paper_defsent.TABLE5_STD, cols), runs=int(seeds.n.min()))
 print(results.spread_verdict(table2))
 table2
@@ -253,8 +253,8 @@ table5 = aggregate.defsent_table5(best_x, seeds, reference)
 table5
 
 # %%
-meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
-            data=f"{report['source']}; train max {S['defsent_train_max']}, eval max {S['defsent_eval_max']}",
+meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
+            data=f"{report['source']}; train max {scale['defsent_train_max']}, eval max {scale['defsent_eval_max']}",
             learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()}, runs=seeds.n.to_dict())
 print("saved", results.save_csv(table2, "10_defsent_table2.csv", **meta))
 print("saved", results.save_csv(lr_table, "10_defsent_table5_lr.csv", **meta))

@@ -61,18 +61,18 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
-S, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
-base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-budget.print_plan(S, lambda: defsent_runs.plan(base, POOLINGS, S["defsent_lr_xs"], S["seeds"], dataset,
-                  extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, S["sts_max_pairs"])))  # the plan first; untrained + 1st seed
-untrained = scores.untrained_sts(MODEL, POOLINGS, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"])
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
+base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, scale["defsent_lr_xs"], scale["seeds"], dataset,
+                  extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])))  # the plan first; untrained + 1st seed
+untrained = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, scale["encode_batch_size"])
 trained = {}
 for p in POOLINGS:
-    runs = defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset).runs
-    trained[p] = dict(scores=[scores.trained_sts(r, p, S["sts_max_pairs"], DATA_ROOT, S["encode_batch_size"]) for r in runs],
+    runs = defsent_runs.final_runs(base, p, scale["defsent_lr_xs"], scale["seeds"], dataset).runs
+    trained[p] = dict(scores=[scores.trained_sts(r, p, scale["sts_max_pairs"], DATA_ROOT, scale["encode_batch_size"]) for r in runs],
                       dev_mrr=[r["dev"]["mrr"] for r in runs])
 
 # %% [markdown]
@@ -100,10 +100,10 @@ print(note)
 paper8 = results.paper_table(paper_defsent.TABLE8, results.STS_COLS)
 pairs8 = {}
 for p in POOLINGS:
-    P = aggregate.POOLING_LABELS[p]
-    pairs8[f"untrained ({P})"] = (None, ("untrained", p))   # Table 8 has DefSent rows only
-    pairs8[f"DefSent ({P})"] = (aggregate.paper_row(paper_defsent.TABLE8, reference, P), ("DefSent", p))
-table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparable(MODEL, S),
+    pooling_label = aggregate.POOLING_LABELS[p]
+    pairs8[f"untrained ({pooling_label})"] = (None, ("untrained", p))   # Table 8 has DefSent rows only
+    pairs8[f"DefSent ({pooling_label})"] = (aggregate.paper_row(paper_defsent.TABLE8, reference, pooling_label), ("DefSent", p))
+table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparable(MODEL, scale),
                               std=results.paper_table(paper_defsent.TABLE8_STD, results.STS_COLS), runs=int(seeds.n.min()))
 print(results.spread_verdict(table8))
 table8
@@ -119,7 +119,7 @@ aggregate.mean_pm_std(seeds)
 # they stand beside ours only for BERT-base and its stand-in.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-best, why = aggregate.defsent_reported_pooling(S, reference, {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS})
+best, why = aggregate.defsent_reported_pooling(scale, reference, {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS})
 print("pooling:", best, f"({why})")
 paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
 baseline_row = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
@@ -130,12 +130,12 @@ print(f"the paper's Table 3 row: {paper_best}; ours pools with {best}:",
 pairs3 = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
 if best in baseline_row:
     pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
-table3 = results.side_by_side(paper3, ours8, pairs3, compare=aggregate.comparable(MODEL, S))
+table3 = results.side_by_side(paper3, ours8, pairs3, compare=aggregate.comparable(MODEL, scale))
 table3
 
 # %%
-meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
-            data=f"{dataset[1]['source']}; train max {S['defsent_train_max']}; STS raw, max {S['sts_max_pairs']} pairs/task",
+meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
+            data=f"{dataset[1]['source']}; train max {scale['defsent_train_max']}; STS raw, max {scale['sts_max_pairs']} pairs/task",
             runs=seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))

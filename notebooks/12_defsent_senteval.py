@@ -67,24 +67,24 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
-S, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, tokenizer, _, head_kind = defsent_runs.load_model(MODEL)
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
-base = defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT)
-budget.print_plan(S, lambda: defsent_runs.plan(base, ["cls", "mean", "max"], S["defsent_lr_xs"], S["seeds"], dataset,
-                  extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # the plan first; untrained + 1st seed
-final = {p: defsent_runs.final_runs(base, p, S["defsent_lr_xs"], S["seeds"], dataset) for p in ("cls", "mean", "max")}
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
+base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+budget.print_plan(scale, lambda: defsent_runs.plan(base, ["cls", "mean", "max"], scale["defsent_lr_xs"], scale["seeds"], dataset,
+                  extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale))))  # the plan first; untrained + 1st seed
+final = {p: defsent_runs.final_runs(base, p, scale["defsent_lr_xs"], scale["seeds"], dataset) for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
-reported, why = aggregate.defsent_reported_pooling(S, aggregate.reference_model(MODEL)[0], dev_mrr)
-POOLINGS = POOLINGS or ([reported] if S["name"] == "smoke" else list(final))
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS,
-      f"(smoke: {why})" if S["name"] == "smoke" else "")
+reported, why = aggregate.defsent_reported_pooling(scale, aggregate.reference_model(MODEL)[0], dev_mrr)
+POOLINGS = POOLINGS or ([reported] if scale["name"] == "smoke" else list(final))
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS,
+      f"(smoke: {why})" if scale["name"] == "smoke" else "")
 
 
 rows, seed_rows = {}, {}
 for p in POOLINGS:
-    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], S, DATA_ROOT, S["encode_batch_size"])[p]
-    seed_rows[p] = [scores.trained_transfer(r, p, scores.transfer_settings(S), DATA_ROOT, S["encode_batch_size"])
+    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], scale, DATA_ROOT, scale["encode_batch_size"])[p]
+    seed_rows[p] = [scores.trained_transfer(r, p, scores.transfer_settings(scale), DATA_ROOT, scale["encode_batch_size"])
                     for r in final[p].runs[:defsent_runs.SENTEVAL_SEEDS]]   # Table 9: three seeds
 seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.TRANSFER_COLS] for s in v] for p, v in seed_rows.items()},
                                    results.TRANSFER_COLS, "DefSent SentEval")
@@ -124,7 +124,7 @@ for p in POOLINGS:
         pairs[f"untrained ({p})"] = ({"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p], ("untrained", p))
 std9 = results.paper_table(paper_defsent.TABLE9_STD, results.TRANSFER_COLS).set_axis(
     [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0)
-table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S), std=std9, runs=int(seeds.n.min()))
+table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale), std=std9, runs=int(seeds.n.min()))
 print(results.spread_verdict(table4))
 table4
 
@@ -132,9 +132,9 @@ table4
 aggregate.mean_pm_std(seeds)
 
 # %%
-meta = dict(model=MODEL, head=head_kind, scale=S["name"], seeds=S["seeds"],
-            data=f"{dataset[1]['source']}; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test examples, "
-                 f"{S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}", runs=seeds.n.to_dict())
+meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
+            data=f"{dataset[1]['source']}; SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test examples, "
+                 f"{scale['transfer_kfold']}-fold, inner C search {scale['transfer_inner_search']}", runs=seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
 fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="accuracy %")

@@ -57,13 +57,13 @@ from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
-S, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 untrained = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
-dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=S["paper_protocol"], variant=VARIANT)
-budget.print_plan(S, lambda: defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], S["defsent_lr_xs"], S["seeds"][:1], dataset))  # the plan first, timed here
-runs = defsent_runs.final_runs(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), POOLING, S["defsent_lr_xs"], S["seeds"][:1], dataset).runs
+dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
+budget.print_plan(scale, lambda: defsent_runs.plan(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], scale["defsent_lr_xs"], scale["seeds"][:1], dataset))  # the plan first, timed here
+runs = defsent_runs.final_runs(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), POOLING, scale["defsent_lr_xs"], scale["seeds"][:1], dataset).runs
 trained = defsent_runs.load_model(runs[0]["path"])
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained.head_kind)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained.head_kind)
 
 
 # %% [markdown]
@@ -97,7 +97,7 @@ table7 = pd.DataFrame({"input": inputs, "paper (BERT-large)": [" ".join(p) for _
 table7
 
 # %%
-meta = dict(model=MODEL, head=trained.head_kind, scale=S["name"], seeds=S["seeds"][:1], pooling=POOLING,
+meta = dict(model=MODEL, head=trained.head_kind, scale=scale["name"], seeds=scale["seeds"][:1], pooling=POOLING,
             data=dataset[1]["source"])
 print("saved", results.save_csv(table6, "13_defsent_table6.csv", **meta))
 print("saved", results.save_csv(table7, "13_defsent_table7.csv", **meta))

@@ -95,8 +95,8 @@ import torch
 from defsent_lite import defsentplus, encode
 from defsent_lite.repro import defsentplus_runs, preflight, pst
 
-S, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
-entries, _ = pst.entry_dataset(pst.pst_config(S, MODEL, DATASET), DATA_ROOT)
+scale, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
+entries, _ = pst.entry_dataset(pst.pst_config(scale, MODEL, DATASET), DATA_ROOT)
 model, tokenizer = defsentplus_runs.load_model(MODEL)
 model.eval()                                      # dropout off: the numbers below are the model's own
 few = [i for i, e in enumerate(entries["ids"]) if e < 4]     # the definitions of entries 0-3
@@ -127,11 +127,11 @@ from defsent_lite.repro import budget, scores, variants
 
 pd.set_option("display.width", 140)
 reference, note = aggregate.reference_model(MODEL)
-cfg, why = pst.model_pst_config(S, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS, variant=VARIANT)
+cfg, why = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS, variant=VARIANT)
 print("combination:", pst.combinations_text(cfg), f"({why})")
-budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)
 for st in steps:
     print(f"step {st['step']}: lr {st['lr']:g}, best run {st['best']}", *st["warnings"])
@@ -202,7 +202,7 @@ table = pst.steps_table(steps, untrained).round(2)
 table
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], combination=pst.combinations_text(cfg),
+meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], combination=pst.combinations_text(cfg),
             data=f"{report['source']}; {report['entries']} entries, {report['definitions']} definitions",
             lrs=cfg["lrs"], sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "21_defsentplus_pst_steps.csv", **meta))

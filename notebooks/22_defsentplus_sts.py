@@ -64,16 +64,16 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
 runs = {}
 for name in "cba":
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
-    cfg, _ = pst.model_pst_config(S, MODEL, name, reference, (COMBINATION or {}).get(name), ica=full,
+    cfg, _ = pst.model_pst_config(scale, MODEL, name, reference, (COMBINATION or {}).get(name), ica=full,
                                   steps=None if full else 1, variant=VARIANT)
-    budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
     runs[name], _ = pst.run(cfg, DATA_ROOT)
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
 
 
 # %% [markdown]
@@ -91,9 +91,9 @@ rows, poolings = {}, {}
 poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
 ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"   # Table 2's DefSent row: the model's best pooling
 ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
-budget.print_plan(S, lambda: defsent_runs.plan(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], S["defsent_lr_xs"], S["seeds"],
+budget.print_plan(scale, lambda: defsent_runs.plan(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], scale["defsent_lr_xs"], scale["seeds"],
                   defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))  # the plan first, timed here
-ds_runs = defsent_runs.final_runs(defsent_runs.base_config(S, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, S["defsent_lr_xs"], S["seeds"], data_dir=DATA_ROOT).runs
+ds_runs = defsent_runs.final_runs(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, scale["defsent_lr_xs"], scale["seeds"], data_dir=DATA_ROOT).runs
 m, tok = models.load(ds_runs[0]["path"])
 poolings[ds_label], rows[ds_label] = pst.best_pooling_scores(
     defsentplus_runs.sts_scores(m, tok, [ds_pooling], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
@@ -125,7 +125,7 @@ pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("
 for label in [k for k in rows if k.startswith("DefSent+")]:
     key = defsentplus_runs.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
     pairs[defsentplus_runs.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
-table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, S),
+table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, scale),
                               std=results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS),
                               runs=len(cfg["seeds"]))
 print(results.spread_verdict(table2))
@@ -136,7 +136,7 @@ if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gi
     print(pd.DataFrame(stds).T.round(2))
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=cfg["seeds"], data={name: f"{runs[name][0]['best_run']['entries']} entries" for name in "cba"},
+meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], data={name: f"{runs[name][0]['best_run']['entries']} entries" for name in "cba"},
             sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=counts)
 print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))

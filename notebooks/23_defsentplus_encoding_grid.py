@@ -60,15 +60,15 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, variants
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 grid = {}
 for pooling, entry_pooling in defsentplus_runs.COMBINATIONS:
-    cfg = pst.pst_config(S, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT,
-                         max_entries=S["dsp_grid_max_entries"])
-    budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+    cfg = pst.pst_config(scale, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT,
+                         max_entries=scale["dsp_grid_max_entries"])
+    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
     steps, report = pst.run(cfg, DATA_ROOT)
     grid[defsentplus_runs.combination_name(pooling, entry_pooling)] = pst.seed_table(steps[0], "plain")  # over seeds
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"], f"({report['entries']} entries)")
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"], f"({report['entries']} entries)")
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
@@ -94,7 +94,7 @@ paper = results.paper_table(paper_defsentplus.TABLE8, paper_defsentplus.TABLE8_C
 key = aggregate.paper_row(paper_defsentplus.TABLE8, reference)
 mine = ours["best"].reindex(paper.columns)
 rows = {f"ours: {MODEL.split('/')[-1]}": mine}
-if key and aggregate.comparable(MODEL, S):   # a difference only for the paper's own model at paper scale
+if key and aggregate.comparable(MODEL, scale):   # a difference only for the paper's own model at paper scale
     rows[f"ours - {key}"] = mine - paper.loc[key]
 table8 = pd.concat([paper, pd.DataFrame(rows).T]).round(2)
 table8
@@ -105,6 +105,6 @@ table8
 # each other: no order among them is a result.
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], data=f"{report['source']}; {report['entries']} entries",
-            sts_pairs_per_task=S["dsp_sts_max_pairs"], lr=S["dsp_lrs"][0], runs={c: int(t.n.iloc[0]) for c, t in grid.items()})
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], data=f"{report['source']}; {report['entries']} entries",
+            sts_pairs_per_task=scale["dsp_sts_max_pairs"], lr=scale["dsp_lrs"][0], runs={c: int(t.n.iloc[0]) for c, t in grid.items()})
 print("saved", results.save_csv(table8, "23_defsentplus_table8.csv", **meta))

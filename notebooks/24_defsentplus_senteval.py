@@ -63,20 +63,20 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 reference, note = aggregate.reference_model(MODEL)
-cfg, _ = pst.model_pst_config(S, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
-budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT,
-               extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(S))))  # the plan first, timed here
+cfg, _ = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
+budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT,
+               extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale))))  # the plan first, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
 final = steps[-1]["best_run"]
 checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN STS scores
 pooling, why = defsentplus_runs.senteval_pooling(MODEL, final)
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
       "pooling", pooling, f"({why})")
 
 
-ours = scores.transfer_before_after(MODEL, final["path"], pooling, S, DATA_ROOT,
+ours = scores.transfer_before_after(MODEL, final["path"], pooling, scale, DATA_ROOT,
                                     names=(f"untrained ({pooling})", f"DefSent+ final PST ({pooling})"))
 ours.round(2)
 
@@ -101,7 +101,7 @@ final_key = aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent+",
 print(f"our final encoder's space: {steps[-1]['best'][0]}; the paper's row in that space:", final_key)
 table4 = results.side_by_side(paper, ours, {f"untrained ({pooling})": (None, f"untrained ({pooling})"),
                                             f"DefSent+ final PST ({pooling})": (final_key, f"DefSent+ final PST ({pooling})")},
-                              compare=aggregate.comparable(MODEL, S))
+                              compare=aggregate.comparable(MODEL, scale))
 table4
 
 # %% tags=["tolerance: exact"]
@@ -110,9 +110,9 @@ context = [aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent ", 
 paper.loc[[k for k in context if k is not None]]
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=S["seeds"], pooling=pooling,
-            data=f"{report['source']}; {report['entries']} entries; SentEval max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test "
-                 f"examples, {S['transfer_kfold']}-fold, inner C search {S['transfer_inner_search']}")
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=pooling,
+            data=f"{report['source']}; {report['entries']} entries; SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test "
+                 f"examples, {scale['transfer_kfold']}-fold, inner C search {scale['transfer_inner_search']}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
 fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
                              unit="accuracy %")

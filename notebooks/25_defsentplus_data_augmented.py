@@ -74,14 +74,14 @@ from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.repro import augmented, budget, preflight, pst, scores
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))
+scale, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))
 release = augmented.release(CHECKPOINT, PAPER_LABEL)
-cfg = pst.pst_config(S, MODEL, "a", *release.combinations[0], ica=False, steps=PST_STEPS or release.steps, variant=VARIANT,
-                     later_combinations=release.combinations[1:], lrs=release.lrs if S["paper_protocol"] else None)
-budget.print_plan(S, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+cfg = pst.pst_config(scale, MODEL, "a", *release.combinations[0], ica=False, steps=PST_STEPS or release.steps, variant=VARIANT,
+                     later_combinations=release.combinations[1:], lrs=release.lrs if scale["paper_protocol"] else None)
+budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
 steps, report = pst.run(cfg, DATA_ROOT)
-compare = aggregate.comparable(MODEL, S, paper_model=release.checkpoint)   # False: the paper's rows are context
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, f"(paper rows: {release.label}",
+compare = aggregate.comparable(MODEL, scale, paper_model=release.checkpoint)   # False: the paper's rows are context
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, f"(paper rows: {release.label}",
       "to compare)" if compare else "as context)",
       "| combination:", pst.combinations_text(cfg), "| learning rates:", cfg["lrs"])
 print(report)
@@ -113,7 +113,7 @@ pd.Series(poolings, name="best pooling")
 # Both under Table 7's SentEval pooling of the released encoder, beside the paper's rows.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=score"]
-transfer = scores.transfer_before_after(MODEL, steps[-1]["best_run"]["path"], release.senteval_pooling, S, DATA_ROOT,
+transfer = scores.transfer_before_after(MODEL, steps[-1]["best_run"]["path"], release.senteval_pooling, scale, DATA_ROOT,
                                        names=("checkpoint", "DefSent+"))
 table4 = augmented.transfer_beside_paper(transfer, release, compare)
 print("SentEval pooling:", release.senteval_pooling, "(Table 7)")
@@ -127,12 +127,12 @@ views = {f"for {pst.ordinal(st['step'])} Training": st["views"] for st in steps}
 space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %%
-meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=S["name"], seeds=cfg["seeds"], variant=VARIANT,
+meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["seeds"], variant=VARIANT,
             paper_label=release.label, combination=pst.combinations_text(cfg), lrs=cfg["lrs"], runs=counts,
             data=f"{report['source']}; {report['entries']} entries", sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
 print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **dict(meta, senteval_pooling=release.senteval_pooling,
-      senteval=f"max {S['transfer_max_examples']} train / {S['transfer_max_eval']} dev-test examples, {S['transfer_kfold']}-fold")))
+      senteval=f"max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test examples, {scale['transfer_kfold']}-fold")))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
 fig = plots.ours_minus_paper(table, STS_COLS, f"DefSent+ Tables 3 and 6: ours ({MODEL.split('/')[-1]}) minus the paper's ({release.label})",
                              unit="Spearman x100")

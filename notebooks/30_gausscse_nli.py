@@ -102,7 +102,7 @@ from defsent_lite import gausscse
 from defsent_lite.repro import gausscse_runs, preflight
 from defsent_lite.runtime import models
 
-S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
+scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
 gauss = gausscse.GaussModel(encoder, gausscse_runs.variant_settings(VARIANT)["head"])
@@ -121,7 +121,7 @@ for reduction in ("sum", "mean_per_dim"):   # Eq. 2 as written; the official cod
 
 # %% tags=["tolerance: loss"]
 triplets = gausscse_runs.training_triplets(DATA_ROOT, max_triplets=4, seed=0,
-                                           source=gausscse_runs.train_source(S["name"], DATA_ROOT))
+                                           source=gausscse_runs.train_source(scale["name"], DATA_ROOT))
 pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
 print("premise:", triplets[0][0], "| entailment:", triplets[0][1], "| contradiction:", triplets[0][2])
 for setting in gausscse.LOSS_SETTINGS:
@@ -135,13 +135,13 @@ from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_tables, variants
 
 pd.set_option("display.width", 140)
-base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-baseline_model, baseline_pooling = BASELINE or (gausscse_runs.SIMCSE_BASELINE if S["paper_protocol"] else (MODEL, "mean"))
+baseline_model, baseline_pooling = BASELINE or (gausscse_runs.SIMCSE_BASELINE if scale["paper_protocol"] else (MODEL, "mean"))
 baseline = gausscse_runs.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)  # before the trainings: a model that fails to load fails here
-budget.print_plan(S, lambda: gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
-runs = gausscse_runs.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
-print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
+budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
+runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
+print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
       "| batch", base["batch_size"], "| lr", base["lr"])
 
 # %% [markdown]
@@ -168,7 +168,7 @@ paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, aggre
 simcse = (baseline_model, baseline_pooling) == gausscse_runs.SIMCSE_BASELINE   # the paper's baseline row is SimCSE's
 pairs = {cosine: ("SimCSE (BERT-base)" if simcse else None, cosine)}
 pairs.update({s: (s if s in paper.index else None, s) for s in gausscse.LOSS_SETTINGS})
-table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, S))
+table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))
 table3
 
 # %% [markdown]
@@ -189,7 +189,7 @@ pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=roun
                       threshold=round(r["threshold"], 4)) for s, r in runs.items()}).T
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
             data=f"{base['train_source']} triplets ({runs['ent']['triplets']}), SNLI dev/test, MNLI dev_mismatched, SICK test; "
                  f"max {base['test_max']} pairs per set", lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"],
             runs={s: r.get("seeds", 1) for s, r in runs.items()}, baseline=f"{baseline_model} ({baseline_pooling}), threshold {baseline['threshold']:.3f}")

@@ -67,15 +67,15 @@ from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
-S, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
+scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
-budget.print_plan(S, lambda: gausscse_runs.plan(base, S["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
-runs = gausscse_runs.run_settings(base, S["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
+budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
+runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
 _, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 pairs = {name: gausscse_runs.direction_pairs(name, rows, sick_full, SICK_PAIRS) for name, rows in tests.items()}
 counts = {name: len(p.entailing) for name, p in pairs.items()}
-print("scale:", S["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| entailment pairs scored:", counts,
+print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| entailment pairs scored:", counts,
       "| SICK bilateral pairs excluded:", pairs["SICK"].bilateral)
 
 # %% [markdown]
@@ -109,7 +109,7 @@ _, ours = gausscse_tables.tables(runs, tests, sick_full, SICK_PAIRS)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE2, aggregate.paper_model_label(reference)), paper_gausscse.DIR_COLS)
-table2 = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index}, compare=aggregate.comparable(MODEL, S))
+table2 = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index}, compare=aggregate.comparable(MODEL, scale))
 table2
 
 # %% [markdown]
@@ -121,7 +121,7 @@ mcnemar = gausscse_tables.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=S["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
             data=f"{base['train_source']} triplets; entailment pairs {counts}", lr=base["lr"], batch_size=base["batch_size"],
             runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))

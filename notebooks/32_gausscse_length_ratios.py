@@ -54,11 +54,11 @@ import pandas as pd
 from defsent_lite.paper import plots, results
 from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
 
-S, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
 _, full_tests, sick_full = gausscse_runs.eval_data(None, DATA_ROOT)
 ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
 fig = plots.length_ratio_histograms(ratios)
-print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=S["name"],
+print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["name"],
                                    data="full SNLI test, MNLI dev_mismatched, SICK test; entailment pairs (SICK: one direction)"))
 
 # %% [markdown]
@@ -80,9 +80,9 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 # pair counts per bin involve no model and are exact.
 
 # %% tags=["tolerance: check; pairs=exact"]
-base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
-budget.print_plan(S, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))  # the plan first, timed here
+budget.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))  # the plan first, timed here
 run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 gausscse_tables.direction_by_length(run, tests, sick_full)

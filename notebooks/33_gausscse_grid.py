@@ -59,15 +59,15 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight
 
-S, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-base = gausscse_runs.base_config(S, MODEL, DATA_ROOT, VARIANT)
-base.update(train_max=S["gauss_grid_train_max"], dev_max=S["gauss_grid_dev_max"] or base["dev_max"])
-budget.print_plan(S, lambda: "\n".join(  # the plan first, timed here: a line per batch size
+scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base.update(train_max=scale["gauss_grid_train_max"], dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
+budget.print_plan(scale, lambda: "\n".join(  # the plan first, timed here: a line per batch size
     str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))
-    for b in S["gauss_grid_batch_sizes"]))
-grid = gausscse_runs.grid_search(base, SETTING, S["gauss_grid_batch_sizes"], data_dir=DATA_ROOT)
-print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING, "| seed:", base["seed"],
-      "| triplets per training:", base["train_max"] or "all", "| batch sizes:", list(S["gauss_grid_batch_sizes"]))
+    for b in scale["gauss_grid_batch_sizes"]))
+grid = gausscse_runs.grid_search(base, SETTING, scale["gauss_grid_batch_sizes"], data_dir=DATA_ROOT)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING, "| seed:", base["seed"],
+      "| triplets per training:", base["train_max"] or "all", "| batch sizes:", list(scale["gauss_grid_batch_sizes"]))
 
 # %% [markdown]
 # ## Table 5: SNLI-dev AUPRC x100 per batch size and learning rate, beside the paper's
@@ -75,7 +75,7 @@ print("scale:", S["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=aggregate.comparable(MODEL, S))
+table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=aggregate.comparable(MODEL, scale))
 table5
 
 # %% [markdown]
@@ -87,7 +87,7 @@ table5
 print(gausscse_tables.best_grid_cell(grid, reference, margin=4.0))
 
 # %%
-meta = dict(model=MODEL, scale=S["name"], seeds=[base["seed"]], variant=VARIANT, setting=SETTING, reduction=base["reduction"],
+meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARIANT, setting=SETTING, reduction=base["reduction"],
             data=f"{base['train_source']} triplets (max {base['train_max'] or 'all'} per training); SNLI dev max {base['dev_max']} pairs",
             epochs=base["epochs"])
 print("saved", results.save_csv(table5, "33_gausscse_table5.csv", **meta))
