@@ -52,7 +52,7 @@
 import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
@@ -132,7 +132,7 @@ print("head(u)     ", tuple(word_scores.shape), "  [definitions, vocabulary]")
 # %% tags=["tolerance: loss"]
 for (word, _, _), row in zip(examples, word_scores.topk(5, dim=1).indices):
     print(f"{word!r}: top 5 {tokenizer.convert_ids_to_tokens(row.tolist())}")
-by_hand = torch.nn.functional.cross_entropy(word_scores, batch["targets"])
+by_hand = torch.nn.functional.cross_entropy(word_scores, batch["targets"].to(word_scores.device))
 with torch.no_grad():
     print(f"loss by hand {by_hand:.3f} | defsent.loss {defsent.loss(model, head, dict(batch), 'cls'):.3f}")
 

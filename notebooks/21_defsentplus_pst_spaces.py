@@ -50,7 +50,7 @@
 import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
@@ -118,7 +118,7 @@ with torch.no_grad():
     logits = defsentplus.entry_logits(model, dict(batch), "cls", space)   # [definitions, entries]
     loss = defsentplus.loss(model, tokenizer, list(zip(ids, definitions)), "cls", space)
 print("logits", tuple(logits.shape), " [definitions, entries] | loss", f"{loss:.3f}")
-pd.DataFrame(logits.numpy(), columns=entries["names"][:4],
+pd.DataFrame(logits.cpu().numpy(), columns=entries["names"][:4],
              index=[f"{entries['names'][e]} #{k}" for k, e in enumerate(ids)]).round(2)
 
 # %%

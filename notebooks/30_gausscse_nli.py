@@ -51,7 +51,7 @@
 import subprocess, sys
 if "google.colab" in sys.modules:
     USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.3.0"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=USE_DRIVE)
 
@@ -106,6 +106,7 @@ scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's set
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
 gauss = gausscse.GaussModel(encoder, gausscse_runs.variant_settings(VARIANT)["head"])
+gauss.to(next(encoder.parameters()).device)   # the new head beside the encoder (a GPU, where there is one)
 pair = ["A man is playing a guitar on a stage in front of a crowd.", "A man is playing music."]
 mu, var = gausscse.encode(gauss, tokenizer, pair)
 print("mu", tuple(mu.shape), "var", tuple(var.shape), " [sentences, hidden]")
