@@ -4,4 +4,4 @@ The methods are the modules here (pooling, encode, train, defsent, defsentplus, 
 machinery stands beside them, in runtime/, data/, evaluation/, paper/ and repro/.
 """
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

@@ -33,20 +33,19 @@
 # so its columns stay empty unless `ROBERTA` loads.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
-BERT = os.environ.get("DEFSENT_MODEL", "offline")    # offline = all-MiniLM-L6-v2 (bert-base-uncased vocabulary)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
+BERT = os.environ.get("DEFSENT_MODEL", "offline")  # offline: all-MiniLM-L6-v2 (BERT vocabulary)
 ROBERTA = "roberta-base"                             # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 
@@ -70,10 +69,12 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 # %%
 counts = {task: len(readers.load_sts(task, DATA_ROOT)[2]) for task in readers.STS_TASKS}
 counts.update({t: len(readers.load_binary_task(t, DATA_ROOT)[0]) for t in readers.BINARY_FILES})
-counts["SST2 (train/dev/test)"] = "/".join(str(len(v[0])) for v in readers.load_sst2(DATA_ROOT).values())
-counts["TREC (train/test)"] = "/".join(str(len(v[0])) for v in readers.load_trec(DATA_ROOT).values())
-counts["MRPC (train/test)"] = "/".join(str(len(v[0])) for v in readers.load_mrpc(DATA_ROOT).values())
-counts.update({name: len(readers.load_nli(name, DATA_ROOT)) for name in list(readers.NLI_FILES) + ["sick_test"]})
+split_sizes = lambda splits: "/".join(str(len(split[0])) for split in splits.values())
+counts["SST2 (train/dev/test)"] = split_sizes(readers.load_sst2(DATA_ROOT))
+counts["TREC (train/test)"] = split_sizes(readers.load_trec(DATA_ROOT))
+counts["MRPC (train/test)"] = split_sizes(readers.load_mrpc(DATA_ROOT))
+for name in list(readers.NLI_FILES) + ["sick_test"]:
+    counts[name] = len(readers.load_nli(name, DATA_ROOT))
 pd.Series(counts, name="examples").to_frame()
 
 # %% [markdown]
@@ -92,12 +93,12 @@ oxford, splits_used = dictionary.oxford_pairs(DATA_ROOT)
 oxford = dictionary.detokenised(oxford)
 print("Oxford splits at hand:", splits_used, f"-> {len(oxford)} definitions,",
       len({w for w, _ in oxford}), "words; split seed", dictionary.SPLIT_SEED)
-ours1 = results.paper_table(
-    dictionary.defsent_table1(oxford, {"In BERT vocab.": bert_tok, "In RoBERTa vocab.": roberta_tok}),
-    paper_defsent.TABLE1_COLS)
+vocabularies = {"In BERT vocab.": bert_tok, "In RoBERTa vocab.": roberta_tok}
+counted = dictionary.defsent_table1(oxford, vocabularies)
+ours1 = results.paper_table(counted, paper_defsent.TABLE1_COLS)
 paper1 = results.paper_table(paper_defsent.TABLE1, paper_defsent.TABLE1_COLS)
-table1 = results.side_by_side(paper1, ours1, {f"{g} / {s}": ((g, s), (g, s)) for g, s in paper1.index}, digits=3,
-                              compare="train" in splits_used)
+rows = {f"{group} / {split}": ((group, split), (group, split)) for group, split in paper1.index}
+table1 = results.side_by_side(paper1, ours1, rows, digits=3, compare="train" in splits_used)
 table1
 
 # %%

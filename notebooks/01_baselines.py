@@ -43,21 +43,20 @@
 # paper's rows with bert-base-uncased, beside which the differences come back.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
-MODEL = None          # None = the scale's model (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
+MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
 
 # %%
 import pandas as pd
@@ -67,7 +66,8 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, preflight, scores
 
-scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
 config.set_seed(scale["seeds"][0])
 model, tokenizer = models.load(MODEL)
 print("scale:", scale["name"], "| model:", MODEL)
@@ -75,11 +75,14 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
 POOLINGS = ["cls", "mean"]
-budget.print_plan(scale, lambda: budget.encoding_plan("untrained CLS and mean (one pass): STS and SentEval", MODEL,
-                          budget.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
-                          + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)), DATA_ROOT))  # the plan first, timed here
-sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, scale["encode_batch_size"])
-transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, scale["encode_batch_size"])
+sentences = (budget.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
+             + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)))
+what = "untrained CLS and mean (one pass): STS and SentEval"
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: budget.encoding_plan(what, MODEL, sentences, DATA_ROOT))
+batch_size = scale["encode_batch_size"]
+sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
+transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
@@ -87,8 +90,10 @@ transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, sca
 # %% tags=["tolerance: inference; paper=exact"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper_keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # bert-base only: none for another model
-pairs = {"CLS vector": (paper_keys.get("cls"), "cls"), "Avg. token embeddings": (paper_keys.get("mean"), "mean")}
+# bert-base only: none for another model
+paper_keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})
+pairs = {"CLS vector": (paper_keys.get("cls"), "cls"),
+         "Avg. token embeddings": (paper_keys.get("mean"), "mean")}
 ours3 = pd.DataFrame(sts_rows).T[results.STS_COLS]
 paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
 table3 = results.side_by_side(paper3, ours3, pairs, compare=aggregate.comparable(MODEL, scale))
@@ -105,11 +110,10 @@ table4
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
-            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test "
-                 f"examples, {scale['transfer_kfold']}-fold, inner C search {scale['transfer_inner_search']}")
+            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; {scores.transfer_text(scale)}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
-fig = plots.ours_minus_paper(table3, results.STS_COLS, f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="Spearman x100")
+title = f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table3, results.STS_COLS, title, unit="Spearman x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "01_defsent_table3_baselines.png", **meta))

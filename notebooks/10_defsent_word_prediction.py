@@ -47,23 +47,22 @@
 # counts 0 (`VARIANT = "paper"`: over the whole vocabulary).
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None   # None = the scale's model
 POOLINGS = ["cls", "mean", "max"]
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %%
 import pandas as pd
@@ -73,11 +72,14 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
-scale, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)
 variant_settings = defsent_runs.variant_settings(VARIANT)
-model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=variant_settings["prefix_space"])
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
+prefix_space, max_length = variant_settings["prefix_space"], variant_settings["max_length"]
+model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=prefix_space)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
+paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=paper_data, variant=VARIANT)
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
 
@@ -113,7 +115,7 @@ for example in splits["train"]:             # (word, definition, word id) triple
 examples = list(first_definition.values())[:3]   # one definition of each of three words
 for word, definition, word_id in examples:
     print(f"{word!r} (id {word_id}): {definition}")
-batch = defsent.collate(tokenizer, examples, max_length=variant_settings["max_length"], pooling="cls")
+batch = defsent.collate(tokenizer, examples, max_length=max_length, pooling="cls")
 inputs = encode.on_model_device(model, {k: v for k, v in batch.items() if k != "targets"})
 with torch.no_grad():
     states = encode.hidden_states(model, inputs)                  # one vector per token
@@ -134,7 +136,8 @@ for (word, _, _), row in zip(examples, word_scores.topk(5, dim=1).indices):
     print(f"{word!r}: top 5 {tokenizer.convert_ids_to_tokens(row.tolist())}")
 by_hand = torch.nn.functional.cross_entropy(word_scores, batch["targets"].to(word_scores.device))
 with torch.no_grad():
-    print(f"loss by hand {by_hand:.3f} | defsent.loss {defsent.loss(model, head, dict(batch), 'cls'):.3f}")
+    by_package = defsent.loss(model, head, dict(batch), "cls")
+print(f"loss by hand {by_hand:.3f} | defsent.loss {by_package:.3f}")
 
 # %% [markdown]
 # At smoke scale every list starts with the `[CLS]` token itself, and the loss is close to that of
@@ -177,7 +180,8 @@ variants.whole(defsent_runs.differences())
 
 # %% tags=["tolerance: fraction"]
 test_eval = defsent_runs.subsample(splits["test"], scale["defsent_eval_max"], 0)
-untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=variant_settings["max_length"], mrr_cutoff=variant_settings["mrr_cutoff"])
+untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=max_length,
+                                 mrr_cutoff=variant_settings["mrr_cutoff"])
              for p in POOLINGS}
 pd.DataFrame(untrained).T.round(4)
 
@@ -188,9 +192,12 @@ pd.DataFrame(untrained).T.round(4)
 
 # %% tags=["tolerance: fraction; final loss=loss"]
 base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, scale["defsent_lr_xs"], scale["seeds"], dataset))  # the plan first, timed here
-final = {p: defsent_runs.final_runs(base, p, scale["defsent_lr_xs"], scale["seeds"], dataset) for p in POOLINGS}
-lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
+# the plan and its time estimate first (printed at the protocol scales)
+lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
+budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset))
+final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
+lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"],
+                                               "final loss": r["final_loss"]}
                          for p, f in final.items() for x, r in f.search.items()}).T.round(4)
 lr_table
 
@@ -202,8 +209,9 @@ lr_table
 # times the spread between seeds, and the tests compare these numbers within 0.012.
 
 # %% tags=["tolerance: fraction"]
-effect = pd.DataFrame({p: {"untrained": untrained[p]["mrr"],
-                           "DefSent": pd.Series([r["test"]["mrr"] for r in final[p].runs]).mean()} for p in POOLINGS}).T
+trained_mrr = {p: pd.Series([r["test"]["mrr"] for r in final[p].runs]).mean() for p in POOLINGS}
+effect = pd.DataFrame({p: {"untrained": untrained[p]["mrr"], "DefSent": trained_mrr[p]}
+                       for p in POOLINGS}).T
 effect["change"] = effect["DefSent"] - effect["untrained"]
 effect.round(4)
 
@@ -221,8 +229,8 @@ print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()
 # %% tags=["tolerance: fraction; paper=exact"]
 runs = {p: f.runs for p, f in final.items()}
 cols = paper_defsent.TABLE2_COLS
-seeds = aggregate.table_over_seeds({p: [[r["test"][c] for c in cols] for r in runs[p]] for p in POOLINGS}, cols,
-                                   "DefSent word prediction")
+per_seed = {p: [[r["test"][c] for c in cols] for r in runs[p]] for p in POOLINGS}
+seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent word prediction")
 ours = {}
 for p in POOLINGS:
     ours[("no fine-tuning", p)] = [untrained[p][c] for c in cols]
@@ -234,12 +242,16 @@ print(note)
 pair = {}
 for p in POOLINGS:
     pooling_label = aggregate.POOLING_LABELS[p]
-    pair[f"no fine-tuning / {pooling_label}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label, "no fine-tuning"),
-                                     ("no fine-tuning", p))
-    pair[f"DefSent / {pooling_label}"] = (aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label, exclude=("no fine-tuning",)),
-                              ("DefSent", p))
-table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=aggregate.comparable(MODEL, scale),
-                              std=results.paper_table(paper_defsent.TABLE5_STD, cols), runs=int(seeds.n.min()))
+    untrained_key = aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label,
+                                        "no fine-tuning")
+    trained_key = aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label,
+                                      exclude=("no fine-tuning",))
+    pair[f"no fine-tuning / {pooling_label}"] = (untrained_key, ("no fine-tuning", p))
+    pair[f"DefSent / {pooling_label}"] = (trained_key, ("DefSent", p))
+paper_std = results.paper_table(paper_defsent.TABLE5_STD, cols)
+compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
+table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=compare, std=paper_std,
+                              runs=int(seeds.n.min()))
 print(results.spread_verdict(table2))
 table2
 
@@ -254,7 +266,8 @@ table5
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{report['source']}; train max {scale['defsent_train_max']}, eval max {scale['defsent_eval_max']}",
+            data=f"{report['source']}; train max {scale['defsent_train_max']}, "
+                 f"eval max {scale['defsent_eval_max']}",
             learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()}, runs=seeds.n.to_dict())
 print("saved", results.save_csv(table2, "10_defsent_table2.csv", **meta))
 print("saved", results.save_csv(lr_table, "10_defsent_table5_lr.csv", **meta))

@@ -36,23 +36,22 @@
 # are context (another model).
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 POOLINGS = ["cls", "mean", "max"]
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %%
 import pandas as pd
@@ -61,19 +60,27 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
-scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| word-prediction head:", head_kind)
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)
+prefix_space = defsent_runs.variant_settings(VARIANT)["prefix_space"]
+model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=prefix_space)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
+paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=paper_data, variant=VARIANT)
 base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, scale["defsent_lr_xs"], scale["seeds"], dataset,
-                  extra_encoded=len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])))  # the plan first; untrained + 1st seed
-untrained = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, scale["encode_batch_size"])
+lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]
+max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
+# the plan and its time estimate first (printed at the protocol scales): training, then encoding
+# the STS sentences untrained and trained, per pooling
+sts_encoded = len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, max_pairs)
+budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset,
+                                                   extra_encoded=sts_encoded))
+untrained = scores.untrained_sts(MODEL, POOLINGS, max_pairs, DATA_ROOT, batch_size)
 trained = {}
 for p in POOLINGS:
-    runs = defsent_runs.final_runs(base, p, scale["defsent_lr_xs"], scale["seeds"], dataset).runs
-    trained[p] = dict(scores=[scores.trained_sts(r, p, scale["sts_max_pairs"], DATA_ROOT, scale["encode_batch_size"]) for r in runs],
-                      dev_mrr=[r["dev"]["mrr"] for r in runs])
+    runs = defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset).runs
+    sts_scores = [scores.trained_sts(r, p, max_pairs, DATA_ROOT, batch_size) for r in runs]
+    trained[p] = dict(dev_mrr=[r["dev"]["mrr"] for r in runs], scores=sts_scores)
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
@@ -88,8 +95,8 @@ variants.whole(defsent_runs.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.STS_COLS] for s in trained[p]["scores"]]
-                                    for p in POOLINGS}, results.STS_COLS, "DefSent STS")
+per_seed = {p: [[s[c] for c in results.STS_COLS] for s in trained[p]["scores"]] for p in POOLINGS}
+seeds = aggregate.table_over_seeds(per_seed, results.STS_COLS, "DefSent STS")
 rows = {}
 for p in POOLINGS:
     rows[("untrained", p)] = [untrained[p][c] for c in results.STS_COLS]
@@ -101,10 +108,14 @@ paper8 = results.paper_table(paper_defsent.TABLE8, results.STS_COLS)
 pairs8 = {}
 for p in POOLINGS:
     pooling_label = aggregate.POOLING_LABELS[p]
-    pairs8[f"untrained ({pooling_label})"] = (None, ("untrained", p))   # Table 8 has DefSent rows only
-    pairs8[f"DefSent ({pooling_label})"] = (aggregate.paper_row(paper_defsent.TABLE8, reference, pooling_label), ("DefSent", p))
-table8 = results.side_by_side(paper8, ours8, pairs8, compare=aggregate.comparable(MODEL, scale),
-                              std=results.paper_table(paper_defsent.TABLE8_STD, results.STS_COLS), runs=int(seeds.n.min()))
+    # Table 8 has DefSent rows only
+    pairs8[f"untrained ({pooling_label})"] = (None, ("untrained", p))
+    paper_key = aggregate.paper_row(paper_defsent.TABLE8, reference, pooling_label)
+    pairs8[f"DefSent ({pooling_label})"] = (paper_key, ("DefSent", p))
+paper_std = results.paper_table(paper_defsent.TABLE8_STD, results.STS_COLS)
+compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
+table8 = results.side_by_side(paper8, ours8, pairs8, compare=compare, std=paper_std,
+                              runs=int(seeds.n.min()))
 print(results.spread_verdict(table8))
 table8
 
@@ -119,27 +130,31 @@ aggregate.mean_pm_std(seeds)
 # they stand beside ours only for BERT-base and its stand-in.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-best, why = aggregate.defsent_reported_pooling(scale, reference, {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS})
+dev_mrr = {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS}
+best, why = aggregate.defsent_reported_pooling(scale, reference, dev_mrr)
 print("pooling:", best, f"({why})")
 paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
 baseline_row = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
 paper_best = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent")
-paper_key = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent", f"({aggregate.POOLING_LABELS[best]})")
+best_label = f"({aggregate.POOLING_LABELS[best]})"
+paper_key = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent", best_label)
 print(f"the paper's Table 3 row: {paper_best}; ours pools with {best}:",
-      "the same pooling" if paper_key else "another pooling, so no paper row beside it (Table 8 pairs every pooling)")
+      "the same pooling" if paper_key
+      else "another pooling, so no paper row beside it (Table 8 pairs every pooling)")
 pairs3 = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
 if best in baseline_row:
     pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
-table3 = results.side_by_side(paper3, ours8, pairs3, compare=aggregate.comparable(MODEL, scale))
+table3 = results.side_by_side(paper3, ours8, pairs3, compare=compare)
 table3
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{dataset[1]['source']}; train max {scale['defsent_train_max']}; STS raw, max {scale['sts_max_pairs']} pairs/task",
+            data=f"{dataset[1]['source']}; train max {scale['defsent_train_max']}; "
+                 f"STS raw, max {max_pairs} pairs/task",
             runs=seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))
-fig = plots.ours_minus_paper(table8, results.STS_COLS, f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="Spearman x100")
+title = f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table8, results.STS_COLS, title, unit="Spearman x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "11_defsent_table8.png", **meta))

@@ -42,23 +42,22 @@
 # scale, expect DefSent-BERT-base about 1 point above the raw BERT baselines, as in the paper.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-POOLINGS = None   # None: smoke = the pooling of the paper's Table 4 row for the model, paper = all three
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
+POOLINGS = None  # None: smoke the pooling of Table 4's row, else all three
+VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %% tags=["tolerance: check; untrained=score"]
 import pandas as pd
@@ -67,30 +66,40 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
-scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
 _, tokenizer, _, head_kind = defsent_runs.load_model(MODEL)
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
+paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
+dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=paper_data, variant=VARIANT)
 base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-budget.print_plan(scale, lambda: defsent_runs.plan(base, ["cls", "mean", "max"], scale["defsent_lr_xs"], scale["seeds"], dataset,
-                  extra_encoded=3 * 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale))))  # the plan first; untrained + 1st seed
-final = {p: defsent_runs.final_runs(base, p, scale["defsent_lr_xs"], scale["seeds"], dataset) for p in ("cls", "mean", "max")}
+lr_xs, seed_list, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
+transfer = scores.transfer_settings(scale)
+# the plan and its time estimate first (printed at the protocol scales): training, then encoding
+# the SentEval sentences untrained and trained, per pooling
+encoded = 3 * 2 * budget.transfer_sentences(DATA_ROOT, transfer)
+budget.print_plan(scale, lambda: defsent_runs.plan(base, ["cls", "mean", "max"], lr_xs, seed_list,
+                                                   dataset, extra_encoded=encoded))
+final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset)
+         for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
-reported, why = aggregate.defsent_reported_pooling(scale, aggregate.reference_model(MODEL)[0], dev_mrr)
-POOLINGS = POOLINGS or ([reported] if scale["name"] == "smoke" else list(final))
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind, "| poolings:", POOLINGS,
-      f"(smoke: {why})" if scale["name"] == "smoke" else "")
-
+reference = aggregate.reference_model(MODEL)[0]
+reported, why = aggregate.defsent_reported_pooling(scale, reference, dev_mrr)
+POOLINGS = POOLINGS or defsent_runs.senteval_poolings(scale, reported)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
+print("poolings scored:", POOLINGS, f"| Table 4's pooling: {reported} ({why})")
 
 rows, seed_rows = {}, {}
 for p in POOLINGS:
-    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], scale, DATA_ROOT, scale["encode_batch_size"])[p]
-    seed_rows[p] = [scores.trained_transfer(r, p, scores.transfer_settings(scale), DATA_ROOT, scale["encode_batch_size"])
-                    for r in final[p].runs[:defsent_runs.SENTEVAL_SEEDS]]   # Table 9: three seeds
-seeds = aggregate.table_over_seeds({p: [[s[c] for c in results.TRANSFER_COLS] for s in v] for p, v in seed_rows.items()},
-                                   results.TRANSFER_COLS, "DefSent SentEval")
+    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], scale, DATA_ROOT, batch_size)[p]
+    seed_runs = final[p].runs[:defsent_runs.SENTEVAL_SEEDS]   # Table 9: three seeds
+    seed_rows[p] = [scores.trained_transfer(r, p, transfer, DATA_ROOT, batch_size)
+                    for r in seed_runs]
+per_seed = {p: [[s[c] for c in results.TRANSFER_COLS] for s in v] for p, v in seed_rows.items()}
+seeds = aggregate.table_over_seeds(per_seed, results.TRANSFER_COLS, "DefSent SentEval")
 for p in POOLINGS:
     rows[("DefSent", p)] = dict(zip(results.TRANSFER_COLS, seeds.mean.loc[p]))
-ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()}, results.TRANSFER_COLS)
+ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()},
+                           results.TRANSFER_COLS)
 ours.round(2)
 
 # %% [markdown]
@@ -117,14 +126,19 @@ paper_key4 = aggregate.paper_row(paper_defsent.TABLE4, reference, "DefSent")
 pairs = {}
 for p in POOLINGS:
     key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, aggregate.POOLING_LABELS[p])
-    pairs[f"DefSent ({p}) vs Table 9"] = (f"Table 9: {key9[0]} ({key9[1]})" if key9 else None, ("DefSent", p))
-    if paper_key4 and f"({aggregate.POOLING_LABELS[p]})" in paper_key4:   # Table 4's row pools as the paper's best
+    paper_key9 = f"Table 9: {key9[0]} ({key9[1]})" if key9 else None
+    pairs[f"DefSent ({p}) vs Table 9"] = (paper_key9, ("DefSent", p))
+    # Table 4's row pools as the paper's best
+    if paper_key4 and f"({aggregate.POOLING_LABELS[p]})" in paper_key4:
         pairs[f"DefSent ({p}) vs {paper_key4}"] = (paper_key4, ("DefSent", p))
     if p in ("cls", "mean") and reference == "bert-base-uncased":
-        pairs[f"untrained ({p})"] = ({"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p], ("untrained", p))
+        untrained_key = {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p]
+        pairs[f"untrained ({p})"] = (untrained_key, ("untrained", p))
 std9 = results.paper_table(paper_defsent.TABLE9_STD, results.TRANSFER_COLS).set_axis(
     [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0)
-table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale), std=std9, runs=int(seeds.n.min()))
+compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
+table4 = results.side_by_side(paper, ours, pairs, compare=compare, std=std9,
+                              runs=int(seeds.n.min()))
 print(results.spread_verdict(table4))
 table4
 
@@ -133,10 +147,9 @@ aggregate.mean_pm_std(seeds)
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{dataset[1]['source']}; SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test examples, "
-                 f"{scale['transfer_kfold']}-fold, inner C search {scale['transfer_inner_search']}", runs=seeds.n.to_dict())
+            data=f"{dataset[1]['source']}; {scores.transfer_text(scale)}", runs=seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
-fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="accuracy %")
+title = f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, title, unit="accuracy %")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "12_defsent_table4.png", **meta))

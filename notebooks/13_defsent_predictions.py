@@ -32,23 +32,22 @@
 # "untrained" shows the same head on the encoder before DefSent training.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 POOLING = "cls"
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %%
 import pandas as pd
@@ -57,13 +56,21 @@ from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
-scale, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
-untrained = defsent_runs.load_model(MODEL, prefix_space=defsent_runs.variant_settings(VARIANT)["prefix_space"])
-dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=scale["paper_protocol"], variant=VARIANT)
-budget.print_plan(scale, lambda: defsent_runs.plan(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), [POOLING], scale["defsent_lr_xs"], scale["seeds"][:1], dataset))  # the plan first, timed here
-runs = defsent_runs.final_runs(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), POOLING, scale["defsent_lr_xs"], scale["seeds"][:1], dataset).runs
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)
+prefix_space = defsent_runs.variant_settings(VARIANT)["prefix_space"]
+untrained = defsent_runs.load_model(MODEL, prefix_space=prefix_space)
+paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
+dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=paper_data,
+                                     variant=VARIANT)
+base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+lr_xs, first_seed = scale["defsent_lr_xs"], scale["seeds"][:1]
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: defsent_runs.plan(base, [POOLING], lr_xs, first_seed, dataset))
+runs = defsent_runs.final_runs(base, POOLING, lr_xs, first_seed, dataset).runs
 trained = defsent_runs.load_model(runs[0]["path"])
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING, "| head:", trained.head_kind)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING,
+      "| head:", trained.head_kind)
 
 
 # %% [markdown]
@@ -91,13 +98,14 @@ table6
 
 # %%
 inputs = [s for s, _ in paper_defsent.TABLE7]
-table7 = pd.DataFrame({"input": inputs, "paper (BERT-large)": [" ".join(p) for _, p in paper_defsent.TABLE7],
+table7 = pd.DataFrame({"input": inputs,
+                       "paper (BERT-large)": [" ".join(p) for _, p in paper_defsent.TABLE7],
                        "ours untrained": defsent_runs.top_k_strings(untrained, inputs, POOLING, 5),
                        "ours DefSent": defsent_runs.top_k_strings(trained, inputs, POOLING, 5)})
 table7
 
 # %%
-meta = dict(model=MODEL, head=trained.head_kind, scale=scale["name"], seeds=scale["seeds"][:1], pooling=POOLING,
-            data=dataset[1]["source"])
+meta = dict(model=MODEL, head=trained.head_kind, scale=scale["name"], seeds=first_seed,
+            pooling=POOLING, data=dataset[1]["source"])
 print("saved", results.save_csv(table6, "13_defsent_table6.csv", **meta))
 print("saved", results.save_csv(table7, "13_defsent_table7.csv", **meta))

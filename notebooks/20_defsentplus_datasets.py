@@ -34,20 +34,19 @@
 # paper's (the train split present); else the paper's rows are context.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
-BERT = os.environ.get("DEFSENT_MODEL", "offline")   # offline = all-MiniLM-L6-v2 (bert-base-uncased vocabulary)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
+BERT = os.environ.get("DEFSENT_MODEL", "offline")  # offline: all-MiniLM-L6-v2 (BERT vocabulary)
 ROBERTA = "roberta-base"                            # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 
@@ -91,7 +90,9 @@ report
 fig = plots.definitions_per_entry({name: d["ids"] for name, d in full.items()})
 
 # %%
-meta = dict(model=BERT, scale=SCALE, seeds="-", data=f"Oxford {report.loc['b', 'source'].split('Oxford ')[1]} (+ WordNet 3.0 for a)")
+oxford_splits = report.loc["b", "source"].split("Oxford ")[1]
+meta = dict(model=BERT, scale=SCALE, seeds="-",
+            data=f"Oxford {oxford_splits} (+ WordNet 3.0 for a)")
 print("saved", results.save_csv(table1, "20_defsentplus_table1.csv", **meta))
 print("saved", results.save_csv(report, "20_defsentplus_entry_datasets.csv", **meta))
 print("saved", results.save_figure(fig, "20_defsentplus_definitions_per_entry.png", **meta))

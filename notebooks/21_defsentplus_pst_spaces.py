@@ -45,25 +45,26 @@
 # (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 DATASET = "a"
-COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (BERT-base: CLS, AMP)
-PST_STEPS = None   # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
+# (pooling, entry pooling) at every step; None: each step's in Table 2 (BERT-base: CLS, AMP)
+COMBINATION = None
+# None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
+PST_STEPS = None
 
 # %% [markdown]
 # ## The idea in equations
@@ -95,18 +96,22 @@ import torch
 from defsent_lite import defsentplus, encode
 from defsent_lite.repro import defsentplus_runs, preflight, pst
 
-scale, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)
 entries, _ = pst.entry_dataset(pst.pst_config(scale, MODEL, DATASET), DATA_ROOT)
 model, tokenizer = defsentplus_runs.load_model(MODEL)
-model.eval()                                      # dropout off: the numbers below are the model's own
+# dropout off: the numbers below are the model's own
+model.eval()
 few = [i for i, e in enumerate(entries["ids"]) if e < 4]     # the definitions of entries 0-3
 ids = [entries["ids"][i] for i in few]
 definitions = [entries["definitions"][i] for i in few]
-space = defsentplus.build_entry_embeddings(model, tokenizer, ids, definitions, "mean", progress=False)
-print(f"{len(definitions)} definitions of {len(set(ids))} entries -> entry matrix {tuple(space.shape)}"
-      "  [entries, hidden]")
+space = defsentplus.build_entry_embeddings(model, tokenizer, ids, definitions, "mean",
+                                           progress=False)
+print(f"{len(definitions)} definitions of {len(set(ids))} entries",
+      f"-> entry matrix {tuple(space.shape)}  [entries, hidden]")
 for e in range(4):
-    print(f"  {entries['names'][e]!r}: {ids.count(e)} definition(s), e.g. {definitions[ids.index(e)][:60]!r}")
+    example = definitions[ids.index(e)][:60]
+    print(f"  {entries['names'][e]!r}: {ids.count(e)} definition(s), e.g. {example!r}")
 
 # %% [markdown]
 # Each definition scored against the four entries (a row per definition, the largest score
@@ -127,9 +132,11 @@ from defsent_lite.repro import budget, scores, variants
 
 pd.set_option("display.width", 140)
 reference, note = aggregate.reference_model(MODEL)
-cfg, why = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS, variant=VARIANT)
+cfg, why = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS,
+                                variant=VARIANT)
 print("combination:", pst.combinations_text(cfg), f"({why})")
-budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)
@@ -149,7 +156,8 @@ variants.whole(defsentplus_runs.differences())
 # candidates' averages (pipeline checks at smoke scale, see above):
 
 # %% tags=["tolerance: check"]
-pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.best_sts_avg(r) for (space, seed), r in st["runs"].items()}
+pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.best_sts_avg(run)
+                                     for (space, seed), run in st["runs"].items()}
               for st in steps}).round(2)
 
 # %% [markdown]
@@ -162,8 +170,10 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.b
 # checkpoint (`princeton-nlp/unsup-simcse-...`), Figure 8's.
 
 # %%
-following = pst.following_space_views(steps, cfg, DATA_ROOT)   # Figure 7: built after the last step, not trained on
-views = {f"for {st['step']}. Training": st["views"] for st in steps} | {f"for {len(steps) + 1}. Training (Fig. 7, not run)": following}
+# Figure 7: built after the last step, not trained on
+following = pst.following_space_views(steps, cfg, DATA_ROOT)
+views = {f"for {st['step']}. Training": st["views"] for st in steps}
+views[f"for {len(steps) + 1}. Training (Fig. 7, not run)"] = following
 space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %% tags=["tolerance: fraction"]
@@ -176,7 +186,8 @@ pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()}
 # step restarts from the original model; it should end lower.
 
 # %%
-curves = {f"step {st['step']} ({space})": r["loss_curve"] for st in steps for (space, _), r in st["runs"].items()}
+curves = {f"step {st['step']} ({space})": run["loss_curve"]
+          for st in steps for (space, _), run in st["runs"].items()}
 loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 
 # %% [markdown]
@@ -197,13 +208,16 @@ pst.loss_drop(steps).round(3)
 # a pipeline check (see the top of this notebook): no trend among them is a result.
 
 # %% tags=["tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check"]
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
+untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
+                                 files=cfg["sts_files"])
 table = pst.steps_table(steps, untrained).round(2)
 table
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], combination=pst.combinations_text(cfg),
-            data=f"{report['source']}; {report['entries']} entries, {report['definitions']} definitions",
+meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"],
+            combination=pst.combinations_text(cfg),
+            data=f"{report['source']}; {report['entries']} entries, "
+                 f"{report['definitions']} definitions",
             lrs=cfg["lrs"], sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "21_defsentplus_pst_steps.csv", **meta))
 print("saved", results.save_figure(space_fig, "21_defsentplus_pst_spaces.png", **meta))

@@ -37,23 +37,23 @@
 # ours as context: MiniLM is not BERT-base, so no difference is taken.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
-COMBINATION = None  # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
+# {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
+COMBINATION = None
 
 # %%
 import pandas as pd
@@ -61,19 +61,24 @@ import pandas as pd
 from defsent_lite.runtime import models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, preflight, pst, scores, variants
+from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, preflight, pst, scores
+from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
-scale, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)
 reference, note = aggregate.reference_model(MODEL)
 runs = {}
 for name in "cba":
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
-    cfg, _ = pst.model_pst_config(scale, MODEL, name, reference, (COMBINATION or {}).get(name), ica=full,
+    combination = (COMBINATION or {}).get(name)
+    cfg, _ = pst.model_pst_config(scale, MODEL, name, reference, combination, ica=full,
                                   steps=None if full else 1, variant=VARIANT)
-    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+    # the plan and its time estimate first (printed at the protocol scales)
+    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = pst.run(cfg, DATA_ROOT)
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| inference poolings:", cfg["inference_poolings"])
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
+      "| inference poolings:", cfg["inference_poolings"])
 
 
 # %% [markdown]
@@ -86,14 +91,21 @@ variants.whole(defsentplus_runs.differences())
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
 # %% tags=["tolerance: check; untrained=inference"]
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
+untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
+                                 files=cfg["sts_files"])
 rows, poolings = {}, {}
 poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
-ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"   # Table 2's DefSent row: the model's best pooling
+# Table 2's DefSent row: the model's best pooling
+ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"
 ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
-budget.print_plan(scale, lambda: defsent_runs.plan(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), [ds_pooling], scale["defsent_lr_xs"], scale["seeds"],
-                  defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True, variant=VARIANT)))  # the plan first, timed here
-ds_runs = defsent_runs.final_runs(defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT), ds_pooling, scale["defsent_lr_xs"], scale["seeds"], data_dir=DATA_ROOT).runs
+ds_base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: defsent_runs.plan(
+    ds_base, [ds_pooling], lr_xs, seed_list,
+    defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True,
+                               variant=VARIANT)))
+ds_runs = defsent_runs.final_runs(ds_base, ds_pooling, lr_xs, seed_list, data_dir=DATA_ROOT).runs
 m, tok = models.load(ds_runs[0]["path"])
 poolings[ds_label], rows[ds_label] = pst.best_pooling_scores(
     defsentplus_runs.sts_scores(m, tok, [ds_pooling], cfg["sts_max_pairs"], data_dir=DATA_ROOT))
@@ -101,8 +113,10 @@ stds, counts = {}, {}
 for name in "cba":
     for st in runs[name]:
         combo = defsentplus_runs.combination_name(*st["combination"]).replace(" ", "")
-        for space in pst.spaces_of(st):  # mean over seeds under the pooling with the best mean (the paper's statistical result)
-            label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}" + (" (ICA)" if space != "plain" else "")
+        # mean over seeds under the pooling with the best mean (the paper's statistical result)
+        for space in pst.spaces_of(st):
+            label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}"
+            label += " (ICA)" if space != "plain" else ""
             seed_table = pst.seed_table(st, space)
             poolings[label], mean, stds[label] = pst.best_pooling_row(seed_table)
             counts[label] = int(seed_table.n.iloc[0])
@@ -121,12 +135,14 @@ ours.round(2)
 print(note)
 table = paper_defsentplus.TABLE2
 paper = results.paper_table(table, results.STS_COLS)
-pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)), ds_label)}
+pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)),
+                    ds_label)}
 for label in [k for k in rows if k.startswith("DefSent+")]:
     key = defsentplus_runs.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
     pairs[defsentplus_runs.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
-table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=aggregate.comparable(MODEL, scale),
-                              std=results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS),
+paper_std = results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS)
+compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
+table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=compare, std=paper_std,
                               runs=len(cfg["seeds"]))
 print(results.spread_verdict(table2))
 table2
@@ -136,11 +152,12 @@ if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gi
     print(pd.DataFrame(stds).T.round(2))
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], data={name: f"{runs[name][0]['best_run']['entries']} entries" for name in "cba"},
+entry_counts = {name: f"{runs[name][0]['best_run']['entries']} entries" for name in "cba"}
+meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], data=entry_counts,
             sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=counts)
 print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))
-fig = plots.ours_minus_paper(table2, results.STS_COLS, f"DefSent+ Table 2: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="Spearman x100")
+title = f"DefSent+ Table 2: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table2, results.STS_COLS, title, unit="Spearman x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "22_defsentplus_table2.png", **meta))

@@ -34,22 +34,21 @@
 # cell finite; the tests compare nothing else) and the paper's rows stand beside it as context.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 DATASET = "a"
 
 # %%
@@ -60,15 +59,19 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, variants
 
 pd.set_option("display.width", 140)
-scale, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)
 grid = {}
 for pooling, entry_pooling in defsentplus_runs.COMBINATIONS:
-    cfg = pst.pst_config(scale, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1, variant=VARIANT,
-                         max_entries=scale["dsp_grid_max_entries"])
-    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+    cfg = pst.pst_config(scale, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1,
+                         variant=VARIANT, max_entries=scale["dsp_grid_max_entries"])
+    # the plan and its time estimate first (printed at the protocol scales)
+    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
     steps, report = pst.run(cfg, DATA_ROOT)
-    grid[defsentplus_runs.combination_name(pooling, entry_pooling)] = pst.seed_table(steps[0], "plain")  # over seeds
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"], f"({report['entries']} entries)")
+    combination = defsentplus_runs.combination_name(pooling, entry_pooling)
+    grid[combination] = pst.seed_table(steps[0], "plain")   # the STS scores over seeds
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"],
+      f"({report['entries']} entries)")
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
@@ -80,7 +83,7 @@ variants.whole(defsentplus_runs.differences())
 # ## STS average per combination and inference pooling (ours)
 
 # %% tags=["tolerance: check"]
-ours = pd.DataFrame({combo: t.mean["avg"] for combo, t in grid.items()}).T   # mean over seeds per pooling
+ours = pd.DataFrame({combo: t.mean["avg"] for combo, t in grid.items()}).T   # per inference pooling
 ours["best"] = ours.max(axis=1)
 ours.round(2)
 
@@ -94,7 +97,8 @@ paper = results.paper_table(paper_defsentplus.TABLE8, paper_defsentplus.TABLE8_C
 key = aggregate.paper_row(paper_defsentplus.TABLE8, reference)
 mine = ours["best"].reindex(paper.columns)
 rows = {f"ours: {MODEL.split('/')[-1]}": mine}
-if key and aggregate.comparable(MODEL, scale):   # a difference only for the paper's own model at paper scale
+# a difference only for the paper's own model at paper scale
+if key and aggregate.comparable(MODEL, scale):
     rows[f"ours - {key}"] = mine - paper.loc[key]
 table8 = pd.concat([paper, pd.DataFrame(rows).T]).round(2)
 table8
@@ -105,6 +109,8 @@ table8
 # each other: no order among them is a result.
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], data=f"{report['source']}; {report['entries']} entries",
-            sts_pairs_per_task=scale["dsp_sts_max_pairs"], lr=scale["dsp_lrs"][0], runs={c: int(t.n.iloc[0]) for c, t in grid.items()})
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"],
+            data=f"{report['source']}; {report['entries']} entries",
+            sts_pairs_per_task=scale["dsp_sts_max_pairs"], lr=scale["dsp_lrs"][0],
+            runs={combo: int(t.n.iloc[0]) for combo, t in grid.items()})
 print("saved", results.save_csv(table8, "23_defsentplus_table8.csv", **meta))

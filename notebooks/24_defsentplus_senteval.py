@@ -35,24 +35,24 @@
 # the untrained row, under a point, is within a run's spread). The paper's rows are context.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 DATASET = "a"
-COMBINATION = None   # (pooling, entry pooling) at every step; None: each step's in Table 2 for the model (as notebook 21)
+# (pooling, entry pooling) at every step; None: each step's in Table 2 (as notebook 21)
+COMBINATION = None
 
 # %% tags=["tolerance: check; untrained (mean)=score"]
 import pandas as pd
@@ -63,21 +63,25 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, scores, variants
 
 pd.set_option("display.width", 140)
-scale, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)
 reference, note = aggregate.reference_model(MODEL)
 cfg, _ = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
-budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT,
-               extra_encoded=2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale))))  # the plan first, timed here
+# the plan and its time estimate first (printed at the protocol scales): PST, then encoding the
+# SentEval sentences untrained and trained
+encoded = 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale))
+budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT, extra_encoded=encoded))
 steps, report = pst.run(cfg, DATA_ROOT)
 final = steps[-1]["best_run"]
-checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN STS scores
+checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN
 pooling, why = defsentplus_runs.senteval_pooling(MODEL, final)
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, f"| final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
+print(f"final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
       "pooling", pooling, f"({why})")
 
-
+row_names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
 ours = scores.transfer_before_after(MODEL, final["path"], pooling, scale, DATA_ROOT,
-                                    names=(f"untrained ({pooling})", f"DefSent+ final PST ({pooling})"))
+                                    names=row_names)
 ours.round(2)
 
 # %% [markdown]
@@ -95,26 +99,29 @@ variants.whole(defsentplus_runs.differences())
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained (mean)=score"]
 print(note)
 paper = results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS)
-ica = steps[-1]["best"][0] != "plain"   # the paper's row in the same space: its (ICA) row only for an ICA encoder
-final_key = aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent+", "3rd-", *(["ICA"] if ica else []),
+# the paper's row in the same space: its (ICA) row only for an ICA encoder
+ica = steps[-1]["best"][0] != "plain"
+final_key = aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent+", "3rd-",
+                                *(["ICA"] if ica else []),
                                 exclude=("simcse", "snscse") + (() if ica else ("ICA",)))
-print(f"our final encoder's space: {steps[-1]['best'][0]}; the paper's row in that space:", final_key)
-table4 = results.side_by_side(paper, ours, {f"untrained ({pooling})": (None, f"untrained ({pooling})"),
-                                            f"DefSent+ final PST ({pooling})": (final_key, f"DefSent+ final PST ({pooling})")},
-                              compare=aggregate.comparable(MODEL, scale))
+print(f"our final encoder's space: {steps[-1]['best'][0]};",
+      "the paper's row in that space:", final_key)
+untrained_name, trained_name = row_names
+pairs = {untrained_name: (None, untrained_name), trained_name: (final_key, trained_name)}
+table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))
 table4
 
 # %% tags=["tolerance: exact"]
-context = [aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent ", exclude=("DefSent+",)),
+context = [aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent ",
+                               exclude=("DefSent+",)),
            aggregate.paper_row(paper_defsentplus.TABLE4, reference, "SimCSE")]
 paper.loc[[k for k in context if k is not None]]
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=pooling,
-            data=f"{report['source']}; {report['entries']} entries; SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test "
-                 f"examples, {scale['transfer_kfold']}-fold, inner C search {scale['transfer_inner_search']}")
+            data=f"{report['source']}; {report['entries']} entries; {scores.transfer_text(scale)}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
-fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="accuracy %")
+title = f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, title, unit="accuracy %")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "24_defsentplus_table4.png", **meta))

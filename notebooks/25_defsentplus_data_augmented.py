@@ -44,45 +44,46 @@
 # tests compare them as finite only); MiniLM's own rows (no training) are compared tightly.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
-CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"   # a hub name, or a local folder with PAPER_LABEL
-PAPER_LABEL = None   # None: found by CHECKPOINT's hub name; for a folder one of augmented.labels(), e.g. "snscse-BERT-base"
-MODEL = None   # None: CHECKPOINT at paper (and rehearsal) scale, the scale's offline model standing in for it otherwise
-VARIANT = "official"  # the released code's settings (default); "paper": the text's (defsentplus.differences())
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
+CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # a hub name, or a local folder
+# None: found by CHECKPOINT's hub name; a folder: one of augmented.labels(), e.g. "snscse-BERT-base"
+PAPER_LABEL = None
+MODEL = None  # None: CHECKPOINT under the paper's protocol (paper, colab), else a stand-in
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 
 # %%
 import pandas as pd
 
-from defsent_lite.runtime import config
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.repro import augmented, budget, preflight, pst, scores
 
 pd.set_option("display.width", 140)
-scale, MODEL = preflight.start("25", SCALE, DATA_ROOT, MODEL or (CHECKPOINT if config.scale(SCALE)["paper_protocol"] else None))
+# the scale's settings and model; every file and model it needs, checked before any work
+model_to_train = augmented.model_to_train(SCALE, CHECKPOINT, MODEL)
+scale, MODEL = preflight.start("25", SCALE, DATA_ROOT, model_to_train)
 release = augmented.release(CHECKPOINT, PAPER_LABEL)
-cfg = pst.pst_config(scale, MODEL, "a", *release.combinations[0], ica=False, steps=PST_STEPS or release.steps, variant=VARIANT,
-                     later_combinations=release.combinations[1:], lrs=release.lrs if scale["paper_protocol"] else None)
-budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))  # the plan first, timed here
+cfg = augmented.pst_config(scale, MODEL, release, steps=PST_STEPS, variant=VARIANT)
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
-compare = aggregate.comparable(MODEL, scale, paper_model=release.checkpoint)   # False: the paper's rows are context
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, f"(paper rows: {release.label}",
-      "to compare)" if compare else "as context)",
+compare = aggregate.comparable(MODEL, scale, paper_model=release.checkpoint)   # False: context
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
+      f"(paper rows: {release.label}", "to compare)" if compare else "as context)",
       "| combination:", pst.combinations_text(cfg), "| learning rates:", cfg["lrs"])
 print(report)
 
@@ -90,8 +91,10 @@ print(report)
 # ## Table 5: the learning rates of each step, ours beside the paper's row
 
 # %% tags=["tolerance: exact"]
-pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], index=paper_defsentplus.TABLE5_COLS[:len(release.lrs)]),
-              "ours": pd.Series([f"{lr:g}" for lr in cfg["lrs"]], index=[f"{pst.ordinal(k)} Training" for k in range(1, len(cfg["lrs"]) + 1)])})
+paper_steps = paper_defsentplus.TABLE5_COLS[:len(release.lrs)]
+our_steps = [f"{pst.ordinal(k)} Training" for k in range(1, len(cfg["lrs"]) + 1)]
+pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], index=paper_steps),
+              "ours": pd.Series([f"{lr:g}" for lr in cfg["lrs"]], index=our_steps)})
 
 # %% [markdown]
 # ## Tables 3 and 6: the checkpoint before and after DefSent+ (STS, Spearman x 100)
@@ -99,7 +102,8 @@ pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], in
 # each DefSent+ row is the mean over seeds under the best pooling, beside Table 6's mean.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=inference"]
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT, files=cfg["sts_files"])
+untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
+                                 files=cfg["sts_files"])
 ours, poolings, counts = augmented.rows(untrained, steps)
 print(augmented.paper_rows_text(release))
 table = augmented.beside_paper(ours, release, compare)
@@ -113,7 +117,9 @@ pd.Series(poolings, name="best pooling")
 # Both under Table 7's SentEval pooling of the released encoder, beside the paper's rows.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=score"]
-transfer = scores.transfer_before_after(MODEL, steps[-1]["best_run"]["path"], release.senteval_pooling, scale, DATA_ROOT,
+final_path = steps[-1]["best_run"]["path"]
+pooling = release.senteval_pooling
+transfer = scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
                                        names=("checkpoint", "DefSent+"))
 table4 = augmented.transfer_beside_paper(transfer, release, compare)
 print("SentEval pooling:", release.senteval_pooling, "(Table 7)")
@@ -127,18 +133,20 @@ views = {f"for {pst.ordinal(st['step'])} Training": st["views"] for st in steps}
 space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %%
-meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["seeds"], variant=VARIANT,
-            paper_label=release.label, combination=pst.combinations_text(cfg), lrs=cfg["lrs"], runs=counts,
-            data=f"{report['source']}; {report['entries']} entries", sts_pairs_per_task=cfg["sts_max_pairs"])
+meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["seeds"],
+            variant=VARIANT, paper_label=release.label, combination=pst.combinations_text(cfg),
+            lrs=cfg["lrs"], runs=counts, data=f"{report['source']}; {report['entries']} entries",
+            sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
-print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **dict(meta, senteval_pooling=release.senteval_pooling,
-      senteval=f"max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} dev-test examples, {scale['transfer_kfold']}-fold")))
+senteval = dict(senteval_pooling=release.senteval_pooling, senteval=scores.transfer_text(scale))
+print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **meta, **senteval))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
-fig = plots.ours_minus_paper(table, STS_COLS, f"DefSent+ Tables 3 and 6: ours ({MODEL.split('/')[-1]}) minus the paper's ({release.label})",
-                             unit="Spearman x100")
+model_name = MODEL.split("/")[-1]
+title = f"DefSent+ Tables 3 and 6: ours ({model_name}) minus the paper's ({release.label})"
+fig = plots.ours_minus_paper(table, STS_COLS, title, unit="Spearman x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "25_defsentplus_tables3_6.png", **meta))
-fig4 = plots.ours_minus_paper(table4, TRANSFER_COLS, f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({release.label})",
-                              unit="accuracy %")
+title = f"DefSent+ Table 4: ours ({model_name}) minus the paper's ({release.label})"
+fig4 = plots.ours_minus_paper(table4, TRANSFER_COLS, title, unit="accuracy %")
 if fig4 is not None:
     print("saved", results.save_figure(fig4, "25_defsentplus_table4.png", **meta))

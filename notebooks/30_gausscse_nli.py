@@ -46,25 +46,25 @@
 # about 30 minutes on 2 cores) and its tables are in `docs/cpu_runs.md`.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
-REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official, "sum" = Eq. 2 paper)
-BASELINE = None       # (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through
-                      # its pooler at paper scale (the paper's row), the offline model with mean pooling otherwise
+VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
+REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 as written)
+# (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through its
+# pooler under the paper's protocol (the paper's row), else MODEL with mean pooling
+BASELINE = None
 
 # %% [markdown]
 # ## The idea in equations
@@ -98,37 +98,91 @@ BASELINE = None       # (model, pooling) of the cosine baseline row; None: super
 import pandas as pd
 import torch
 
-from defsent_lite import gausscse
+from defsent_lite import encode, gausscse
 from defsent_lite.repro import gausscse_runs, preflight
 from defsent_lite.runtime import models
 
-scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
 gauss = gausscse.GaussModel(encoder, gausscse_runs.variant_settings(VARIANT)["head"])
-gauss.to(next(encoder.parameters()).device)   # the new head beside the encoder (a GPU, where there is one)
+# the new head beside the encoder (a GPU, where there is one)
+gauss.to(next(encoder.parameters()).device)
 pair = ["A man is playing a guitar on a stage in front of a crowd.", "A man is playing music."]
 mu, var = gausscse.encode(gauss, tokenizer, pair)
 print("mu", tuple(mu.shape), "var", tuple(var.shape), " [sentences, hidden]")
 print("mean variance per sentence:", [f"{v:.3f}" for v in var.mean(1).tolist()])
-for reduction in ("sum", "mean_per_dim"):   # Eq. 2 as written; the official code's per-dimension mean
+# Eq. 2 as written; the official code's per-dimension mean
+for reduction in ("sum", "mean_per_dim"):
     ab = gausscse.kl_similarity(mu[0], var[0], mu[1], var[1], reduction)
     ba = gausscse.kl_similarity(mu[1], var[1], mu[0], var[0], reduction)
-    print(f"{reduction:12s} sim(premise || hypothesis) = {ab:.4f}   sim(hypothesis || premise) = {ba:.4f}")
+    print(f"{reduction:12s} sim(premise || hypothesis) = {ab:.4f}",
+          f"  sim(hypothesis || premise) = {ba:.4f}")
 
 # %% [markdown]
 # Untrained, which direction is larger is arbitrary; training makes sim(entailed || entailing)
 # the larger one. The loss of four training triplets, with every in-batch negative:
 
 # %% tags=["tolerance: loss"]
-triplets = gausscse_runs.training_triplets(DATA_ROOT, max_triplets=4, seed=0,
-                                           source=gausscse_runs.train_source(scale["name"], DATA_ROOT))
+source = gausscse_runs.train_source(scale["name"], DATA_ROOT)
+triplets = gausscse_runs.training_triplets(DATA_ROOT, max_triplets=4, seed=0, source=source)
 pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
-print("premise:", triplets[0][0], "| entailment:", triplets[0][1], "| contradiction:", triplets[0][2])
+premise, entailment, contradiction = triplets[0]
+print("premise:", premise, "| entailment:", entailment, "| contradiction:", contradiction)
+reduction = REDUCTION or gausscse_runs.variant_settings(VARIANT)["reduction"]
 for setting in gausscse.LOSS_SETTINGS:
-    loss = gausscse.contrastive_loss(pre, ent, con, setting, reduction=REDUCTION or gausscse_runs.variant_settings(VARIANT)["reduction"])
+    loss = gausscse.contrastive_loss(pre, ent, con, setting, reduction=reduction)
     print(f"{setting:12s} loss {loss:.3f}")
-del encoder, gauss
+
+# %% [markdown]
+# ## What training does, on one batch
+# Ten AdamW steps at the released code's learning rate (1e-5) on these four triplets with the
+# "ent+rev" loss, encoder and head together, dropout off. The twelve sentences go through the
+# model in one pass, `[12, d]`, and are split back into premises, entailments and contradictions.
+
+# %% tags=["tolerance: loss"]
+def direction_gap(model):
+    """sim(ent || pre) - sim(pre || ent) of each training pair: Eq. 2 both ways."""
+    (mu_p, var_p), (mu_e, var_e) = (gausscse.encode(model, tokenizer, column)
+                                    for column in list(zip(*triplets))[:2])
+    return (gausscse.kl_similarity(mu_e, var_e, mu_p, var_p, reduction)
+            - gausscse.kl_similarity(mu_p, var_p, mu_e, var_e, reduction))
+
+
+gap_before = direction_gap(gauss)
+sentences = [s for column in zip(*triplets) for s in column]   # 4 premises, 4 entailments, 4 ...
+batch = encode.on_model_device(gauss, tokenizer(sentences, padding=True, return_tensors="pt"))
+optimizer = torch.optim.AdamW(gauss.parameters(), lr=1e-5)
+gauss.eval()
+losses = []
+for step in range(10):
+    mu, var = gauss(batch)                                   # [12, d] each, with gradients
+    pre, ent, con = zip(mu.split(4), var.split(4))           # three (mu, var) pairs of [4, d]
+    loss = gausscse.contrastive_loss(pre, ent, con, "ent+rev", reduction=reduction)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())
+print("ent+rev loss per step:", " ".join(f"{x:.3f}" for x in losses))
+gap_after = direction_gap(gauss)
+del encoder, gauss, optimizer
+
+# %% [markdown]
+# The loss of the batch falls at every step: the positives rise above their in-batch negatives.
+# The direction is another matter. The gap sim(ent || pre) - sim(pre || ent) of each pair,
+# before and after the ten steps:
+
+# %% tags=["tolerance: check"]
+pd.DataFrame({"before": gap_before.numpy(), "after": gap_after.numpy()},
+             index=[f"pair {k}" for k in range(4)]).map(lambda x: f"{x:+.1e}")
+
+# %% [markdown]
+# Under the official per-dimension similarity these gaps are tiny (below 5e-4) before and after,
+# and the steps do not widen them: ten steps on four triplets teach no direction (numbers this
+# small differ between machines, so the tests only check that they are finite). Direction emerges over training on
+# many triplets; notebook 31 measures it (Tables 2 and 4). At smoke scale the trained numbers
+# below are a pipeline check, as the top of this notebook says.
 
 # %%
 from defsent_lite.paper import aggregate, plots, results
@@ -138,11 +192,15 @@ from defsent_lite.repro import budget, gausscse_tables, variants
 pd.set_option("display.width", 140)
 base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-baseline_model, baseline_pooling = BASELINE or (gausscse_runs.SIMCSE_BASELINE if scale["paper_protocol"] else (MODEL, "mean"))
-baseline = gausscse_runs.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)  # before the trainings: a model that fails to load fails here
-budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
-runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
-print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
+baseline_model, baseline_pooling = BASELINE or gausscse_runs.baseline_encoder(scale, MODEL)
+# before the trainings: a model that fails to load fails here
+baseline = gausscse_runs.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
+runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
+print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
+      "| model:", MODEL)
+print("triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
       "| batch", base["batch_size"], "| lr", base["lr"])
 
 # %% [markdown]
@@ -165,8 +223,9 @@ cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})
 ours.loc[cosine] = gausscse_tables.baseline_row(baseline)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference)), paper_gausscse.NLI_COLS)
-simcse = (baseline_model, baseline_pooling) == gausscse_runs.SIMCSE_BASELINE   # the paper's baseline row is SimCSE's
+paper_rows = paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference))
+paper = results.paper_table(paper_rows, paper_gausscse.NLI_COLS)
+simcse = (baseline_model, baseline_pooling) == gausscse_runs.SIMCSE_BASELINE  # the paper's baseline
 pairs = {cosine: ("SimCSE (BERT-base)" if simcse else None, cosine)}
 pairs.update({s: (s if s in paper.index else None, s) for s in gausscse.LOSS_SETTINGS})
 table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))
@@ -186,15 +245,21 @@ table1
 # SNLI-dev AUPRC was checked every 100 steps and at the end; the best check is kept.
 
 # %% tags=["tolerance: check"]
-pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"], dev_auprc=round(100 * r["dev_auprc"], 2),
-                      threshold=round(r["threshold"], 4)) for s, r in runs.items()}).T
+pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"],
+                      dev_auprc=round(100 * r["dev_auprc"], 2), threshold=round(r["threshold"], 4))
+              for s, r in runs.items()}).T
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
-            data=f"{base['train_source']} triplets ({runs['ent']['triplets']}), SNLI dev/test, MNLI dev_mismatched, SICK test; "
-                 f"max {base['test_max']} pairs per set", lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"],
-            runs={s: r.get("seeds", 1) for s, r in runs.items()}, baseline=f"{baseline_model} ({baseline_pooling}), threshold {baseline['threshold']:.3f}")
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], variant=VARIANT,
+            reduction=base["reduction"],
+            data=f"{base['train_source']} triplets ({runs['ent']['triplets']}), SNLI dev/test, "
+                 f"MNLI dev_mismatched, SICK test; max {base['test_max']} pairs per set",
+            lr=base["lr"], batch_size=base["batch_size"], epochs=base["epochs"],
+            runs={s: r.get("seeds", 1) for s, r in runs.items()},
+            baseline=f"{baseline_model} ({baseline_pooling}), "
+                     f"threshold {baseline['threshold']:.3f}")
 print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))
-fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})")
+title = f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, title)
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "30_gausscse_table3.png", **meta))

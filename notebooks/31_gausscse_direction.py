@@ -40,24 +40,23 @@
 # offline triplets and full test sets is in `docs/cpu_runs.md`.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
-REDUCTION = None      # None: the variant's similarity ("mean_per_dim" official, "sum" = Eq. 2 paper)
-SICK_PAIRS = "one-way"  # the text's one-direction SICK pairs; "all": every entailment pair, as the official code
+VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
+REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 as written)
+SICK_PAIRS = "one-way"  # the text's one-direction pairs; "all": every one (the official code)
 
 # %%
 import pandas as pd
@@ -67,15 +66,20 @@ from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
-scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)
 base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
-budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))  # the plan first, timed here
-runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)  # seed-averaged (paper scale: 5 seeds)
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
+runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
 _, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
-pairs = {name: gausscse_runs.direction_pairs(name, rows, sick_full, SICK_PAIRS) for name, rows in tests.items()}
+pairs = {name: gausscse_runs.direction_pairs(name, rows, sick_full, SICK_PAIRS)
+         for name, rows in tests.items()}
 counts = {name: len(p.entailing) for name, p in pairs.items()}
-print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})", "| model:", MODEL, "| entailment pairs scored:", counts,
+print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
+      "| model:", MODEL)
+print("entailment pairs scored:", counts,
       "| SICK bilateral pairs excluded:", pairs["SICK"].bilateral)
 
 # %% [markdown]
@@ -95,7 +99,8 @@ variants.whole(gausscse_runs.differences())
 # %% tags=["tolerance: exact"]
 _, full_tests, _ = gausscse_runs.eval_data(None, DATA_ROOT)
 for reading in gausscse_runs.SICK_PAIRS:
-    baseline = gausscse_runs.length_baselines({"SICK": full_tests["SICK"]}, sick_full, reading)["SICK"]
+    sick_test = {"SICK": full_tests["SICK"]}
+    baseline = gausscse_runs.length_baselines(sick_test, sick_full, reading)["SICK"]
     print(f"SICK length baseline, {reading} pairs: {baseline:.2f}")
 print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-baseline"][2])
 
@@ -108,8 +113,10 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 _, ours = gausscse_tables.tables(runs, tests, sick_full, SICK_PAIRS)
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-paper = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE2, aggregate.paper_model_label(reference)), paper_gausscse.DIR_COLS)
-table2 = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index}, compare=aggregate.comparable(MODEL, scale))
+paper_rows = paper_gausscse.rows_for(paper_gausscse.TABLE2, aggregate.paper_model_label(reference))
+paper = results.paper_table(paper_rows, paper_gausscse.DIR_COLS)
+beside = {k: (k if k in paper.index else None, k) for k in ours.index}   # row -> (paper's, ours)
+table2 = results.side_by_side(paper, ours, beside, compare=aggregate.comparable(MODEL, scale))
 table2
 
 # %% [markdown]
@@ -121,12 +128,14 @@ mcnemar = gausscse_tables.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], variant=VARIANT, reduction=base["reduction"],
-            data=f"{base['train_source']} triplets; entailment pairs {counts}", lr=base["lr"], batch_size=base["batch_size"],
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], variant=VARIANT,
+            reduction=base["reduction"],
+            data=f"{base['train_source']} triplets; entailment pairs {counts}",
+            lr=base["lr"], batch_size=base["batch_size"],
             runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
 print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))
-fig = plots.ours_minus_paper(table2, paper_gausscse.DIR_COLS, f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="accuracy %")
+title = f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table2, paper_gausscse.DIR_COLS, title, unit="accuracy %")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "31_gausscse_table2.png", **meta))

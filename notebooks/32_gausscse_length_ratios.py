@@ -30,22 +30,21 @@
 # $$r = \log \frac{\operatorname{len}(\text{entailing})}{\operatorname{len}(\text{entailed})}, \qquad \text{length baseline: } A \Rightarrow B \text{ iff } \operatorname{len}(A) > \operatorname{len}(B).$$
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
+VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 
 # %%
 import numpy as np
@@ -54,12 +53,15 @@ import pandas as pd
 from defsent_lite.paper import plots, results
 from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
 
-scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
 _, full_tests, sick_full = gausscse_runs.eval_data(None, DATA_ROOT)
-ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full) for name, rows in full_tests.items()}
+ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full)
+          for name, rows in full_tests.items()}
 fig = plots.length_ratio_histograms(ratios)
-print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["name"],
-                                   data="full SNLI test, MNLI dev_mismatched, SICK test; entailment pairs (SICK: one direction)"))
+data = ("full SNLI test, MNLI dev_mismatched, SICK test; "
+        "entailment pairs (SICK: one direction)")
+print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["name"], data=data))
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 30 says more):
@@ -68,8 +70,11 @@ print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["
 variants.whole(gausscse_runs.differences())
 
 # %%
-pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r > 0)), "share equal length": float(np.mean(r == 0)),
-                     "median log ratio": float(np.median(r))} for name, r in ratios.items()}).T.round(3)
+pd.DataFrame({name: {"pairs": len(r),
+                     "share longer entailing": float(np.mean(r > 0)),
+                     "share equal length": float(np.mean(r == 0)),
+                     "median log ratio": float(np.median(r))}
+              for name, r in ratios.items()}).T.round(3)
 
 # %% [markdown]
 # ## Direction accuracy by length ratio (ours, ent+rev)
@@ -82,7 +87,9 @@ pd.DataFrame({name: {"pairs": len(r), "share longer entailing": float(np.mean(r 
 # %% tags=["tolerance: check; pairs=exact"]
 base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
-budget.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT, settings=["ent+rev"]))  # the plan first, timed here
+# the plan and its time estimate first (printed at the protocol scales)
+budget.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT,
+                                                    settings=["ent+rev"]))
 run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
 gausscse_tables.direction_by_length(run, tests, sick_full)

@@ -36,22 +36,21 @@
 # paper's optimum. The paper's rows stand beside ours as context.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code's behaviour (default); "paper": the paper's text where they differ
+VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 SETTING = "ent+con+rev"
 
 # %%
@@ -59,15 +58,21 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight
 
-scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)  # the scale's settings and model; every file it needs, before any work
+# the scale's settings and model; every file and model it needs, checked before any work
+scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
 base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
-base.update(train_max=scale["gauss_grid_train_max"], dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
-budget.print_plan(scale, lambda: "\n".join(  # the plan first, timed here: a line per batch size
-    str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING], lrs=paper_gausscse.GRID_LRS))
-    for b in scale["gauss_grid_batch_sizes"]))
-grid = gausscse_runs.grid_search(base, SETTING, scale["gauss_grid_batch_sizes"], data_dir=DATA_ROOT)
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING, "| seed:", base["seed"],
-      "| triplets per training:", base["train_max"] or "all", "| batch sizes:", list(scale["gauss_grid_batch_sizes"]))
+base.update(train_max=scale["gauss_grid_train_max"],
+            dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
+batch_sizes = list(scale["gauss_grid_batch_sizes"])
+# the plan and its time estimate first (printed at the protocol scales): a line per batch size
+budget.print_plan(scale, lambda: "\n".join(
+    str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING],
+                           lrs=paper_gausscse.GRID_LRS))
+    for b in batch_sizes))
+grid = gausscse_runs.grid_search(base, SETTING, batch_sizes, data_dir=DATA_ROOT)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING,
+      "| seed:", base["seed"])
+print("triplets per training:", base["train_max"] or "all", "| batch sizes:", batch_sizes)
 
 # %% [markdown]
 # ## Table 5: SNLI-dev AUPRC x100 per batch size and learning rate, beside the paper's
@@ -75,7 +80,8 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| sett
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact"]
 reference, note = aggregate.reference_model(MODEL)
 print(note)
-table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=aggregate.comparable(MODEL, scale))
+compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
+table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=compare)
 table5
 
 # %% [markdown]
@@ -87,11 +93,12 @@ table5
 print(gausscse_tables.best_grid_cell(grid, reference, margin=4.0))
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARIANT, setting=SETTING, reduction=base["reduction"],
-            data=f"{base['train_source']} triplets (max {base['train_max'] or 'all'} per training); SNLI dev max {base['dev_max']} pairs",
-            epochs=base["epochs"])
+meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARIANT,
+            setting=SETTING, reduction=base["reduction"], epochs=base["epochs"],
+            data=f"{base['train_source']} triplets (max {base['train_max'] or 'all'} a training); "
+                 f"SNLI dev max {base['dev_max']} pairs")
 print("saved", results.save_csv(table5, "33_gausscse_table5.csv", **meta))
-fig = plots.ours_minus_paper(table5, list(grid.columns), f"GaussCSE Table 5: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})",
-                             unit="SNLI-dev AUPRC x100")
+title = f"GaussCSE Table 5: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+fig = plots.ours_minus_paper(table5, list(grid.columns), title, unit="SNLI-dev AUPRC x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "33_gausscse_table5.png", **meta))

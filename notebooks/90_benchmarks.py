@@ -35,19 +35,18 @@
 # (tagged `nbval-ignore-output`); the vector and score checks are compared.
 
 # %%
-# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.4.0"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)
+    colab.setup(drive=False)
 
 # %% tags=["parameters"]
 import os
 
-DATA_ROOT = os.environ.get("DEFSENT_DATA")   # None: found (data/, else ../shared/data beside the checkout)
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 BATCH_SIZE = 64
 REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 
@@ -57,7 +56,8 @@ from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path.cwd().parent / "tools"))   # the benchmarks are a script of the repository
+# the benchmarks are a script of the repository
+sys.path.insert(0, str(Path.cwd().parent / "tools"))
 import bench
 from defsent_lite import encode
 from defsent_lite.runtime import models
@@ -65,21 +65,26 @@ from defsent_lite.data import readers
 from defsent_lite.evaluation import sts
 from defsent_lite.repro import preflight
 
-preflight.check("90", "smoke", DATA_ROOT, ["offline"])  # every file and model it needs, before any work
+# every file and model it needs, before any work
+preflight.check("90", "smoke", DATA_ROOT, ["offline"])
 s1, s2, _ = readers.load_sts("STSB", DATA_ROOT)
 sentences = list(dict.fromkeys(s1 + s2))
-result = bench.encode_vs_sentence_transformers(models.offline_model_path(), sentences, BATCH_SIZE, REPEATS)
+model_path = models.offline_model_path()
+result = bench.encode_vs_sentence_transformers(model_path, sentences, BATCH_SIZE, REPEATS)
 print(f"{result['sentences']} distinct STS-B test sentences, batch {BATCH_SIZE}")
 print("same vectors as sentence-transformers (min cosine > 0.9999):", result["min_cosine"] > 0.9999)
 
 # %% tags=["nbval-ignore-output"]
 print(f"threads: {result['threads']}")
-print(f"sentence-transformers: {result['st_s']:.2f} s   defsent_lite.encode: {result['ours_s']:.2f} s")
-print(f"speed ratio (sentence-transformers time / ours): {result['speedup']:.2f}x   min cosine {result['min_cosine']:.6f}")
+print(f"sentence-transformers: {result['st_s']:.2f} s",
+      f"  defsent_lite.encode: {result['ours_s']:.2f} s")
+print(f"speed ratio (sentence-transformers time / ours): {result['speedup']:.2f}x",
+      f"  min cosine {result['min_cosine']:.6f}")
 
 # %% tags=["tolerance: inference"]
 model, tokenizer = models.load("offline")
-stsb = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=BATCH_SIZE), DATA_ROOT, tasks=["STSB"])
+embed = encode.embedder(model, tokenizer, "mean", batch_size=BATCH_SIZE)
+stsb = sts.evaluate(embed, DATA_ROOT, tasks=["STSB"])
 print("STS-B test, all pairs:", round(stsb["STSB"], 2), "(reference 82.03)")
 
 # %% [markdown]
@@ -90,9 +95,12 @@ print("STS-B test, all pairs:", round(stsb["STSB"], 2), "(reference 82.03)")
 # is materialised.
 
 # %% tags=["nbval-ignore-output"]
-tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16, steps=16)
-print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp['seconds']:.1f} s), "
-      f"peak RSS {tp['peak_rss_mib']:.0f} MiB, logits {tp['logits_mib']:.2f} MiB per batch; head: {tp['head']}")
+tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16,
+                        steps=16)
+print(f"{tp['definitions_per_s']:.1f} definitions/s",
+      f"({tp['steps']} steps in {tp['seconds']:.1f} s),",
+      f"peak RSS {tp['peak_rss_mib']:.0f} MiB, logits {tp['logits_mib']:.2f} MiB per batch;",
+      f"head: {tp['head']}")
 
 # %% [markdown]
 # ## DefSent+ entry embeddings: streaming vs fixed padding
@@ -108,9 +116,11 @@ print(f"{tp['definitions_per_s']:.1f} definitions/s ({tp['steps']} steps in {tp[
 # %% tags=["nbval-ignore-output"]
 ours_e = bench.run_isolated("entry_embeddings_throughput", dataset="c", max_definitions=400)
 base_e = bench.run_isolated("entry_embeddings_fixed_padding", dataset="c", max_definitions=400)
-print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s, peak RSS {ours_e['peak_rss_mib']:.0f} MiB; "
-      f"fixed padding: {base_e['definitions_per_s']:.0f} definitions/s, peak RSS {base_e['peak_rss_mib']:.0f} MiB; "
-      f"ratio {ours_e['definitions_per_s'] / base_e['definitions_per_s']:.2f}x")
+ratio = ours_e["definitions_per_s"] / base_e["definitions_per_s"]
+print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s,",
+      f"peak RSS {ours_e['peak_rss_mib']:.0f} MiB;",
+      f"fixed padding: {base_e['definitions_per_s']:.0f} definitions/s,",
+      f"peak RSS {base_e['peak_rss_mib']:.0f} MiB; ratio {ratio:.2f}x")
 
 # %% [markdown]
 # ## GaussCSE: training speed and the cost of the [B, B] similarity matrix
@@ -121,12 +131,13 @@ print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s, peak RSS {ou
 
 # %% tags=["nbval-ignore-output"]
 g = bench.run_isolated("gausscse_training_throughput", batch_size=16, steps=4)
-print(f"GaussCSE training: {g['steps_per_s']:.2f} steps/s = {g['triplets_per_s']:.1f} triplets/s at batch 16, "
-      f"peak RSS {g['peak_rss_mib']:.0f} MiB")
+print(f"GaussCSE training: {g['steps_per_s']:.2f} steps/s = {g['triplets_per_s']:.1f} triplets/s",
+      f"at batch 16, peak RSS {g['peak_rss_mib']:.0f} MiB")
 
 # %% tags=["nbval-ignore-output"]
 cost = pd.DataFrame(bench.similarity_matrix_cost()).round(3)
 cost
 
 # %%
-print("matmul form equals broadcasting (max |diff| < 1e-5):", bool((cost["max_abs_diff"] < 1e-5).all()))
+agree = bool((cost["max_abs_diff"] < 1e-5).all())
+print("matmul form equals broadcasting (max |diff| < 1e-5):", agree)

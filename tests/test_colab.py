@@ -67,4 +67,4 @@ def test_the_install_cell_installs_the_release_the_notebook_was_committed_with()
     from defsent_lite import __version__
     version = tomllib.loads((colab.config.REPO / "pyproject.toml").read_text())["project"]["version"]
     assert version == __version__ and colab.RELEASE == f"v{version}"
-    assert f"@v{version}\"]" in colab.install_cell() and "@main" not in colab.install_cell()
+    assert f"@v{version}\"" in colab.install_cell() and "@main" not in colab.install_cell()

@@ -238,3 +238,18 @@ def test_the_reader_s_code_holds_no_test_machinery():
     tagged = [cell for path in sorted(NOTEBOOKS.glob("*.ipynb")) for cell in nbformat.read(path, 4).cells
               if nbcompare.directive(cell)]
     assert len(tagged) >= 40
+
+
+def test_the_reader_s_code_reads_without_scrolling_sideways():
+    """Every line of a notebook's code at most 100 characters, and no cell branches on the
+    scale: a plan prints itself (budget.print_plan), a scale's choice is a named function."""
+    long_lines, branches = [], []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        for n, cell in enumerate(nbformat.read(path, 4).cells):
+            if cell.cell_type != "code":
+                continue
+            long_lines += [f"{path.stem}:{n}: {len(line)}" for line in cell.source.splitlines()
+                           if len(line) > 100]
+            if re.search(r"""\bif\b[^\n]*(paper_protocol|scale\[["']name["']\]|SCALE ==)""", cell.source):
+                branches.append(f"{path.stem}:{n}")
+    assert long_lines == [] and branches == []

@@ -14,7 +14,7 @@ from defsent_lite.repro import colab
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
-CELL_RE = re.compile(r"# %%\n# Colab: install defsent_lite.*?colab\.setup\(drive=USE_DRIVE\)\n", re.S)
+CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n", re.S)
 
 
 def synced_notebook(text, name, repository=colab.REPOSITORY):

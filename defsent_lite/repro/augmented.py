@@ -8,6 +8,7 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import results
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.repro import pst
+from defsent_lite.runtime import config
 
 FAMILIES = {"simcse": ("SIMCSE", "SimCSE"), "snscse": ("SNCSE", "SNCSE"),   # label prefix -> the name of the
             "synscse": ("SynCSE (partial)", "SynCSE (partial)")}            # checkpoint in Tables 3 and 4
@@ -54,6 +55,22 @@ def release(checkpoint, label=None):
     first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
     return Release(str(checkpoint), label, f"{table3_name} {model}", table6_key, (first,) + (final,) * (len(lrs) - 1),
                    lrs, (f"{table4_name} {model}", table4_defsentplus), senteval)
+
+
+def model_to_train(scale_name, checkpoint, model=None):
+    """The model notebook 25 trains: `model` when given, else the checkpoint itself under the
+    paper's protocol, else None (the scale's offline model stands in for it)."""
+    if model is not None:
+        return model
+    return checkpoint if config.scale(scale_name)["paper_protocol"] else None
+
+
+def pst_config(scale, model, rel, steps=None, variant="official"):
+    """The PST run of a release on dataset a: its combinations and, under the paper's protocol,
+    Table 5's rates (a stand-in trains at the scale's rates). steps: None = as many as Table 5's."""
+    lrs = rel.lrs if scale["paper_protocol"] else None
+    return pst.pst_config(scale, model, "a", *rel.combinations[0], ica=False, steps=steps or rel.steps,
+                          variant=variant, later_combinations=rel.combinations[1:], lrs=lrs)
 
 
 def rows(untrained, steps):

@@ -20,14 +20,13 @@ RELEASE = f"v{__version__}"                # ... and their install cells install
 DRIVE_HOME = "/content/drive/MyDrive/defsent_lite"
 LOCAL_HOME = "/content/defsent_lite"
 
-INSTALL_CELL = '''# Colab: install defsent_lite (keeps Colab's torch), keep data, cache and results under
-# DEFSENT_HOME (on Drive with USE_DRIVE = True: resumable across sessions). Elsewhere: nothing.
+INSTALL_CELL = '''# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    USE_DRIVE = False
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "defsent_lite[offline] @ git+https://github.com/{repository}@{release}"], check=True)
+    package = "defsent_lite[offline] @ git+https://github.com/{repository}@{release}"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=USE_DRIVE)'''
+    colab.setup(drive=False)'''
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 

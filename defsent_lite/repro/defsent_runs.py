@@ -354,3 +354,9 @@ def scoring_sentences(scoring):
     sts = budget.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"]) if scoring["sts_max_pairs"] != 0 else 0
     transfer = budget.transfer_sentences(scoring["data_dir"], scoring["transfer"]) if scoring["transfer"] is not None else 0
     return sts + transfer
+
+
+def senteval_poolings(scale, reported):
+    """The poolings whose SentEval rows notebook 12 scores: at smoke scale only `reported` (the
+    pooling of Table 4's row; SentEval is the slowest part there), else all three (Table 9)."""
+    return [reported] if scale["name"] == "smoke" else ["cls", "mean", "max"]

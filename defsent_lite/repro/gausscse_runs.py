@@ -183,6 +183,12 @@ def sentence_vectors(model, tokenizer, sentences, pooling):
         return pooler.activation(pooler.dense(cls.to(device))).float().cpu()
 
 
+def baseline_encoder(scale, model):
+    """(model, pooling) of the cosine baseline row: under the paper's protocol supervised
+    SimCSE-BERT-base through its pooler (the paper's row), else `model` with mean pooling."""
+    return SIMCSE_BASELINE if scale["paper_protocol"] else (model, "mean")
+
+
 def cosine_baseline(model_name, pooling, base, data_dir=None):
     """The baseline row of Tables 1/3: cosine(hypothesis, premise) of an encoder as the entailment
     score, thresholded on SNLI dev with the variant's metrics; {test set: {acc, auprc}} x100 (cached)."""

@@ -129,3 +129,10 @@ def transfer_settings(scale):
     return dict(kfold=scale["transfer_kfold"], inner_search=scale["transfer_inner_search"],
                 max_examples=scale["transfer_max_examples"], max_eval=scale["transfer_max_eval"],
                 classifier=scale["transfer_classifier"])
+
+
+def transfer_text(scale):
+    """A scale's SentEval protocol in words, for a result file's metadata."""
+    return (f"SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} "
+            f"dev-test examples, {scale['transfer_kfold']}-fold, "
+            f"inner C search {scale['transfer_inner_search']}")
