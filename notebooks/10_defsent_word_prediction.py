@@ -36,15 +36,15 @@
 # one seed; `SCALE = "paper"` runs bert-base-uncased with its real
 # head, all definitions, the full grid and 10 seeds.
 #
-# **What to expect.** Without fine-tuning, pooled vectors predict the defined word poorly
-# (the paper's BERT-base: MRR 0.001-0.03). At smoke scale the 50-step run about triples the
-# test MRR of CLS pooling and nearly doubles that of Max pooling, changes six to ten times their
-# spread over three seeds; MiniLM's *mean* vector, trained for similarity, already sits near the word
-# embeddings and the short run *lowers* its MRR (in all three seeds). Those changes are the
-# smoke result ("What the short run learns" below); the levels are far below the paper's,
-# whose model has a real MLM head: the paper-scale run is the one to compare with its numbers.
-# MRR is the official code's: reciprocal ranks within the top 10, a gold word ranked lower
-# counts 0 (`VARIANT = "paper"`: over the whole vocabulary).
+# **What to expect.** Without fine-tuning, pooled vectors predict the defined word poorly (the
+# paper's BERT-base: MRR 0.001-0.03). At smoke scale the 50-step run about triples the test MRR of
+# CLS pooling and nearly doubles that of Max pooling, changes six to ten times their spread over
+# three seeds; MiniLM's *mean* vector, trained for similarity, already sits near the word embeddings
+# and the short run *lowers* its MRR (in all three seeds). Those changes are the smoke result ("What
+# the short run learns" below); the levels are far below the paper's, whose model has a real MLM
+# head: the paper-scale run is the one to compare with its numbers. MRR is the official code's:
+# reciprocal ranks within the top 10, a gold word ranked lower counts 0 (`VARIANT = "paper"`: over
+# the whole vocabulary).
 
 # %%
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.

@@ -28,13 +28,13 @@
 #
 # $$\text{STS} = 100 \cdot \rho_{\text{Spearman}}\big(\cos(u_a, u_b),\ \text{gold}(a, b)\big)$$ for the encoder after each Training (Eq. 5 trains it).
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 200 of *b* and *c*, one seed, 50 pairs
-# per STS task; DefSent's row is our smoke DefSent at the pooling of the paper's DefSent row for
-# the model (BERT-base: Mean, Table 8's 75.11; notebooks 10-11 train it), scored on the same
-# pairs. The untrained row is compared tightly; every trained row is a **pipeline check** at
-# this size (finite, the right rows; one short epoch moves MiniLM's STS by less than its
-# spread, and the untrained model scores above every trained row). The paper's rows stand beside
-# ours as context: MiniLM is not BERT-base, so no difference is taken.
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 200 of *b* and *c*, one seed, 50
+# pairs per STS task; DefSent's row is our smoke DefSent at the pooling of the paper's DefSent row
+# for the model (BERT-base: Mean, Table 8's 75.11; notebooks 10-11 train it), scored on the same
+# pairs. The untrained row is compared tightly; every trained row is a **pipeline check** at this
+# size (finite, the right rows; one short epoch moves MiniLM's STS by less than its spread, and the
+# untrained model scores above every trained row). The paper's rows stand beside ours as context:
+# MiniLM is not BERT-base, so no difference is taken.
 
 # %%
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.

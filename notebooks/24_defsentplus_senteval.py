@@ -18,14 +18,13 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/24_defsentplus_senteval.ipynb)
 #
-# Frozen sentence embeddings (last hidden states pooled) as features for logistic
-# regression on seven classification tasks, SentEval's protocols with scikit-learn's
-# objective fitted in one batch per task (see notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
-# improving STS. The encoder here is the best one after the last PST step of notebook 21
-# (shared through the run cache), scored with the SentEval pooling the paper's Table 7 gives
-# for that model (`defsentplus_runs.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large,
-# Prompt for RoBERTa), or, for a model outside Table 7 (the offline one), the pooling that
-# scored best on STS.
+# Frozen sentence embeddings (last hidden states pooled) as features for logistic regression on
+# seven classification tasks, SentEval's protocols with scikit-learn's objective fitted in one batch
+# per task (see notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
+# improving STS. The encoder here is the best one after the last PST step of notebook 21 (shared
+# through the run cache), scored with the SentEval pooling the paper's Table 7 gives for that model
+# (`defsentplus_runs.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large, Prompt for RoBERTa),
+# or, for a model outside Table 7 (the offline one), the pooling that scored best on STS.
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #

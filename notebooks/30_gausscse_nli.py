@@ -32,18 +32,18 @@
 # ent+con+rev) are best, near supervised SimCSE (74.96 / 78.18 / 86.11 accuracy on SNLI / MNLI /
 # SICK); adding only reversed pairs (ent+rev) hurts.
 #
-# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 64 of the 7,409 offline training
-# triplets (XNLI-en, counterfactual SNLI, MNLI dev_matched; the paper trains on 275k
-# SNLI+MNLI triplets, not available offline), one epoch, batch 32, lr 5e-5
-# (official variant: 10% warm-up, then linear decay; AdamW weight decay 0.01), 200 evenly
-# spaced pairs of SNLI dev and of each test set. Two steps leave the model nearly untrained
-# (16 steps did not separate the settings either), so at this size the trained rows, the
-# selected step and the threshold are a **pipeline check** (finite, the right rows; the tests
-# compare nothing else), not a result; the paper's rows stand beside them as context. The
-# cosine-baseline row (an untrained encoder, smoke: MiniLM with mean pooling; paper scale:
-# supervised SimCSE, the paper's row) involves no training and is compared as a score. The larger run on
-# all offline triplets and full test sets (`python -m defsent_lite.repro.gausscse_tables --scale cpu`,
-# about 30 minutes on 2 cores) and its tables are in `docs/cpu_runs.md`.
+# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 64 of the 7,409 offline training triplets
+# (XNLI-en, counterfactual SNLI, MNLI dev_matched; the paper trains on 275k SNLI+MNLI triplets, not
+# available offline), one epoch, batch 32, lr 5e-5 (official variant: 10% warm-up, then linear
+# decay; AdamW weight decay 0.01), 200 evenly spaced pairs of SNLI dev and of each test set. Two
+# steps leave the model nearly untrained (16 steps did not separate the settings either), so at this
+# size the trained rows, the selected step and the threshold are a **pipeline check** (finite, the
+# right rows; the tests compare nothing else), not a result; the paper's rows stand beside them as
+# context. The cosine-baseline row (an untrained encoder, smoke: MiniLM with mean pooling; paper
+# scale: supervised SimCSE, the paper's row) involves no training and is compared as a score. The
+# larger run on all offline triplets and full test sets (`python -m
+# defsent_lite.repro.gausscse_tables --scale cpu`, about 30 minutes on 2 cores) and its tables are
+# in `docs/cpu_runs.md`.
 
 # %%
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
@@ -178,11 +178,11 @@ pd.DataFrame({"before": gap_before.numpy(), "after": gap_after.numpy()},
              index=[f"pair {k}" for k in range(4)]).map(lambda x: f"{x:+.1e}")
 
 # %% [markdown]
-# Under the official per-dimension similarity these gaps are tiny (below 5e-4) before and after,
-# and the steps do not widen them: ten steps on four triplets teach no direction (numbers this
-# small differ between machines, so the tests only check that they are finite). Direction emerges over training on
-# many triplets; notebook 31 measures it (Tables 2 and 4). At smoke scale the trained numbers
-# below are a pipeline check, as the top of this notebook says.
+# Under the official per-dimension similarity these gaps are tiny (below 5e-4) before and after, and
+# the steps do not widen them: ten steps on four triplets teach no direction (numbers this small
+# differ between machines, so the tests only check that they are finite). Direction emerges over
+# training on many triplets; notebook 31 measures it (Tables 2 and 4). At smoke scale the trained
+# numbers below are a pipeline check, as the top of this notebook says.
 
 # %%
 from defsent_lite.paper import aggregate, plots, results

@@ -18,16 +18,15 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/defsent-lite/defsent_lite/blob/main/notebooks/31_gausscse_direction.ipynb)
 #
-# On entailment pairs only, A is predicted to entail B when sim(B||A) > sim(A||B): the
-# entailing sentence should have the broader Gaussian. SICK pairs whose entailment goes
-# both ways have no direction and are excluded (counted below). The length baseline says
-# the longer sentence entails: lengths in characters, a tie counted wrong
-# (`nli.length_baseline_accuracy`; whitespace words or ties scored one half are
-# options). On the full test sets (cpu and paper scale) this gives the paper's baseline row
-# within 0.01 (`docs/cpu_runs.md`); the smoke subsets below give their own numbers. Paper (BERT-base): the reversed set is what teaches
-# direction: ent+rev and ent+con+rev reach 92-93% on average against 81.47% for the
-# length baseline, while ent and ent+con stay near 62-64%. McNemar's test (p < 0.05)
-# compares settings on the same pairs, as the paper does.
+# On entailment pairs only, A is predicted to entail B when sim(B||A) > sim(A||B): the entailing
+# sentence should have the broader Gaussian. SICK pairs whose entailment goes both ways have no
+# direction and are excluded (counted below). The length baseline says the longer sentence entails:
+# lengths in characters, a tie counted wrong (`nli.length_baseline_accuracy`; whitespace words or
+# ties scored one half are options). On the full test sets (cpu and paper scale) this gives the
+# paper's baseline row within 0.01 (`docs/cpu_runs.md`); the smoke subsets below give their own
+# numbers. Paper (BERT-base): the reversed set is what teaches direction: ent+rev and ent+con+rev
+# reach 92-93% on average against 81.47% for the length baseline, while ent and ent+con stay near
+# 62-64%. McNemar's test (p < 0.05) compares settings on the same pairs, as the paper does.
 #
 # $$\hat{y}(A \Rightarrow B) = \big[\,\mathrm{sim}(B \,\|\, A) > \mathrm{sim}(A \,\|\, B)\,\big], \qquad \mathrm{sim}(a \,\|\, b) = \frac{1}{1 + D_{\mathrm{KL}}(N_a \,\|\, N_b)}.$$
 #
