@@ -105,3 +105,33 @@ def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
     if ica.n_iter_ >= max_iter or any("did not converge" in str(w.message) for w in caught):
         warnings.warn(f"FastICA did not converge: stopped at {ica.n_iter_} iterations (max_iter={max_iter})")
     return Y * scale
+
+
+def only_run(runs):
+    """The selection of a step with a single run: its key (more than one needs a `select`)."""
+    if len(runs) != 1:
+        raise ValueError(f"PST step with {len(runs)} runs ({list(runs)}): pass select= to choose one")
+    return next(iter(runs))
+
+
+def progressive_separate_training(original, lrs, build_entries, train_against, encoder_of=lambda run: run,
+                                  candidates=lambda space, last: {"plain": space}, select=only_run):
+    """Progressive Separate Training (Sec. 3.2, Eq. 3-13). Step k builds the entry space with the
+    best encoder of step k-1 (Eq. 2; the original model at step 1), then trains the *original*
+    model against each candidate space with step k's rate (Eq. 5), and keeps the best run, whose
+    encoder builds the next step's space.
+
+    build_entries(encoder, step) -> [entries, d] space; train_against(space, lr, step, key) -> run;
+    encoder_of(run) -> the encoder the next space is built with; candidates(space, last_step) ->
+    {key: space}: the plain space, and at the last step also its ICA transform (Eq. 11; the
+    protocol adds one key per seed); select({key: run}) -> the key kept (the paper: best STS).
+    Returns one dict per step: step, lr, space, runs ({key: run}), best (a key)."""
+    encoder, steps = original, []
+    for step, lr in enumerate(lrs, 1):
+        space = build_entries(encoder, step)                                    # Eq. 2
+        spaces = candidates(space, step == len(lrs))                            # Eq. 11
+        runs = {key: train_against(cand, lr, step, key) for key, cand in spaces.items()}   # Eq. 5
+        best = select(runs)
+        steps.append(dict(step=step, lr=lr, space=space, runs=runs, best=best))
+        encoder = encoder_of(runs[best])
+    return steps

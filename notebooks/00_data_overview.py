@@ -27,9 +27,9 @@
 # **What is missing offline.** The Oxford *train* split (about 98k of 122k definitions) is
 # not in `../shared/data`; only *valid* and *test* (24,464 definitions) are. So the
 # numbers below are computed on valid+test, re-split by word with a fixed seed: they are
-# about 20% of the paper's counts by construction. On a connected machine,
-# `python -m defsent_lite.data.download fetch --only oxford` fetches the full archive and this
-# notebook then uses all three splits. RoBERTa's tokenizer is not available offline either,
+# about 20% of the paper's definitions and 40% of its words by construction. On a connected
+# machine, `python -m defsent_lite.data.download fetch --only oxford` fetches the full archive and
+# this notebook then uses all three splits. RoBERTa's tokenizer is not available offline either,
 # so its columns stay empty unless `ROBERTA` loads.
 
 # %%

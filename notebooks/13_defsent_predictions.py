@@ -28,7 +28,8 @@
 #
 # The paper used BERT-large with CLS pooling. At the smoke scale we use the offline
 # MiniLM trained in notebook 10 (CLS pooling, reused from the run cache), whose head is the
-# tied-embedding fallback; expect sensible neighbours rather than the paper's exact lists.
+# tied-embedding fallback: its lists are the stand-in's own, not the paper's (below, the defined
+# word is in its top 3 for 3 of the 12 definitions after training, 0 before; the paper's: 8).
 # "untrained" shows the same head on the encoder before DefSent training.
 
 # %%

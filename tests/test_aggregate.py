@@ -108,3 +108,18 @@ def test_smoke_reports_the_papers_pooling_not_a_noisy_selection():
     assert aggregate.defsent_reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"
     with pytest.raises(Exception, match="pooling by dev MRR"):
         aggregate.defsent_reported_pooling(config.scale("paper"), "bert-base-uncased", dict(dev, max=float("nan")))
+
+
+def test_the_whole_paper_table_keeps_every_row_and_puts_ours_below_its_pair():
+    """Every paper row in the paper's order; ours below the row it pairs with, unpaired ours last,
+    a pair naming a row the paper lacks refused."""
+    import pandas as pd
+    from defsent_lite.paper import results
+    table = {"SimCSE": [1.0, 2.0], ("BERT", "ent"): [3.0, 4.0], ("BERT", "rev"): [5.0, 6.0]}
+    ours = pd.DataFrame({"a": [7.0, 8.0], "b": [9.0, 10.0]}, index=["ent", "cosine"])
+    out = results.whole_paper_table(table, ["a", "b"], ours, {"ent": ("BERT", "ent"), "cosine": None})
+    assert list(out.index) == [("SimCSE", "paper"), ("BERT, ent", "paper"), ("BERT, ent", "ours: ent"),
+                               ("BERT, rev", "paper"), ("(no paper row)", "ours: cosine")]
+    assert out.loc[("BERT, ent", "ours: ent"), "b"] == 9.0 and out.loc[("BERT, rev", "paper"), "a"] == 5.0
+    with pytest.raises(KeyError, match="not in the table"):
+        results.whole_paper_table(table, ["a", "b"], ours, {"ent": ("BERT", "con")})

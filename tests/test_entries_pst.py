@@ -84,3 +84,30 @@ def test_the_smoke_scale_scores_the_ica_candidate_but_keeps_a_plain_run():
     assert set(pst.selectable(runs, dict(ica_selectable=False))) == {("plain", 0)}
     assert set(pst.selectable(runs, dict(ica_selectable=True))) == set(runs)
     assert set(pst.selectable(runs, {})) == set(runs)
+
+
+def test_pst_rebuilds_entries_with_the_best_encoder_and_trains_the_original_each_step():
+    """defsentplus.progressive_separate_training: step k's space is built by step k-1's best run
+    (the original at step 1), every run starts from the original, the last step adds the
+    candidates, and a step with several runs and no select is refused."""
+    built, trained_from = [], []
+
+    def build_entries(encoder, step):
+        built.append((step, encoder))
+        return f"space{step}<{encoder}"
+
+    def train_against(space, lr, step, key):
+        trained_from.append("original")
+        return dict(name=f"run{step}{key}", score={"plain": 1, "ica": 2}[key], space=space, lr=lr)
+
+    candidates = lambda space, last: {"plain": space, **({"ica": "ica(" + space + ")"} if last else {})}  # noqa: E731
+    steps = defsentplus.progressive_separate_training(
+        "original", [5e-5, 4e-5, 3e-5], build_entries, train_against, encoder_of=lambda run: run["name"],
+        candidates=candidates, select=lambda runs: max(runs, key=lambda k: runs[k]["score"]))
+    assert built == [(1, "original"), (2, "run1plain"), (3, "run2plain")]
+    assert [st["best"] for st in steps] == ["plain", "plain", "ica"]
+    assert [st["lr"] for st in steps] == [5e-5, 4e-5, 3e-5] and len(trained_from) == 4
+    assert steps[2]["runs"]["ica"]["space"] == "ica(space3<run2plain)"
+    with pytest.raises(ValueError, match="pass select"):
+        defsentplus.progressive_separate_training("original", [1e-5], build_entries, train_against,
+                                                  candidates=candidates)

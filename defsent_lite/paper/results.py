@@ -54,6 +54,30 @@ def side_by_side(paper, ours, pairs, digits=2, compare=True, std=None, runs=1):
     return out[list(paper.columns)].astype(float).round(digits)
 
 
+def whole_paper_table(table, columns, ours, pairs, ours_label="ours"):
+    """Every row of a paper's table in its order, as context, with each of our rows just below the
+    paper row it pairs with; ours that pair with no row come last. table: {key: numbers} (a tuple
+    key (model, setting) reads "model, setting"); ours: a DataFrame with these columns; pairs:
+    {our row label: paper key or None}. No difference is taken (a stand-in model is context)."""
+    name = lambda key: ", ".join(key) if isinstance(key, tuple) else key  # noqa: E731
+    unknown = [k for k in pairs.values() if k is not None and k not in table]
+    if unknown:
+        raise KeyError(f"paper rows {unknown} are not in the table (its rows: {[name(k) for k in table]})")
+    below = {}
+    for ours_row, key in pairs.items():
+        below.setdefault(key, []).append(ours_row)
+    rows = {}
+    for key, numbers in table.items():
+        rows[(name(key), "paper")] = pd.Series(numbers, index=columns)
+        for ours_row in below.get(key, []):
+            rows[(name(key), f"{ours_label}: {ours_row}")] = ours.loc[ours_row, columns]
+    for ours_row in below.get(None, []):
+        rows[("(no paper row)", f"{ours_label}: {ours_row}")] = ours.loc[ours_row, columns]
+    out = pd.DataFrame(rows).T.astype(float)
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["paper row", "source"])
+    return out
+
+
 SPREAD_Z = 2.0   # "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
 
 

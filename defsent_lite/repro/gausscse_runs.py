@@ -242,6 +242,36 @@ def eval_data(max_pairs=None, data_dir=None):
     return dev, tests, sick_full
 
 
+class FrozenVectors(NamedTuple):
+    """The GaussCSE miniature's data: one frozen CLS vector per distinct sentence and, as rows of
+    it, the training triplets and the SNLI-test entailment pairs."""
+    vectors: torch.Tensor      # [sentences, hidden] float32
+    triplets: torch.Tensor     # [triplets, 3] rows of (premise, entailment, contradiction)
+    premises: torch.Tensor     # [pairs] the entailing sentence of each SNLI-test entailment pair
+    hypotheses: torch.Tensor   # [pairs] the sentence it entails
+
+
+def frozen_cls_vectors(model_name, data_dir=None, source="offline", max_triplets=10_000, max_length=64,
+                       batch_size=128):
+    """CLS vectors of the untrained encoder for every sentence of the training triplets (`source`, a
+    seeded sample of at most max_triplets: all 7,409 offline ones) and of SNLI test's entailment
+    pairs, each distinct sentence encoded once (cached): notebook 30's miniature trains only the
+    Gaussian head on them."""
+    triplets = training_triplets(data_dir, max_triplets=max_triplets, source=source)
+    pairs = direction_pairs("SNLI", readers.load_nli(NLI_TEST_SETS["SNLI"], data_dir), [])
+    sentences = list(dict.fromkeys([s for t in triplets for s in t] + pairs.entailing + pairs.entailed))
+    cfg = dict(model=str(model_name), sentences=cache.content_digest(sentences), max_length=max_length)
+
+    def compute():
+        model, tokenizer = models.load(model_name)
+        return encode.encode(model, tokenizer, sentences, "cls", batch_size, max_length, desc="CLS vectors")
+    vectors = cache.cached_tensor("gauss_frozen_cls", cfg, compute)
+    row = {s: i for i, s in enumerate(sentences)}
+    rows = lambda column: torch.tensor([row[s] for s in column], dtype=torch.long)  # noqa: E731
+    return FrozenVectors(vectors, torch.tensor([[row[s] for s in t] for t in triplets], dtype=torch.long),
+                         rows(pairs.entailing), rows(pairs.entailed))
+
+
 def run(cfg, data_dir=None, keep_model=False):
     """Train GaussCSE once for cfg (cached by its hash) and evaluate it; with keep_model the
     trained model stays in the cache (gausscse_runs.save_embedder; the result's "path" loads it with

@@ -75,42 +75,59 @@ def keep_only_best(runs, best, run_cfgs, ds, data_dir=None):
 
 
 def run_pst(cfg, ds, dataset_key, data_dir=None):
-    """The PST loop. cfg: model, dataset, max_entries, pooling, entry_pooling, lrs (one per step),
-    seeds, batch_size, ica, inference_poolings, sts_max_pairs.
+    """The PST loop (defsentplus.progressive_separate_training) with the protocol's bookkeeping:
+    cached spaces and runs, a run per candidate space and seed, the best by STS average kept, at
+    most two checkpoints on disk. cfg: model, dataset, max_entries, pooling, entry_pooling, lrs
+    (one per step), seeds, batch_size, ica, inference_poolings, sts_max_pairs.
 
     Returns one record per step: the space's views, every run (candidate x seed), the best run.
     """
-    encoder = encoder_id = cfg["model"]
-    steps = []
-    for k, lr in enumerate(cfg["lrs"], 1):
-        pooling, entry_pooling = step_combination(cfg, k)
-        space = entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key)
-        last = k == len(cfg["lrs"])
-        runs, run_cfgs = {}, {}
-        with warnings.catch_warnings(record=True) as caught:  # kept in the record and shown by the notebook
+    built_by, trained, run_cfgs, caught = {}, {}, {}, {}
+    standardise = defsentplus_runs.variant_settings(cfg.get("variant", "official"))["ica_standardise"]
+
+    def build_entries(encoder, step):
+        (path, built_by[step]), entry_pooling = encoder, step_combination(cfg, step)[1]
+        return entry_space(path, built_by[step], entry_pooling, ds, dataset_key)
+
+    def candidate_spaces(space, last):
+        step = len(built_by)
+        key = dict(encoder=built_by[step], entry_pooling=step_combination(cfg, step)[1], data=dataset_key)
+        with warnings.catch_warnings(record=True) as found:  # kept in the record and shown by the notebook
             warnings.simplefilter("always")
-            spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000),
-                                dict(encoder=encoder_id, entry_pooling=entry_pooling, data=dataset_key),
-                                defsentplus_runs.variant_settings(cfg.get("variant", "official"))["ica_standardise"])
-        for name, cand in spaces.items():
-            for seed in cfg["seeds"]:
-                run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=pooling, lr=lr, seed=seed,
-                               batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
-                               sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus_runs.STS_FILES),
-                               variant=cfg.get("variant", "official"),
-                               **({"train_autocast": cfg["train_autocast"]} if cfg.get("train_autocast") is not None else {}),
-                               space_key=dict(encoder=encoder_id, entry_pooling=entry_pooling, transform=name))
-                runs[(name, seed)] = defsentplus_runs.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
-                run_cfgs[(name, seed)] = (run_cfg, cand)
-                so_far = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {k} (candidate space, seed)")
-                runs = cache.drop_all_but("defsentplus", runs, so_far)  # at most two checkpoints on disk
-        best = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {k} (candidate space, seed)")
+            spaces = candidates(space, last, cfg["ica"], cfg.get("ica_max_iter", 1000), key, standardise)
+        caught[step] = [str(w.message) for w in found]
+        return {(name, seed): cand for name, cand in spaces.items() for seed in cfg["seeds"]}
+
+    def train_against(cand, lr, step, key):
+        (name, seed), (pooling, entry_pooling) = key, step_combination(cfg, step)
+        run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=pooling, lr=lr, seed=seed,
+                       batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
+                       sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus_runs.STS_FILES),
+                       variant=cfg.get("variant", "official"),
+                       **({"train_autocast": cfg["train_autocast"]} if cfg.get("train_autocast") is not None else {}),
+                       space_key=dict(encoder=built_by[step], entry_pooling=entry_pooling, transform=name))
+        runs = trained.setdefault(step, {})
+        runs[key] = defsentplus_runs.train_once(run_cfg, cand, ds, data_dir, need_checkpoint=False)
+        run_cfgs[key] = (run_cfg, cand)
+        so_far = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {step} (candidate space, seed)")
+        trained[step] = cache.drop_all_but("defsentplus", runs, so_far)  # at most two checkpoints on disk
+        return trained[step][key]
+
+    def select(runs):
+        step = len(built_by)
+        runs.update(trained[step])   # the runs whose checkpoints were dropped since they were trained
+        best = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {step} (candidate space, seed)")
         keep_only_best(runs, best, run_cfgs, ds, data_dir)
-        steps.append(dict(step=k, lr=lr, space_from=encoder_id, views=space_views(space), runs=runs,
-                          best=best, best_run=runs[best], warnings=[str(w.message) for w in caught],
-                          space_name=f"{ENTRY_POOLINGS[entry_pooling]}", combination=(pooling, entry_pooling)))
-        encoder, encoder_id = runs[best]["path"], runs[best]["key"]
-    return steps
+        return best
+
+    steps = defsentplus.progressive_separate_training(
+        (cfg["model"], cfg["model"]), cfg["lrs"], build_entries, train_against,
+        encoder_of=lambda run: (run["path"], run["key"]), candidates=candidate_spaces, select=select)
+    return [dict(step=st["step"], lr=st["lr"], space_from=built_by[st["step"]], views=space_views(st["space"]),
+                 runs=st["runs"], best=st["best"], best_run=st["runs"][st["best"]], warnings=caught[st["step"]],
+                 space_name=ENTRY_POOLINGS[step_combination(cfg, st["step"])[1]],
+                 combination=step_combination(cfg, st["step"]))
+            for st in steps]
 
 
 def selectable(runs, cfg):
@@ -265,6 +282,21 @@ def loss_drop(steps, k=3):
     df = pd.DataFrame.from_dict(rows, orient="index")
     df.index = pd.MultiIndex.from_tuples(df.index, names=["PST step", "space"])
     return df
+
+
+def held_out_split(ds):
+    """The PST miniature's split (notebook 21): every entry with two or more definitions lends its
+    first one to a held-out set; entries are built and trained on the rest. Returns (training,
+    held-out) lists of (entry id, definition); each entry keeps at least one training definition."""
+    first, seen = set(), set()
+    counts = np.bincount(ds["ids"], minlength=len(ds["names"]))
+    for i, e in enumerate(ds["ids"]):
+        if e not in seen and counts[e] >= 2:
+            first.add(i)
+        seen.add(e)
+    examples = list(zip(ds["ids"], ds["definitions"]))
+    return ([x for i, x in enumerate(examples) if i not in first],
+            [x for i, x in enumerate(examples) if i in first])
 
 
 def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
