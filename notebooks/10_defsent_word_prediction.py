@@ -256,6 +256,16 @@ print(results.spread_verdict(table2))
 table2
 
 # %% [markdown]
+# The paper's whole Table 2, every model's rows, as context: each of ours sits below the row of
+# the model it stands beside.
+
+# %% tags=["tolerance: fraction; paper=exact"]
+ours_rows = ours2.copy()
+ours_rows.index = [f"{kind}, {p}" for kind, p in ours2.index]
+whole_pairs = {f"{kind}, {p}": key for key, (kind, p) in pair.values()}
+results.whole_paper_table(paper_defsent.TABLE2, cols, ours_rows, whole_pairs).round(4)
+
+# %% [markdown]
 # ## Table 5: the chosen learning rate and the mean ± std over seeds, beside the paper's
 # The paper's 10 seeds; ours over the scale's seeds (one at smoke scale: the mean alone). The
 # paper's columns are those of the model named above.

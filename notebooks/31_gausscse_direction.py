@@ -119,6 +119,19 @@ table2 = results.side_by_side(paper, ours, beside, compare=aggregate.comparable(
 table2
 
 # %% [markdown]
+# The paper's whole Table 2 / 4, every model's block and the length baseline, as context: each of
+# our rows sits below the row it stands beside (the model's block; the length baseline below the
+# paper's, which at smoke scale counts 200 pairs per set, not the full test sets).
+
+# %% tags=["tolerance: check; paper=exact; ours: Length-baseline=exact"]
+model_label = aggregate.paper_model_label(reference)
+whole_pairs = {}
+for row in ours.index:
+    key = (model_label, row) if (model_label, row) in paper_gausscse.TABLE2 else row
+    whole_pairs[row] = key if key in paper_gausscse.TABLE2 else None
+results.whole_paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS, ours, whole_pairs).round(2)
+
+# %% [markdown]
 # ## McNemar's test between loss settings (direction and NLI accuracy, per test set)
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 

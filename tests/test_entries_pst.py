@@ -111,3 +111,13 @@ def test_pst_rebuilds_entries_with_the_best_encoder_and_trains_the_original_each
     with pytest.raises(ValueError, match="pass select"):
         defsentplus.progressive_separate_training("original", [1e-5], build_entries, train_against,
                                                   candidates=candidates)
+
+
+def test_the_miniature_holds_out_one_definition_of_each_entry_that_has_two():
+    """pst.held_out_split: the first definition of every entry with two or more is held out, every
+    entry keeps a training definition, nothing is lost or shared."""
+    ds = dict(names=["a", "b", "c"], ids=[0, 1, 0, 2, 1, 0], definitions=["a1", "b1", "a2", "c1", "b2", "a3"])
+    training, held_out = pst.held_out_split(ds)
+    assert held_out == [(0, "a1"), (1, "b1")]
+    assert training == [(0, "a2"), (2, "c1"), (1, "b2"), (0, "a3")]
+    assert {e for e, _ in training} == {0, 1, 2}
