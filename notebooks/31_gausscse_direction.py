@@ -129,7 +129,9 @@ whole_pairs = {}
 for row in ours.index:
     key = (model_label, row) if (model_label, row) in paper_gausscse.TABLE2 else row
     whole_pairs[row] = key if key in paper_gausscse.TABLE2 else None
-results.whole_paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS, ours, whole_pairs).round(2)
+whole2 = results.whole_paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS, ours,
+                                    whole_pairs)
+whole2.round(2)
 
 # %% [markdown]
 # ## McNemar's test between loss settings (direction and NLI accuracy, per test set)
