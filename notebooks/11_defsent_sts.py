@@ -119,6 +119,13 @@ table8 = results.side_by_side(paper8, ours8, pairs8, compare=compare, std=paper_
 print(results.spread_verdict(table8))
 table8
 
+# %% [markdown]
+# The paper's whole Table 8, every model's three poolings, as context: each of ours sits below the
+# row it stands beside (the untrained rows have none: Table 8 has DefSent rows only).
+
+# %% tags=["tolerance: check; paper=exact; ours: untrained*=inference"]
+results.whole_beside(paper_defsent.TABLE8, results.STS_COLS, ours8, pairs8).round(2)
+
 # %% tags=["tolerance: check"]
 aggregate.mean_pm_std(seeds)
 
@@ -146,6 +153,12 @@ if best in baseline_row:
     pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
 table3 = results.side_by_side(paper3, ours8, pairs3, compare=compare)
 table3
+
+# %% [markdown]
+# The paper's whole Table 3, every method and model, as context, ours below the row it stands beside.
+
+# %% tags=["tolerance: check; paper=exact; ours: untrained*=inference"]
+results.whole_beside(paper_defsent.TABLE3, results.STS_COLS, ours8, pairs3).round(2)
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],

@@ -141,6 +141,21 @@ table4 = results.side_by_side(paper, ours, pairs, compare=compare, std=std9,
 print(results.spread_verdict(table4))
 table4
 
+# %% [markdown]
+# The paper's whole Tables 9 and 4, every model's rows, as context: each of ours sits below the
+# row it stands beside.
+
+# %% tags=["tolerance: check; paper=exact"]
+in9 = {f"Table 9: {m} ({p})": (m, p) for m, p in paper_defsent.TABLE9}
+pairs9 = {label.replace(" vs Table 9", ""): (in9.get(key), row)
+          for label, (key, row) in pairs.items() if label.endswith("vs Table 9")}
+results.whole_beside(paper_defsent.TABLE9, results.TRANSFER_COLS, ours, pairs9).round(2)
+
+# %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
+pairs4 = {label.split(" vs ")[0]: pair for label, pair in pairs.items()
+          if not label.endswith("vs Table 9")}
+results.whole_beside(paper_defsent.TABLE4, results.TRANSFER_COLS, ours, pairs4).round(2)
+
 # %% tags=["tolerance: check"]
 aggregate.mean_pm_std(seeds)
 

@@ -110,11 +110,19 @@ pairs = {untrained_name: (None, untrained_name), trained_name: (final_key, train
 table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))
 table4
 
+# %% [markdown]
+# The paper's whole Table 4, every model's DefSent, DefSent+ and data-augmented rows, as context:
+# ours below the row it stands beside (the paper has no untrained raw-model row).
+
+# %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
+results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, ours, pairs).round(2)
+
+# %% [markdown]
+# The paper's Table 7: the pooling each released encoder uses for STS and for SentEval (ours
+# used the one printed at the top).
+
 # %% tags=["tolerance: exact"]
-context = [aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent ",
-                               exclude=("DefSent+",)),
-           aggregate.paper_row(paper_defsentplus.TABLE4, reference, "SimCSE")]
-paper.loc[[k for k in context if k is not None]]
+pd.DataFrame.from_dict(paper_defsentplus.TABLE7, orient="index", columns=["STS", "SentEval"])
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=pooling,

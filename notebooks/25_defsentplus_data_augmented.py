@@ -109,6 +109,19 @@ print(augmented.paper_rows_text(release))
 table = augmented.beside_paper(ours, release, compare)
 table
 
+# %% [markdown]
+# The paper's whole Tables 3 and 6, every checkpoint's and released encoder's row, as context:
+# the checkpoint below its Table 3 row, our last step below its Table 6 row.
+
+# %% tags=["tolerance: exact; ours: checkpoint=inference"]
+results.whole_beside(paper_defsentplus.TABLE3, STS_COLS, ours,
+                     {"checkpoint": (release.table3_key, "checkpoint")}).round(2)
+
+# %% tags=["tolerance: check; paper=exact"]
+last = ours.index[-1]
+results.whole_beside(paper_defsentplus.TABLE6, STS_COLS, ours,
+                     {last: (release.table6_key, last)}).round(2)
+
 # %% tags=["tolerance: exact"]
 pd.Series(poolings, name="best pooling")
 
@@ -124,6 +137,14 @@ transfer = scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_
 table4 = augmented.transfer_beside_paper(transfer, release, compare)
 print("SentEval pooling:", release.senteval_pooling, "(Table 7)")
 table4
+
+# %% [markdown]
+# The paper's whole Table 4 as context, the checkpoint and our final encoder below their rows.
+
+# %% tags=["tolerance: check; paper=exact; ours: checkpoint=score"]
+results.whole_beside(paper_defsentplus.TABLE4, TRANSFER_COLS, transfer,
+                     {"checkpoint": (release.table4_keys[0], "checkpoint"),
+                      "DefSent+": (release.table4_keys[1], "DefSent+")}).round(2)
 
 # %% [markdown]
 # ## Figure 8: the entry spaces the trainings used (SVD and whitened PCA)

@@ -85,6 +85,16 @@ table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=compare)
 table5
 
 # %% [markdown]
+# The paper's whole Table 5, every model's 16 cells, as context: our batch sizes below the
+# model's rows they stand beside.
+
+# %% tags=["tolerance: check; paper=exact"]
+lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
+pairs5 = {f"batch {b}": ((reference, b) if (reference, b) in paper_gausscse.TABLE5 else None, b)
+          for b in grid.index}
+results.whole_beside(paper_gausscse.TABLE5, lrs, grid.reindex(columns=lrs), pairs5).round(2)
+
+# %% [markdown]
 # The best cell is a selection: it is named only where it leads the next cell by more than
 # 4 points (twice the `score` tolerance of the tests), so that float noise between machines
 # never flips what this notebook prints.

@@ -123,3 +123,18 @@ def test_the_whole_paper_table_keeps_every_row_and_puts_ours_below_its_pair():
     assert out.loc[("BERT, ent", "ours: ent"), "b"] == 9.0 and out.loc[("BERT, rev", "paper"), "a"] == 5.0
     with pytest.raises(KeyError, match="not in the table"):
         results.whole_paper_table(table, ["a", "b"], ours, {"ent": ("BERT", "con")})
+
+
+def test_the_whole_table_beside_takes_the_pairs_of_side_by_side():
+    """A notebook's side_by_side pairs give the whole table: our row named by its label, below its
+    pair; a paper key that is a (model, number) tuple reads "model, number"."""
+    import pandas as pd
+    from defsent_lite.paper import results
+    table = {("bert", 16): [1.0, 2.0], ("bert", 32): [3.0, 4.0]}
+    ours = pd.DataFrame({"a": [7.0, 8.0], "b": [9.0, 10.0]}, index=pd.MultiIndex.from_tuples(
+        [("DefSent", 16), ("DefSent", 99)]))
+    out = results.whole_beside(table, ["a", "b"], ours, {"batch 32": (("bert", 32), ("DefSent", 16)),
+                                                         "batch 99": (None, ("DefSent", 99))})
+    assert list(out.index) == [("bert, 16", "paper"), ("bert, 32", "paper"), ("bert, 32", "ours: batch 32"),
+                               ("(no paper row)", "ours: batch 99")]
+    assert out.loc[("bert, 32", "ours: batch 32"), "a"] == 7.0

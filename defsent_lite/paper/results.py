@@ -59,7 +59,7 @@ def whole_paper_table(table, columns, ours, pairs, ours_label="ours"):
     paper row it pairs with; ours that pair with no row come last. table: {key: numbers} (a tuple
     key (model, setting) reads "model, setting"); ours: a DataFrame with these columns; pairs:
     {our row label: paper key or None}. No difference is taken (a stand-in model is context)."""
-    name = lambda key: ", ".join(key) if isinstance(key, tuple) else key  # noqa: E731
+    name = lambda key: ", ".join(map(str, key)) if isinstance(key, tuple) else key  # noqa: E731
     unknown = [k for k in pairs.values() if k is not None and k not in table]
     if unknown:
         raise KeyError(f"paper rows {unknown} are not in the table (its rows: {[name(k) for k in table]})")
@@ -76,6 +76,14 @@ def whole_paper_table(table, columns, ours, pairs, ours_label="ours"):
     out = pd.DataFrame(rows).T.astype(float)
     out.index = pd.MultiIndex.from_tuples(out.index, names=["paper row", "source"])
     return out
+
+
+def whole_beside(table, columns, ours, pairs, ours_label="ours"):
+    """whole_paper_table from the pairs a notebook gave side_by_side, {label: (paper key or None,
+    our row key)}: each of our rows, named by its label, below the paper row it pairs with."""
+    rows = pd.DataFrame({label: ours.loc[o_key, columns] for label, (_, o_key) in pairs.items()}).T
+    return whole_paper_table(table, columns, rows, {label: p_key for label, (p_key, _) in pairs.items()},
+                             ours_label)
 
 
 SPREAD_Z = 2.0   # "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
