@@ -135,20 +135,40 @@ def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_le
     return out
 
 
+BATCHES_PER_COPY = 256   # pooled batches kept on the device before one copy to the host
+
+
 def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision):
-    """One length-sorted forward pass over `sentences`, pooled each way of `poolings`."""
+    """One length-sorted forward pass over `sentences`, pooled each way of `poolings`. The pooled
+    vectors reach the host in groups of BATCHES_PER_COPY batches: a copy waits for the GPU, so one
+    copy per batch would stall it after every batch."""
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
+    pending = {p: [] for p in poolings}   # pooled batches on the device, in `order`
+    done = 0                               # sentences of `order` already copied into `out`
+
+    def copy_pending():
+        nonlocal done
+        if not pending[poolings[0]]:
+            return
+        rows = order[done:done + sum(len(v) for v in pending[poolings[0]])]
+        for p in poolings:
+            out[p][rows] = torch.cat(pending[p]).cpu()
+            pending[p].clear()
+        done += len(rows)
     show = progress_bars.shown(progress)
     batches = range(0, len(order), batch_size)
     with eval_mode(model), torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
-        for start in tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False):
+        for k, start in enumerate(tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1):
             idx = order[start:start + batch_size]
             batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             h = hidden_states(model, batch)
             for p in poolings:
-                out[p][idx] = pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float().cpu()
+                pending[p].append(pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float())
+            if k % BATCHES_PER_COPY == 0:
+                copy_pending()
+        copy_pending()
     return out
 
 

@@ -20,6 +20,13 @@ class NonFiniteLoss(FloatingPointError):
     """The loss became NaN or inf; the message names the step."""
 
 
+# Steps between reads of the losses on the host. Each read waits for the device, so on a GPU the
+# losses stay there and are read in groups (the host runs ahead, preparing the next batches); on
+# the CPU a read costs nothing and each loss is checked before its update.
+LOSS_READ_EVERY = {"cpu": 1}
+LOSS_READ_EVERY_ACCELERATOR = 50
+
+
 def warmup_factor(step, warmup_steps, total_steps, decay, from_zero=False):
     """Learning-rate multiplier: linear warm-up, then 1 (decay=False) or linear decay to 0.
     from_zero: the warm-up's first step has factor 0 (transformers' get_linear_schedule_with_warmup)."""
@@ -31,12 +38,29 @@ def warmup_factor(step, warmup_steps, total_steps, decay, from_zero=False):
 
 
 def make_optimizer(params, name, lr, weight_decay, eps=1e-8):
+    """Adam or AdamW; on CUDA the fused kernels (one launch for all parameters, no host sync)."""
     params = [p for p in params if p.requires_grad]
+    fused = {"fused": True} if params and all(p.is_cuda for p in params) else {}
     if name == "adam":
-        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, eps=eps)
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay, eps=eps, **fused)
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, eps=eps)
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, eps=eps, **fused)
     raise ValueError(f"unknown optimizer {name!r}: use 'adam' or 'adamw'")
+
+
+def read_losses(pending, history, total, lr, describe_batch=None):
+    """Move the pending (step, batch, loss) to the host in one read and append them to the history;
+    the first NaN or inf stops the run, naming its step (and its batch, with describe_batch)."""
+    if not pending:
+        return
+    values = torch.stack([loss.float() for _, _, loss in pending]).tolist()
+    for (step, batch, _), value in zip(pending, values):
+        if not math.isfinite(value):
+            info = f" ({describe_batch(batch)})" if describe_batch else ""
+            raise NonFiniteLoss(f"loss became {value} at step {step} of {total}{info}; "
+                                f"try a lower learning rate than {lr:g}")
+        history["loss"].append(value)
+    pending.clear()
 
 
 def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_decay=0.0,
@@ -73,15 +97,20 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     best_state = None
     show = progress_bars.shown(progress)
+    read_every = LOSS_READ_EVERY.get(device.type, LOSS_READ_EVERY_ACCELERATOR)
+    pending = []   # (step, batch, loss) not yet read on the host
     model.train()
     bar = tqdm(batches, desc=desc, disable=not show, leave=False)
     for step, batch in enumerate(bar, 1):
         with autocast_for(device, enabled=mixed_precision):
             loss = loss_fn(model, batch)
-        if not torch.isfinite(loss):
-            info = f" ({describe_batch(batch)})" if describe_batch else ""
-            raise NonFiniteLoss(f"loss became {loss.item()} at step {step} of {total}{info}; "
-                                f"try a lower learning rate than {lr:g}")
+        if not torch.is_tensor(loss) or loss.numel() != 1:
+            raise TypeError(f"{desc}: loss_fn returned {type(loss).__name__} "
+                            f"{tuple(loss.shape) if torch.is_tensor(loss) else loss!r:.80} at step {step}; "
+                            "it must return the batch's loss as a one-number tensor")
+        pending.append((step, batch, loss.detach().reshape(())))
+        if read_every == 1:   # checked before its update: a NaN never reaches the weights
+            read_losses(pending, history, total, lr, describe_batch)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
         if grad_clip:
@@ -90,8 +119,10 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
         scaler.step(opt)  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
         scaler.update()
         sched.step()
-        history["loss"].append(loss.item())
-        if eval_fn and ((eval_every and step % eval_every == 0) or step == total):
+        evaluate = eval_fn and ((eval_every and step % eval_every == 0) or step == total)
+        if len(pending) >= read_every or evaluate or step == total:
+            read_losses(pending, history, total, lr, describe_batch)
+        if evaluate:
             score = eval_fn(model)
             if not math.isfinite(score):
                 raise NonFinite(f"{desc}: evaluation score {score} at step {step} of {total}; "
@@ -112,7 +143,7 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
 
 
 def require_finite_weights(model, what):
-    """The loss is checked before each update, so the last update is checked here, on the weights."""
+    """The losses are checked, not the updates they make: the last weights are checked here."""
     for name, p in model.named_parameters():
         if not torch.isfinite(p).all():
             raise NonFinite(f"{what}: weight {name} is NaN or inf; try a lower learning rate")

@@ -96,3 +96,31 @@ def test_defsentplus_loss_top_words_and_gausscse_move_their_batches(moved):
     assert torch.isfinite(gausscse_runs.triplet_loss(gauss, tokenizer, triplets, "ent+con+rev", "mean_per_dim"))
     mu, var = gausscse.encode(gauss, tokenizer, ["a dog", "a cat"])
     assert mu.shape == var.shape == (2, 16)
+
+
+def test_the_tests_and_the_stored_outputs_run_on_the_cpu_unless_told(monkeypatch, tmp_path):
+    """Issue 44: the stored outputs are CPU numbers and GPU-trained ones move past their
+    tolerances, so conftest.py sets DEFSENT_DEVICE=cpu where it is unset (a GPU machine's tests run
+    on its CPU) and tools/run_notebooks.py writes stored outputs on the CPU."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    import run_notebooks
+    repo = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k != "DEFSENT_DEVICE"}
+    code = "import conftest, os, shutil; shutil.rmtree(conftest._scratch); print(os.environ['DEFSENT_DEVICE'])"
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "cpu"
+    seen = []
+    for name in ("DEFSENT_CACHE", "DEFSENT_PROGRESS"):   # run_all sets them: restored after the test
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+    monkeypatch.setenv("DEFSENT_DEVICE", "cuda")
+    monkeypatch.setattr(run_notebooks, "run",
+                        lambda p, out=None: seen.append(os.environ["DEFSENT_DEVICE"]) or (p, []))
+    run_notebooks.run_all(["01"])
+    assert seen == ["cpu"]
+    monkeypatch.setenv("DEFSENT_DEVICE", "cuda")   # executed copies elsewhere run where the user says
+    run_notebooks.run_all(["01"], out=tmp_path)
+    assert seen == ["cpu", "cuda"]

@@ -38,6 +38,19 @@ def test_alone_equals_inside_padded_batch(offline, name):
         assert torch.allclose(alone[0], batch[i], atol=1e-5), (name, s)
 
 
+def test_vectors_copied_to_the_host_in_groups_are_the_same_in_input_order(offline, monkeypatch):
+    """Issue 44: pooled batches reach the host every BATCHES_PER_COPY batches (one wait for the GPU
+    per group, not per batch); groups of 2 batches of 2 over 7 sentences (a partial last group)
+    give exactly the vectors of one copy per pass, each in its input row."""
+    model, tok = offline
+    sentences = SENTENCES + ["A dog runs.", "Two people talk in a kitchen.", "Rain.", "He reads a book."]
+    whole = encode.encode_poolings(model, tok, sentences, ["mean", "max"], batch_size=2)
+    monkeypatch.setattr(encode, "BATCHES_PER_COPY", 2)
+    grouped = encode.encode_poolings(model, tok, sentences, ["mean", "max"], batch_size=2)
+    assert all(torch.equal(whole[p], grouped[p]) for p in ("mean", "max"))
+    assert torch.allclose(grouped["mean"][4], encode.encode(model, tok, [sentences[4]], "mean")[0], atol=1e-5)
+
+
 def test_order_dtype_device_and_mode(offline):
     model, tok = offline
     model.train()

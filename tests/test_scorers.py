@@ -91,3 +91,27 @@ def test_result_csv_reads_back_with_wordpiece_tokens(tmp_path):
     header, back = results.read_csv(path, index_col=0)
     assert header["model"] == "m" and header["runs"] == "{'cls': 10}" and "torch" in header
     assert back["words"].tolist() == df["words"].tolist() and back["score"].iloc[0] == 1.5
+
+
+def test_a_failed_write_keeps_the_old_table_and_a_table_cut_short_is_refused(tmp_path, monkeypatch):
+    """Issue 46: save_csv truncated the old table before writing (an error mid-write left a header
+    and one row), and read_csv returned a table cut short without error. Now the table is written
+    aside and renamed, and its header's row count is checked on reading."""
+    path = tmp_path / "t.csv"
+    results.save_csv(pd.DataFrame({"x": [1.0, 2.0, 3.0]}), str(path), model="m")
+    header, back = results.read_csv(path, index_col=0)
+    assert header["rows"] == "3" and back["x"].tolist() == [1.0, 2.0, 3.0]
+    before = path.read_text()
+
+    def fails_midway(self, f, *a, **k):
+        f.write(",x\n0,9.0\n")
+        raise OSError("disk full")
+    monkeypatch.setattr(pd.DataFrame, "to_csv", fails_midway)
+    with pytest.raises(OSError, match="disk full"):
+        results.save_csv(pd.DataFrame({"x": [9.0, 8.0]}), str(path), model="m")
+    monkeypatch.undo()
+    assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+    lines = before.splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n")   # the last row lost, as a kill mid-write left it
+    with pytest.raises(ValueError, match="t.csv: 2 rows where its header says 3: the table was cut short"):
+        results.read_csv(path, index_col=0)

@@ -67,6 +67,11 @@ BAD = [
     ("NUL byte in an STS input", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\nc\x00\td\n", r"in\.txt:2: a NUL byte"),
     ("Oxford empty definition", one_file(readers.read_oxford_tsv), "word\tdefinition\texample\ndog\t \tex\n", r"f\.txt:2: empty definition"),
     ("Ishiwatari empty definition", one_file(readers.read_ishiwatari), "dog%oxford.1\t0\t0\t\n", r"f\.txt:1: empty definition"),
+    # issue 46: a tab inside a sentence shifted the columns
+    ("triplets tab inside a sentence", one_file(readers.read_triplets),
+     TRIPLET_HEADER + "A man\tsits.\tA person sits.\tNobody sits.\tsnli\n", r"f\.txt:2: expected 4 tab-separated fields, got 5"),
+    ("Oxford tab inside a definition", one_file(readers.read_oxford_tsv),
+     "word\tdefinition\texample\ndog\ta\tpet\tex\n", r"f\.txt:2: expected 3 tab-separated fields, got 4"),
 ]
 
 
@@ -87,6 +92,12 @@ def mrpc_root(tmp_path, train_text):
 def test_mrpc_without_its_header_is_refused(tmp_path):
     root = mrpc_root(tmp_path, "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
     with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:1: expected a header"):
+        readers.load_mrpc(root)
+
+
+def test_mrpc_with_a_tab_inside_a_sentence_is_refused(tmp_path):
+    root = mrpc_root(tmp_path, MRPC_HEADER + "1\t1\t2\tA\tman.\tA person.\n")
+    with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:2: expected 5 tab-separated fields, got 6"):
         readers.load_mrpc(root)
 
 

@@ -102,6 +102,16 @@ def test_nothing_non_finite_is_cached():
     assert cache.lookup_json("test_nan", dict(a=1)) is None
 
 
+def test_torch_scalars_are_cached_as_numbers_and_a_nan_one_is_refused():
+    """Issue 46: {'score': torch.tensor(nan)} was stored as the string 'tensor(nan)', past the
+    non-finite guard."""
+    with pytest.raises(checks.NonFinite, match=r"result\['score'\] = nan"):
+        cache.store_json("test_torch_nan", dict(a=1), dict(score=torch.tensor(float("nan"))))
+    assert cache.lookup_json("test_torch_nan", dict(a=1)) is None
+    cache.store_json("test_torch_number", dict(a=1), dict(score=torch.tensor(0.5), pair=torch.tensor([1, 2])))
+    assert cache.lookup_json("test_torch_number", dict(a=1)) == dict(score=0.5, pair=[1, 2])
+
+
 def test_sts_constant_gold_or_prediction_names_the_task():
     with pytest.raises(ValueError, match="STS13: every pair has the same gold score"):
         sts.spearman_x100([0.1, 0.2, 0.3], [2.0, 2.0, 2.0], "STS13")

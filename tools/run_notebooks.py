@@ -7,8 +7,9 @@
 The stored outputs (the .ipynb beside each .py) are the smoke scale's, which nbval compares: at
 another scale the runner refuses to overwrite them and needs --out.
 
-Progress bars are turned off (DEFSENT_PROGRESS=0) so that the stored outputs are the ones
-`pytest --nbval` reproduces. The run cache starts empty (a fresh temporary folder, deleted at the
+Progress bars are turned off (DEFSENT_PROGRESS=0) and the stored outputs are computed on the
+CPU (DEFSENT_DEVICE=cpu, as under pytest) so that they are the ones `pytest --nbval` reproduces.
+The run cache starts empty (a fresh temporary folder, deleted at the
 end, whatever DEFSENT_CACHE says): stored outputs are those of a cold-cache run, never of stale
 cached runs. Notebooks run in order and share that cache (11 reuses the encoders 10 trained).
 At paper scale no cell has a time limit (a training cell runs for hours); otherwise one hour.
@@ -75,6 +76,8 @@ def main(args):
 
 def run_all(prefixes, out=None):
     os.environ["DEFSENT_PROGRESS"] = "0"
+    if out is None:   # the stored outputs are CPU numbers, which the tests compare on the CPU
+        os.environ["DEFSENT_DEVICE"] = "cpu"
     cache = tempfile.mkdtemp(prefix="defsent_cache_")
     os.environ["DEFSENT_CACHE"] = cache
     paths = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.py") if not prefixes or p.name.startswith(tuple(prefixes)))

@@ -292,7 +292,7 @@ def load_mrpc(data_dir=None):
             if i == 1:
                 _header(path, line, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"])
                 continue
-            f = _fields(path, i, line, 5)
+            f = _fields(path, i, line, 5, exact=True)   # a tab inside a sentence would shift the columns
             if f[0] not in ("0", "1"):
                 raise ValueError(f"{path}:{i}: label {f[0]!r} is not 0 or 1")
             _nonempty(path, i, f[3], f[4])
@@ -394,8 +394,9 @@ def read_triplets(path):
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
             _header(path, line, ["premise", "entailment", "contradiction"])
+            width = len(line.split("\t"))   # 3, or 4 with a source column: every row as many
             continue
-        f = _fields(path, i, line, 3)
+        f = _fields(path, i, line, width, exact=True)
         _nonempty(path, i, *f[:3])
         rows.append(dict(premise=f[0], entailment=f[1], contradiction=f[2], source=f[3] if len(f) > 3 else ""))
     return _rows(path, rows)
@@ -410,8 +411,9 @@ def read_oxford_tsv(path):
         if i == 1:
             if not line.startswith("word\tdefinition"):
                 raise ValueError(f"{path}:1: expected header 'word<TAB>definition<TAB>example'")
+            width = len(line.split("\t"))   # every row has the header's columns
             continue
-        f = _fields(path, i, line, 2)
+        f = _fields(path, i, line, width, exact=True)
         _word(path, i, f[0])
         _nonempty(path, i, f[1], what="definition")
         pairs.append((f[0], f[1]))

@@ -2,6 +2,7 @@
 
 The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 """
+import os
 import platform
 from pathlib import Path
 
@@ -128,11 +129,16 @@ def save_csv(df, name, **meta):
     """
     path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, **versions())
-    with open(path, "w") as f:
-        for k, v in meta.items():
-            f.write(f"# {k}: {v}\n")
-        df.to_csv(f)
+    meta = dict(meta, **versions(), rows=len(df))   # rows: read_csv refuses a table cut short
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:   # written aside, then renamed over the old table: a failed write never loses it
+        with open(partial, "w") as f:
+            for k, v in meta.items():
+                f.write(f"# {k}: {v}\n")
+            df.to_csv(f)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
     return f"results/{name}" if not Path(name).is_absolute() else str(path)
 
 
@@ -154,7 +160,8 @@ def figure_provenance(path):
 
 
 def read_csv(path, **kwargs):
-    """(header {key: value}, table) of a file written by `save_csv`; kwargs go to pd.read_csv."""
+    """(header {key: value}, table) of a file written by `save_csv`; kwargs go to pd.read_csv.
+    A table with fewer or more rows than its header's `rows` line is refused (cut short)."""
     header = {}
     with open(path) as f:
         for line in f:
@@ -162,6 +169,10 @@ def read_csv(path, **kwargs):
                 break
             key, _, value = line[2:].rstrip("\n").partition(": ")
             header[key] = value
-    return header, pd.read_csv(path, skiprows=len(header), **kwargs)
+    table = pd.read_csv(path, skiprows=len(header), **kwargs)
+    if "rows" in header and not {"nrows", "skipfooter", "header"} & set(kwargs) and len(table) != int(header["rows"]):
+        raise ValueError(f"{path}: {len(table)} rows where its header says {header['rows']}: the table was cut "
+                         "short (a run stopped while writing it?); run the notebook that wrote it again")
+    return header, table
 
 

@@ -2,8 +2,8 @@
 
 Counts come from the run configs (trainings, optimizer steps, sentences encoded for evaluation);
 the time per training step and per encoded batch is measured here, on this device, by a short
-warm-up with the notebook's own model and loss (forward + backward under the same autocast as
-training). Optimizer updates, data loading and the SentEval classifiers are not in the estimate;
+warm-up with the notebook's own model and loss (forward, backward and the optimizer update under
+the same autocast as training). Data loading and the SentEval classifiers are not in the estimate;
 it is printed with the measurements it rests on (docs/reproduction.md: how it compares with a run's real time).
 """
 import math
@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import torch
 
-from defsent_lite import encode
+from defsent_lite import encode, train
 from defsent_lite.runtime import config, models
 from defsent_lite.data import readers
 from defsent_lite.evaluation import sts
@@ -69,7 +69,7 @@ class Plan(NamedTuple):
                        "(Colab: Runtime > Change runtime type > GPU). ")
         return warning + (f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
                 f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
-                f"(warm-up here: {self.step_s:.3f} s per training step without the optimizer update, "
+                f"(warm-up here: {self.step_s:.3f} s per training step, optimizer update included, "
                 f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
                 f"Runs already in the cache are not repeated." + (" " + self.flops_line() if self.params else ""))
 
@@ -130,17 +130,22 @@ def seconds_per_call(fn, device, warmup=1, repeats=3):
 
 def measure(model, loss_fn, encode_fn, repeats=5, mixed_precision=True):
     """(seconds per training step, seconds per encoded batch) of a model: loss_fn(model) -> loss,
-    encode_fn(model) -> anything (inference, which sets its own precision). mixed_precision: the
-    training's (bf16/fp16 autocast on GPU, as train.train; False: fp32)."""
+    encode_fn(model) -> anything (inference, which sets its own precision). A step is the whole
+    update: forward, backward and an AdamW step on the trainable weights (train.make_optimizer,
+    fused on CUDA), which are restored after. mixed_precision: the training's (bf16/fp16 autocast
+    on GPU, as train.train; False: fp32)."""
     device = next(model.parameters()).device
     was_training = model.training
+    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    opt = train.make_optimizer(model.parameters(), "adamw", 1e-12, 0.0)
 
     def step():
         model.train()
         with encode.autocast_for(device, enabled=mixed_precision):
             loss = loss_fn(model)
         loss.backward()
-        model.zero_grad(set_to_none=True)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
 
     def infer():
         model.eval()
@@ -152,6 +157,7 @@ def measure(model, loss_fn, encode_fn, repeats=5, mixed_precision=True):
     finally:
         model.train(was_training)
         model.zero_grad(set_to_none=True)
+        model.load_state_dict(saved)
 
 
 def sts_sentences(data_dir=None, max_pairs=None):

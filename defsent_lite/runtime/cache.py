@@ -143,7 +143,7 @@ def atomic_write_text(path, text):
 
 
 def plain_numbers(obj):
-    """`obj` with numpy scalars and arrays (at any depth of dicts, lists, tuples) as Python numbers
+    """`obj` with numpy and torch scalars and arrays (at any depth of dicts, lists, tuples) as Python numbers
     and lists, so that JSON stores a number as a number and the non-finite guard sees it."""
     if isinstance(obj, dict):
         return {k: plain_numbers(v) for k, v in obj.items()}
@@ -153,6 +153,8 @@ def plain_numbers(obj):
         return plain_numbers(obj.tolist())
     if isinstance(obj, np.generic):
         return obj.item()
+    if torch.is_tensor(obj):   # a torch scalar or tensor: numbers, never its repr ('tensor(nan)')
+        return plain_numbers(obj.detach().cpu().tolist())
     return obj
 
 
