@@ -55,6 +55,8 @@ def trainable_parameters(model, freeze_embedding_layer=False):
 
 def collate(tokenizer, examples, max_length=128, pooling="cls"):
     """Tokenised definitions (in the prompt template for prompt pooling) plus target ids."""
+    if not examples:
+        raise ValueError("DefSent collate: no definitions to batch (an empty split or batch)")
     batch = tokenize_batch(tokenizer, [d for _, d, _ in examples], pooling, max_length)
     batch["targets"] = torch.tensor([t for _, _, t in examples])
     return batch
@@ -74,10 +76,15 @@ def word_logits(model, head, batch, pooling, mask_token_id=None):
 
 def loss(model, head, batch, pooling, mask_token_id=None):
     """Cross-entropy of the defined word's id (DefSent's objective)."""
-    if len(batch["targets"]) == 0:
+    targets = batch["targets"]
+    if len(targets) == 0:
         raise ValueError("DefSent loss: an empty batch (no definitions)")
     batch = on_model_device(model, batch)
-    return F.cross_entropy(word_logits(model, head, batch, pooling, mask_token_id).float(), batch["targets"])
+    logits = word_logits(model, head, batch, pooling, mask_token_id).float()
+    if targets.device.type == "cpu" and not 0 <= int(targets.min()) <= int(targets.max()) < logits.shape[1]:
+        raise ValueError(f"DefSent loss: target ids {int(targets.min())}..{int(targets.max())} fall outside the "
+                         f"head's {logits.shape[1]} words (ids from another tokenizer?)")   # checked on the host
+    return F.cross_entropy(logits, batch["targets"])
 
 
 def gold_ranks(logits, targets, what="word prediction"):

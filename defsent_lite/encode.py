@@ -18,13 +18,20 @@ def tokenize_sorted(tokenizer, sentences, max_length):
 
 def prompt_sentences(tokenizer, sentences, max_length):
     """Each sentence wrapped in the prompt template; a sentence too long for max_length loses
-    words from its end (never the mask token, which truncation would cut)."""
+    words from its end (never the mask token, which truncation would cut); a first word longer
+    than max_length alone keeps its first characters, as truncation keeps the first tokens."""
     wrapped = [prompt_text(s, tokenizer.mask_token) for s in sentences]
     lengths = [len(ids) for ids in tokenizer(wrapped)["input_ids"]]
     for i, n in enumerate(lengths):
         words = sentences[i].split()
-        while n > max_length and words:
-            words = words[:max(0, min(len(words) - 1, len(words) * max_length // n))]
+        while n > max_length:
+            if len(words) > 1:
+                words = words[:max(1, min(len(words) - 1, len(words) * max_length // n))]
+            elif words and len(words[0]) > 1:
+                words = [words[0][:max(1, min(len(words[0]) - 1, len(words[0]) * max_length // n))]]
+            else:
+                raise ValueError(f"prompt pooling: max_length={max_length} tokens leave no room for a "
+                                 f"sentence in the prompt template ({n} tokens with one character)")
             wrapped[i] = prompt_text(" ".join(words), tokenizer.mask_token)
             n = len(tokenizer(wrapped[i])["input_ids"])
     return wrapped

@@ -9,6 +9,8 @@ variance is floored at float32's smallest normal number, where exp would underfl
 log(var) to -inf (a departure only where the official form gives no number at all).
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -114,6 +116,12 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
     """
     if setting not in LOSS_SETTINGS:
         raise ValueError(f"unknown loss setting {setting!r}; choose from {LOSS_SETTINGS}")
+    shapes = {name: [tuple(t.shape) for t in pair] for name, pair in (("pre", pre), ("ent", ent), ("con", con))}
+    if len({s for pair in shapes.values() for s in pair}) != 1 or len(shapes["pre"][0]) != 2:
+        raise ValueError(f"contrastive loss: (mu, var) of premises, entailments and contradictions must all be "
+                         f"[B, d] of one shape; got {shapes}")
+    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"contrastive loss: temperature={temperature!r}: a finite number > 0 is needed")
     if len(pre[0]) < 2:   # the other rows of the batch are the negatives: one row has none
         raise ValueError(f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at least 2")
     blocks = [similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T]  # [i, j] = sim(ent_j||pre_i)

@@ -48,6 +48,15 @@ def make_optimizer(params, name, lr, weight_decay, eps=1e-8):
     raise ValueError(f"unknown optimizer {name!r}: use 'adam' or 'adamw'")
 
 
+def is_empty_batch(batch):
+    """An empty list, tuple, dict or tensor, or a dict holding a tensor of 0 rows."""
+    if torch.is_tensor(batch):
+        return batch.numel() == 0
+    if isinstance(batch, dict):
+        return not batch or any(torch.is_tensor(v) and v.shape[:1] == (0,) for v in batch.values())
+    return isinstance(batch, (list, tuple)) and not batch
+
+
 def read_losses(pending, history, total, lr, describe_batch=None):
     """Move the pending (step, batch, loss) to the host in one read and append them to the history;
     the first NaN or inf stops the run, naming its step (and its batch, with describe_batch)."""
@@ -79,7 +88,7 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     lr, warmup_ratio = checks.rate(lr, f"{desc}: lr"), checks.fraction(warmup_ratio, f"{desc}: warmup_ratio")
     if not batches:
         raise ValueError(f"{desc}: no training batches (is the training data empty?)")
-    empty = [i for i, b in enumerate(batches, 1) if isinstance(b, (list, tuple)) and not b]
+    empty = [i for i, b in enumerate(batches, 1) if is_empty_batch(b)]
     if empty:
         raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
     params = list(model.parameters()) if params is None else list(params)

@@ -133,3 +133,12 @@ def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path)
     assert torch.allclose(encode.encode(reloaded, tok2, sents, pooling="cls"), ours, atol=1e-5)
     st = SentenceTransformer(str(folder), device="cpu")
     assert torch.allclose(torch.tensor(st.encode(sents)), ours, atol=1e-4)
+
+
+def test_a_target_id_beyond_the_head_is_named(tiny_mlm):
+    """Issue 46: a target id beyond the head failed inside cross_entropy (on a GPU: a device assert)."""
+    head = defsent.word_prediction_head(tiny_mlm)
+    batch = dict(input_ids=torch.tensor([[1, 5, 2]]), attention_mask=torch.ones(1, 3, dtype=torch.long),
+                 targets=torch.tensor([60]))
+    with pytest.raises(ValueError, match="target ids 60..60 fall outside the head's 50 words"):
+        defsent.loss(tiny_mlm, head, batch, "cls")

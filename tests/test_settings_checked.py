@@ -96,3 +96,60 @@ def test_a_numpy_number_is_cached_as_a_number_and_a_numpy_nan_is_refused(tmp_pat
     with pytest.raises(checks.NonFinite, match="score"):
         cache.store("check", dict(k=2), dict(score=np.float32("nan")))
     assert cache.lookup_json("check", dict(k=2)) is None
+
+
+def test_eval_every_zero_and_a_rate_given_as_text_are_named_before_any_work(tmp_path):
+    """Issue 46: GaussCSE's eval_every=0 was accepted (never evaluating) and cached; lr='1e-5'
+    failed inside a format string before the rate check."""
+    cfg = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"), setting="ent", eval_every=0)
+    with pytest.raises(ValueError, match="GaussCSE eval_every=0: a whole number >= 1"):
+        gausscse_runs.run(cfg, tmp_path)
+    with pytest.raises(ValueError, match="GaussCSE lr='1e-5': a finite number > 0 is needed"):
+        gausscse_runs.run(dict(cfg, eval_every=100, lr="1e-5"), tmp_path)
+    base = defsent_runs.base_config(config.scale("smoke"), "offline", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="DefSent lr='1e-5': a finite number > 0 is needed"):
+        defsent_runs.run(dict(base, pooling="cls", lr="1e-5", seed=0), data_dir=tmp_path)
+
+
+def test_an_empty_collate_and_a_notebook_id_with_a_suffix_are_named():
+    """Issue 46: collate of no definitions failed with a bare IndexError; preflight.start('10x')
+    ran as notebook 10."""
+    from defsent_lite.data import sources
+    with pytest.raises(ValueError, match="DefSent collate: no definitions to batch"):
+        defsent.collate(None, [])
+    with pytest.raises(ValueError, match="unknown notebook '10x'"):
+        sources.needs("10x")
+    assert sources.needs("10_defsent_word_prediction") == sources.needs("10")
+
+
+def test_a_relative_home_inline_folders_and_a_mapped_offline_name(monkeypatch, tmp_path):
+    """Issue 46: a relative DEFSENT_HOME and a relative folder in inline DEFSENT_MODEL_FOLDERS
+    resolved against the working directory (docs/settings.md: against DEFSENT_HOME), and mapping
+    the offline model's name there was ignored."""
+    from defsent_lite.runtime import models
+    monkeypatch.setenv("DEFSENT_HOME", "relative/home")
+    with pytest.raises(ValueError, match="DEFSENT_HOME='relative/home': give an absolute path"):
+        config.project_root()
+    monkeypatch.setenv("DEFSENT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", json.dumps({"offline": "models/mine"}))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    mine = str(tmp_path / "home" / "models" / "mine")
+    assert config.model_folders() == {"offline": mine} and models.resolve("offline") == mine
+
+
+def test_contrastive_loss_names_mismatched_batches_and_a_bad_temperature():
+    """Issue 46: mismatched batch sizes and temperature 0 crashed without saying why."""
+    mu, var = torch.zeros(3, 4), torch.ones(3, 4)
+    with pytest.raises(ValueError, match=r"must all be \[B, d\] of one shape; got .*'ent': \[\(2, 4\)"):
+        gausscse.contrastive_loss((mu, var), (mu[:2], var[:2]), (mu, var))
+    with pytest.raises(ValueError, match="temperature=0: a finite number > 0 is needed"):
+        gausscse.contrastive_loss((mu, var), (mu, var), (mu, var), temperature=0)
+
+
+@pytest.mark.parametrize("batch", [[], {}, torch.zeros(0, 3), {"input_ids": torch.zeros(0, 5, dtype=torch.long)}],
+                         ids=["list", "dict", "tensor", "dict of 0 rows"])
+def test_an_empty_batch_of_any_kind_is_named_not_blamed_on_the_rate(batch):
+    """Issue 46: an empty tensor or dict batch ran and was blamed on the learning rate."""
+    with pytest.raises(ValueError, match="train: batch 2 of 2 is empty"):
+        train.train(LINEAR, loss_of, [[1], batch], lr=1e-3)

@@ -137,6 +137,23 @@ def test_a_corrupt_tensor_is_recomputed_and_loaded_weights_only():
     assert torch.equal(first, again)
 
 
+def test_a_tensor_file_holding_a_pickled_object_is_refused_naming_its_entry():
+    """Issue 46: a consistent entry whose tensor.pt holds a pickled object (not a tensor) was
+    refused by torch.load without naming the cache entry."""
+    import argparse
+    import json
+    cfg = dict(t=2)
+    cache.cached_tensor("pickled_tensor", cfg, lambda: torch.arange(3.0))
+    record = cache.run_dir("pickled_tensor", cfg) / "result.json"
+    (f,) = record.parent.glob("files-*/tensor.pt")
+    torch.save(argparse.Namespace(x=1), f)
+    entry = json.loads(record.read_text())
+    entry["files"]["tensor.pt"] = [f.stat().st_size, cache.file_digest(f)]   # consistent again
+    record.write_text(json.dumps(entry))
+    with pytest.raises(ValueError, match=r"cache entry .*tensor\.pt \(pickled_tensor\) is not a plain tensor file"):
+        cache.cached_tensor("pickled_tensor", cfg, lambda: torch.arange(3.0))
+
+
 def test_every_torch_load_is_weights_only():
     calls = [line for f in PACKAGE.rglob("*.py") for line in f.read_text().splitlines() if "torch.load(" in line]
     assert calls and all("weights_only=True" in line for line in calls), calls

@@ -190,3 +190,17 @@ def test_prompt_keeps_its_mask_token_for_a_sentence_longer_than_max_length(offli
     assert ((batch["input_ids"] == tok.mask_token_id).sum(1) == 1).all()
     short = encode.tokenize_batch(tok, ["short one"], "prompt", max_length=32)["input_ids"][0]
     assert tok.decode(short, skip_special_tokens=False).startswith('[CLS] this sentence : " short one " means [MASK]')
+
+
+def test_prompt_keeps_the_start_of_a_sentence_whose_first_word_alone_is_too_long(offline):
+    """Issue 46: a sentence whose one word exceeded max_length lost every word, the words that
+    fit included; now it keeps its first characters, as truncation keeps its first tokens."""
+    tok = offline[1]
+    huge = "pneumono" * 40
+    wrapped = encode.prompt_sentences(tok, [huge + " is a word", huge], max_length=32)
+    for text in wrapped:
+        ids = tok(text)["input_ids"]
+        assert len(ids) <= 32 and ids.count(tok.mask_token_id) == 1
+        assert "pneumono" in text
+    with pytest.raises(ValueError, match="max_length=3 tokens leave no room"):
+        encode.prompt_sentences(tok, ["a dog"], max_length=3)

@@ -171,7 +171,8 @@ def needs(notebook, scale="smoke"):
         "25": dictionary + [STS_SENTEVAL], "30": nli, "31": nli, "32": nli, "33": nli,
         "90": [STS, NLI_TRAIN_ANY, OXFORD_ANY, WORDNET],  # its DefSent and entry benchmarks read the dictionary
     }
-    key = str(notebook)[:2]
+    key = str(notebook)
+    key = key[:2] if len(key) > 3 and key[2] == "_" else key   # "10" or a file name "10_..."; not "10x"
     if key not in table:
         raise ValueError(f"unknown notebook {notebook!r}; choose from {' '.join(sorted(table))}")
     return table[key]

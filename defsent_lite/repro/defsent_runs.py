@@ -177,6 +177,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
     need_checkpoint, else returned with path None.
     """
+    checks.rate(cfg["lr"], "DefSent lr")   # before a message formats it
     if dataset is None:
         dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False),
                                 variant=cfg["variant"])

@@ -282,6 +282,8 @@ def run(cfg, data_dir=None, keep_model=False):
     schedule and metrics; the similarity's reduction is its own key, set from the variant).
     """
     v = variant_settings(cfg.get("variant", "official"))
+    checks.rate(cfg["lr"], "GaussCSE lr")   # before a message formats it
+    checks.count(cfg["eval_every"], "GaussCSE eval_every")   # 0 would never evaluate, yet be cached
     what = f"GaussCSE {cfg['setting']} (lr {cfg['lr']:g}, batch {cfg['batch_size']}, seed {cfg['seed']})"
 
     def compute(folder):

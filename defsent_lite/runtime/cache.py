@@ -303,7 +303,12 @@ def cached_tensor(kind, cfg, compute):
         torch.save(value, folder / "tensor.pt")
         return dict(shape=list(value.shape), dtype=str(value.dtype))
     entry = cached_run(kind, cfg, compute_into)
-    return torch.load(entry.folder / "tensor.pt", weights_only=True)
+    path = entry.folder / "tensor.pt"
+    try:   # weights_only: a pickled object in the file is refused, never run
+        return torch.load(path, weights_only=True)
+    except Exception as e:
+        raise ValueError(f"cache entry {path} ({kind}) is not a plain tensor file "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); delete its folder to recompute it") from None
 
 
 def drop_files(kind, cfg):

@@ -203,7 +203,10 @@ def project_root():
     """What relative paths resolve against (never the working directory): DEFSENT_HOME, else the
     repository checkout that holds this package, else ~/defsent_lite (a pip-installed package)."""
     if os.environ.get("DEFSENT_HOME"):
-        return Path(os.environ["DEFSENT_HOME"]).expanduser()
+        home = Path(os.environ["DEFSENT_HOME"]).expanduser()
+        if not home.is_absolute():   # relative, it would move with the working directory (a notebook's is notebooks/)
+            raise ValueError(f"DEFSENT_HOME={os.environ['DEFSENT_HOME']!r}: give an absolute path")
+        return home
     if (REPO / "pyproject.toml").is_file() and (REPO / "notebooks").is_dir():
         return REPO
     return Path.home() / "defsent_lite"
@@ -262,11 +265,12 @@ def standins_enabled():
 
 def model_folders():
     """{hub name: local folder} from DEFSENT_MODEL_FOLDERS, a JSON object given inline or as the path
-    of a JSON file (a relative folder there is relative to the file). Checked here, naming the setting."""
+    of a JSON file (a relative folder there is relative to the file; inline, to project_root(), as
+    every relative path). Checked here, naming the setting."""
     raw = os.environ.get("DEFSENT_MODEL_FOLDERS", "").strip()
     if not raw:
         return {}
-    base = Path.cwd()
+    base = project_root()
     if not raw.startswith("{"):
         path = Path(raw).expanduser()
         if not path.is_file():

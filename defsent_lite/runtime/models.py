@@ -29,10 +29,13 @@ def offline_model_path():
 
 def resolve(name_or_path):
     """Map the offline aliases to the wheel's folder and a hub name of DEFSENT_MODEL_FOLDERS to its
-    local folder; anything else is returned as given."""
+    local folder (an offline alias mapped there too); anything else is returned as given."""
+    folders = config.model_folders()
+    if str(name_or_path) in folders:
+        return folders[str(name_or_path)]
     if name_or_path in OFFLINE_ALIASES:
         return str(offline_model_path())
-    return config.model_folders().get(str(name_or_path), str(name_or_path))
+    return str(name_or_path)
 
 
 def is_standin(name):
