@@ -15,7 +15,8 @@ from tqdm.auto import tqdm
 
 from defsent_lite import encode
 from defsent_lite import progress as progress_bars
-from defsent_lite.encode import autocast_for, check_sentences, eval_mode, hidden_states, on_model_device, tokenize_sorted
+from defsent_lite.encode import (autocast_for, check_sentences, eval_mode, hidden_states, length_batches,
+                                 on_model_device, tokenize_sorted)
 from defsent_lite.pooling import pool
 
 ENTRY_POOLINGS = {"cls": "AC", "mean": "AMP"}
@@ -48,9 +49,8 @@ def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cl
     features, order = tokenize_sorted(tokenizer, definitions, max_length)
     show = progress_bars.shown(progress)
     with eval_mode(model), autocast_for(device, enabled=mixed_precision):
-        for start in tqdm(range(0, len(order), batch_size), desc=f"entries ({ENTRY_POOLINGS[pooling]})",
-                          disable=not show, leave=False):
-            idx = order[start:start + batch_size]
+        for idx in tqdm(length_batches(features, order, batch_size, device), desc=f"entries ({ENTRY_POOLINGS[pooling]})",
+                        disable=not show, leave=False):
             batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             vec = pool(pooling, hidden_states(model, batch), batch["attention_mask"])
             sums.index_add_(0, ids[idx], vec.double().cpu())

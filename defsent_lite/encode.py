@@ -99,9 +99,34 @@ def full_precision(device):
 
 def on_model_device(model, batch):
     """The batch's tensors on the model's device: where every path that feeds a model moves its
-    inputs (on a GPU a batch left on the CPU would fail in the first layer)."""
+    inputs (on a GPU a batch left on the CPU would fail in the first layer). To a GPU through
+    pinned memory, without waiting: the host goes on to prepare the next batch."""
     device = next(model.parameters()).device
+    if device.type == "cuda":
+        return {k: (v.pin_memory().to(device, non_blocking=True) if v.device.type == "cpu" else v.to(device))
+                if torch.is_tensor(v) else v for k, v in batch.items()}
     return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
+
+
+# Padded tokens in one encoded batch on an accelerator: short sentences go in batches larger than
+# batch_size (one kernel launch covers more of them); on the CPU a batch is batch_size sentences.
+ACCELERATOR_BATCH_TOKENS = 32768
+
+
+def length_batches(features, order, batch_size, device):
+    """The length-sorted order (longest first) cut into batches of index lists: batch_size
+    sentences each, or on an accelerator as many as fit ACCELERATOR_BATCH_TOKENS padded tokens
+    (never fewer than batch_size)."""
+    batch_size = max(1, int(batch_size))
+    accelerator = torch.device(device).type != "cpu"
+    batches, start = [], 0
+    while start < len(order):
+        size = batch_size
+        if accelerator:   # the batch's first sentence is its longest
+            size = max(batch_size, ACCELERATOR_BATCH_TOKENS // max(1, len(features[order[start]]["input_ids"])))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
 
 
 def hidden_states(model, batch):
@@ -143,10 +168,11 @@ def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_le
 
 
 BATCHES_PER_COPY = 256   # pooled batches kept on the device before one copy to the host
+ROWS_PER_COPY = 65536    # ... or pooled sentences (large token-sized batches), whichever comes first
 
 
 def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision):
-    """One length-sorted forward pass over `sentences`, pooled each way of `poolings`. The pooled
+    """One length-sorted forward pass over `sentences` (length_batches), pooled each way of `poolings`. The pooled
     vectors reach the host in groups of BATCHES_PER_COPY batches: a copy waits for the GPU, so one
     copy per batch would stall it after every batch."""
     device = next(model.parameters()).device
@@ -165,15 +191,14 @@ def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, 
             pending[p].clear()
         done += len(rows)
     show = progress_bars.shown(progress)
-    batches = range(0, len(order), batch_size)
+    batches = length_batches(features, order, batch_size, device)
     with eval_mode(model), torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
-        for k, start in enumerate(tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1):
-            idx = order[start:start + batch_size]
+        for k, idx in enumerate(tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1):
             batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             h = hidden_states(model, batch)
             for p in poolings:
                 pending[p].append(pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float())
-            if k % BATCHES_PER_COPY == 0:
+            if k % BATCHES_PER_COPY == 0 or sum(len(v) for v in pending[poolings[0]]) >= ROWS_PER_COPY:
                 copy_pending()
         copy_pending()
     return out

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from defsent_lite.encode import autocast_for, check_sentences, eval_mode, hidden_states, on_model_device, tokenize_sorted
+from defsent_lite.encode import (BATCHES_PER_COPY, ROWS_PER_COPY, autocast_for, check_sentences, eval_mode,
+                                 hidden_states, length_batches, on_model_device, tokenize_sorted)
 
 VAR_FLOOR = 1e-4                                  # the "paper" head's softplus offset
 EXP_VAR_FLOOR = torch.finfo(torch.float32).tiny   # the "official" head's underflow guard
@@ -137,17 +138,28 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
 
 @torch.no_grad()
 def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
-    """(mu, var) float32 CPU tensors [n, d] in input order; length-sorted batches, no fixed padding."""
+    """(mu, var) float32 CPU tensors [n, d] in input order; length-sorted batches, no fixed padding
+    (encode.length_batches), copied to the host in groups (a copy waits for the GPU)."""
     sentences = list(sentences)
     check_sentences(sentences)
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     d = model.config.hidden_size
     mu, var = torch.empty(len(sentences), d), torch.empty(len(sentences), d)
+    pending = []   # (index list, mu, var) still on the device
+
+    def copy_pending():
+        if pending:
+            idx = [i for ids, _, _ in pending for i in ids]
+            mu[idx] = torch.cat([m for _, m, _ in pending]).cpu()
+            var[idx] = torch.cat([v for _, _, v in pending]).cpu()
+            pending.clear()
     with eval_mode(model), autocast_for(device):
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+        for k, idx in enumerate(length_batches(features, order, batch_size, device), 1):
             batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
             m, v = model(batch)
-            mu[idx], var[idx] = m.float().cpu(), v.float().cpu()
+            pending.append((idx, m.float(), v.float()))
+            if k % BATCHES_PER_COPY == 0 or sum(len(p[0]) for p in pending) >= ROWS_PER_COPY:
+                copy_pending()
+        copy_pending()
     return mu, var

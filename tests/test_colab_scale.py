@@ -23,6 +23,19 @@ def test_each_notebook_of_the_colab_scale_fits_one_hour_on_a_t4_by_its_flops():
     assert ten.trainings == 3 and ten.steps == 3 * 6110
 
 
+def test_a_t4_estimate_is_never_below_its_steps_at_the_host_bound_floor():
+    """Issue 44, point 4: at batch 16 a step costs what the host needs, on any GPU: each plan's T4
+    time is at least its steps x the floor (DefSent's 43 ms, GaussCSE's 50 ms, measured on an
+    H100); notebook 10, FLOP-bound at 5 min, is step-bound: 18,330 x 43 ms = 13 min at least."""
+    from defsent_lite.repro import budget
+    plans = colab_plans.colab_session_estimates()
+    assert [p.step_floor_s for p in plans] == [budget.STEP_FLOOR_S[k] for k in ("defsent", "defsent", "gausscse", "gausscse")]
+    for p in plans:
+        assert p.t4_seconds >= p.steps * p.step_floor_s > 0 and "ms a step at least" in p.flops_line()
+    no_floor = plans[0]._replace(step_floor_s=0.0)
+    assert no_floor.t4_seconds < 6 * 60 < 13 * 60 < plans[0].t4_seconds
+
+
 def _one_seed_beside(ours_numbers, runs=1):
     """BERT-base Mean of DefSent's Table 8 beside `ours_numbers`, with its stds."""
     import pandas as pd

@@ -51,6 +51,23 @@ def test_vectors_copied_to_the_host_in_groups_are_the_same_in_input_order(offlin
     assert torch.allclose(grouped["mean"][4], encode.encode(model, tok, [sentences[4]], "mean")[0], atol=1e-5)
 
 
+def test_batches_sized_by_tokens_on_an_accelerator_by_count_on_the_cpu(offline, monkeypatch):
+    """Issue 44: on the CPU a batch is batch_size sentences; on an accelerator as many as fit
+    ACCELERATOR_BATCH_TOKENS padded tokens, never fewer than batch_size; every sentence once, in the
+    length-sorted order either way."""
+    _, tok = offline
+    sentences = SENTENCES * 20 + ["word"] * 40
+    features, order = encode.tokenize_sorted(tok, sentences, 128)
+    cpu = encode.length_batches(features, order, 8, "cpu")
+    assert [len(b) for b in cpu] == [8] * 12 + [4] and sum(cpu, []) == order
+    monkeypatch.setattr(encode, "ACCELERATOR_BATCH_TOKENS", 100)
+    gpu = encode.length_batches(features, order, 8, "cuda")
+    assert sum(gpu, []) == order and min(len(b) for b in gpu[:-1]) >= 8
+    longest = [len(features[b[0]]["input_ids"]) for b in gpu]
+    assert all(len(b) == max(8, 100 // n) for b, n in zip(gpu[:-1], longest[:-1]))
+    assert len(gpu[-2]) >= 100 // 4 > 8 and len(gpu) < len(cpu)   # the short ones: 25 or more a batch
+
+
 def test_order_dtype_device_and_mode(offline):
     model, tok = offline
     model.train()

@@ -27,18 +27,21 @@ def best_time(fn, repeats=3):
     return best, out
 
 
-def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeats=3):
+def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeats=3, device="cpu"):
     """Time our `encode` (mean pooling) against SentenceTransformer.encode on the same model,
-    sentences, batch size and threads, interleaving the runs; returns timings and min cosine."""
+    sentences, batch size, threads and device, interleaving the runs; returns timings and min
+    cosine. On a GPU our batches are sized by tokens (encode.length_batches), at least batch_size."""
     from sentence_transformers import SentenceTransformer
 
-    ours_model, tok = models.load(model_path, device="cpu")
-    st = SentenceTransformer(str(model_path), device="cpu")
+    ours_model, tok = models.load(model_path, device=device)
+    st = SentenceTransformer(str(model_path), device=device)
     run_ours = lambda: encode.encode(ours_model, tok, sentences, pooling="mean", batch_size=batch_size,  # noqa: E731
                                      max_length=st.max_seq_length, progress=False).numpy()
     run_st = lambda: st.encode(sentences, batch_size=batch_size, convert_to_numpy=True,  # noqa: E731
                                show_progress_bar=False)
     t_ours, t_st = float("inf"), float("inf")
+    if device != "cpu":   # warm-up on a GPU (kernels, allocator) before any timing
+        run_ours(), run_st()
     for _ in range(repeats):  # interleave so both see the same machine state
         t, ours = best_time(run_ours, 1)
         t_ours = min(t_ours, t)

@@ -25,6 +25,14 @@ T4_PEAK_TFLOPS = {"fp32": 8.1, "fp16": 65.0}
 T4_UTILISATION = 0.4
 T4_SOURCE = "NVIDIA T4 datasheet peaks 8.1 TFLOPS fp32 / 65 TFLOPS fp16, at an assumed 40% utilisation"
 
+# At the papers' batch sizes a BERT-base step is bound by the host (operator launches and casts),
+# not by the chip's FLOPs: a step costs about this much on any GPU, whatever its peak. Measured by
+# `python tools/gpu_check.py` on one H100 (16-core host; 2026-11-26, docs/speed.md): DefSent 23.21
+# and GaussCSE 19.92 steps/s at batch 16. A T4 session's host is no faster: its training time is
+# at least steps x this floor.
+STEP_FLOOR_S = {"defsent": 1 / 23.21, "gausscse": 1 / 19.92}
+STEP_FLOOR_SOURCE = "no faster than the host-bound step measured on an H100 (docs/speed.md)"
+
 
 class Plan(NamedTuple):
     what: str
@@ -40,6 +48,7 @@ class Plan(NamedTuple):
     encoded_tokens: float = 0.0   # (padded as batched) and encoded, over the whole plan
     mixed_precision: bool = False  # training under autocast (fp16 on a T4), else fp32
     encode_mixed_precision: bool = False  # encoding under autocast (GaussCSE's), else fp32
+    step_floor_s: float = 0.0     # the least a training step takes on any GPU (STEP_FLOOR_S)
 
     @property
     def seconds(self):
@@ -51,16 +60,18 @@ class Plan(NamedTuple):
 
     @property
     def t4_seconds(self):
-        """The plan's FLOPs at a T4's throughput (T4_SOURCE), training and encoding each at its precision."""
+        """The plan's FLOPs at a T4's throughput (T4_SOURCE), training and encoding each at its
+        precision; the training never less than steps x step_floor_s (a host-bound step)."""
         def tflops(mixed):
             return 1e12 * T4_UTILISATION * T4_PEAK_TFLOPS["fp16" if mixed else "fp32"]
-        return (6 * self.params * self.train_tokens / tflops(self.mixed_precision)
-                + 2 * self.params * self.encoded_tokens / tflops(self.encode_mixed_precision))
+        training = max(6 * self.params * self.train_tokens / tflops(self.mixed_precision), self.steps * self.step_floor_s)
+        return training + 2 * self.params * self.encoded_tokens / tflops(self.encode_mixed_precision)
 
     def flops_line(self):
+        floor = f"; {self.step_floor_s * 1e3:.0f} ms a step at least, {STEP_FLOOR_SOURCE}" if self.step_floor_s else ""
         return (f"FLOPs: {self.flops / 1e15:.1f} PFLOP ({self.params / 1e6:.0f}M parameters, "
                 f"{self.train_tokens / 1e6:.1f}M tokens trained, {self.encoded_tokens / 1e6:.1f}M encoded): "
-                f"about {hours(self.t4_seconds)} on a T4 ({T4_SOURCE}).")
+                f"about {hours(self.t4_seconds)} on a T4 ({T4_SOURCE}{floor}).")
 
     def __str__(self):
         warning = ""

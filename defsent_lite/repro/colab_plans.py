@@ -1,6 +1,7 @@
 """One Colab session per notebook: the plans of the main trainings of notebooks 10, 21, 30 and 33 at
 the colab scale with the papers' models and full data, counted in FLOPs at a T4's throughput
-(budget.T4_SOURCE); docs/colab_session.md shows them."""
+(budget.T4_SOURCE), each step no faster than a host-bound step measured on an H100
+(budget.STEP_FLOOR_S); docs/colab_session.md shows them."""
 import math
 
 import torch
@@ -33,13 +34,14 @@ def colab_session_estimates(data_dir=None):
     poolings = 3
     plans = [budget.Plan("notebook 10: DefSent, 3 poolings x 1 pinned rate x 1 seed", poolings, poolings * math.ceil(n_train / 16),
                   poolings * n_eval, 0.0, 0.0, 64, "T4", mlm, poolings * n_train * padded_16,
-                  poolings * n_eval * plain, S["train_autocast"])]
+                  poolings * n_eval * plain, S["train_autocast"], step_floor_s=budget.STEP_FLOOR_S["defsent"])]
     n_a = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][0]
     steps, trainings = 3, 4   # 1st-3rd Training, one seed; the 3rd also against the ICA space
     sts = budget.sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
     plans.append(budget.Plan("notebook 21: DefSent+ PST on a, 3 steps x 1 seed + ICA", trainings,
                       trainings * math.ceil(n_a / 32), steps * n_a + trainings * sts, 0.0, 0.0, 64, "T4", encoder,
-                      trainings * n_a * padded_32, steps * n_a * plain + trainings * sts * sentence, S["train_autocast"]))
+                      trainings * n_a * padded_32, steps * n_a * plain + trainings * sts * sentence, S["train_autocast"],
+                      step_floor_s=budget.STEP_FLOOR_S["defsent"]))
     triplets = [s for t in gausscse_runs.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
     per_triplet = 3 * budget.row_tokens(tok, triplets, 48)   # a batch of 16 pads its 48 sentences together
@@ -48,12 +50,14 @@ def colab_session_estimates(data_dir=None):
     steps = n_nli // 16
     encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences   # SNLI dev every 100 steps, tests once
     plans.append(budget.Plan("notebook 30: GaussCSE, 4 loss settings x 1 seed at batch 16", 4, 4 * steps, 4 * encoded,
-                      0.0, 0.0, 64, "T4", gauss, 4 * n_nli * per_triplet, 4 * encoded * sentence, True, True))
+                      0.0, 0.0, 64, "T4", gauss, 4 * n_nli * per_triplet, 4 * encoded * sentence, True, True,
+                      budget.STEP_FLOOR_S["gausscse"]))
     n_grid, rates = S["gauss_grid_train_max"], 3
     steps = rates * sum(n_grid // b for b in S["gauss_grid_batch_sizes"])
     cells = rates * len(S["gauss_grid_batch_sizes"])
     encoded = sum(2 * S["gauss_dev_max"] * (n_grid // b // 100 + 2) for b in S["gauss_grid_batch_sizes"]) * rates
     plans.append(budget.Plan(f"notebook 33: GaussCSE grid, {len(S['gauss_grid_batch_sizes'])} batch sizes x {rates} rates, "
                       f"{n_grid:,} triplets", cells, steps, encoded, 0.0, 0.0, 64, "T4", gauss,
-                      cells * n_grid * per_triplet, encoded * sentence, True, True))
+                      cells * n_grid * per_triplet, encoded * sentence, True, True,
+                      budget.STEP_FLOOR_S["gausscse"]))
     return plans

@@ -1,0 +1,293 @@
+"""GPU self-check: how fast this machine trains and encodes, and whether each plan's estimate holds.
+
+    python tools/gpu_check.py                       # on a CUDA machine: about 3 min + the notebooks
+    python tools/gpu_check.py --budget-s 300        # the notebooks stop when 300 s are spent
+    python tools/gpu_check.py --reduced             # CPU, tiny model, a few steps (the tests run it)
+
+One table, printed and written as JSON with --out DIR:
+- DefSent and GaussCSE training at the papers' batch 16 with a full-size BERT-base architecture
+  (the hub's bert-base-uncased when it is in the local cache, else random weights, and the table
+  says so), a fixed number of steps: steps/s of train.train against the loop it replaced (the
+  losses read on the host after every step, the optimizer not fused), and against batches
+  tokenised before the loop; the plan's estimate (budget.measure, what every plan prints) beside
+  the measured time of the same steps.
+- Encoding all distinct STS sentences with the offline model, mean pooling, fp32: ours against
+  sentence-transformers at batch 64 on the same device (and the smallest cosine between them).
+- Every notebook run as a script at the smoke scale, in order, sharing one cache, until the
+  budget is spent: seconds each (the rest are listed as not run).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from defsent_lite import defsent, gausscse, train  # noqa: E402
+from defsent_lite.evaluation import sts  # noqa: E402
+from defsent_lite.repro import budget, defsent_runs, gausscse_runs  # noqa: E402
+from defsent_lite.runtime import config, models  # noqa: E402
+
+TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+
+
+def bert_base_folder(folder, reduced):
+    """A folder holding bert-base-uncased from the local hub cache, else BERT-base's architecture
+    with random weights and the offline model's tokenizer (the same uncased WordPiece vocabulary);
+    reduced: a tiny BERT. Returns (folder, what it holds)."""
+    from transformers import BertConfig, BertForMaskedLM
+    _, tokenizer = models.load("offline", device="cpu")
+    if not reduced:
+        try:
+            model = BertForMaskedLM.from_pretrained("bert-base-uncased", local_files_only=True)
+            what = "bert-base-uncased (hub cache)"
+        except OSError:
+            model, what = None, "BERT-base architecture, random weights (no hub checkpoint here)"
+    if reduced or model is None:
+        config = BertConfig(vocab_size=tokenizer.vocab_size, **(TINY if reduced else {}))
+        torch.manual_seed(0)
+        model = BertForMaskedLM(config)
+        what = "tiny BERT, random weights (reduced mode)" if reduced else what
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder), what
+
+
+def on_gpu():
+    """Whether the package runs on a GPU here (DEFSENT_DEVICE decides, as everywhere)."""
+    return config.device().type == "cuda"
+
+
+def sync():
+    if on_gpu():
+        torch.cuda.synchronize()
+
+
+@contextmanager
+def loop_before_issue_44():
+    """train.train as it was: the losses read on the host after every step, Adam/AdamW unfused."""
+    read_every, make = train.LOSS_READ_EVERY_ACCELERATOR, train.make_optimizer
+
+    def unfused(params, name, lr, weight_decay, eps=1e-8):
+        opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[name]
+        return opt([p for p in params if p.requires_grad], lr=lr, weight_decay=weight_decay, eps=eps)
+    train.LOSS_READ_EVERY_ACCELERATOR, train.make_optimizer = 1, unfused
+    try:
+        yield
+    finally:
+        train.LOSS_READ_EVERY_ACCELERATOR, train.make_optimizer = read_every, make
+
+
+def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
+    """Seconds of train.train over `batches` (lr tiny: the timing, not the weights, matters)."""
+    sync()
+    t0 = time.perf_counter()
+    train.train(model, loss_fn, batches, lr=1e-12, params=params, optimizer=optimizer, progress=False)
+    sync()
+    return time.perf_counter() - t0
+
+
+def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer):
+    """steps/s of the current loop, the loop before issue 44, and batches tokenised before the
+    loop, each timed after one untimed pass over the same batches (every padded shape seen once:
+    allocator and kernels warm for all three); the plan's estimate beside the warm time."""
+    steps = len(raw_batches)
+    cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
+    with loop_before_issue_44():
+        before = timed_training(model, loss_fn, raw_batches, params, optimizer)
+    ours = timed_training(model, loss_fn, raw_batches, params, optimizer)
+    prepared = [prepare(b) for b in raw_batches]
+    pre = timed_training(model, lambda m, b: loss_fn(m, b, tokenised=True), prepared, params, optimizer)
+    step_s, _ = budget.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
+    return [
+        dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours,
+             baseline=steps / before, ratio=before / ours, baseline_is="the loop before issue 44 (a host read each step, unfused optimizer)"),
+        dict(what=f"{method} training, batch 16, tokenised before the loop", measure="steps/s", value=steps / pre,
+             baseline=steps / ours, ratio=ours / pre, baseline_is="train.train as it is (tokenised in the loop)"),
+        dict(what=f"{method} training, first pass (cold)", measure="steps/s", value=steps / cold,
+             baseline=steps / ours, ratio=ours / cold, baseline_is="the same loop, warm (every shape seen once)"),
+        dict(what=f"{method} plan for {steps} steps", measure="s", value=ours, baseline=steps * step_s,
+             ratio=steps * step_s / ours, baseline_is="the plan's estimate (budget.measure warm-up x steps) vs the warm loop"),
+    ]
+
+
+def defsent_rows(steps, batch_size=16):
+    loaded = defsent_runs.load_model("bert-base-uncased")
+    tok, pooling = loaded.tokenizer, "cls"
+    splits, _ = defsent_runs.build_dataset(tok)
+    batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
+
+    def prepare(batch):
+        return {k: v.pin_memory() if on_gpu() else v
+                for k, v in defsent.collate(tok, batch, pooling=pooling).items()}
+
+    def loss_fn(m, b, tokenised=False):
+        return defsent.loss(m, loaded.head, b if tokenised else defsent.collate(tok, b, pooling=pooling),
+                            pooling, tok.mask_token_id)
+    return training_rows("DefSent", loaded.model, loss_fn, prepare, batches,
+                         defsent.trainable_parameters(loaded.model), "adam")
+
+
+def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64):
+    encoder, tok = models.load("bert-base-uncased", eval_mode=False)
+    model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
+    triplets = gausscse_runs.training_triplets(source=gausscse_runs.train_source("smoke"))
+    batches = train.batched(triplets[: steps * batch_size], batch_size, seed=0)
+
+    def prepare(batch):
+        sentences = [s for column in zip(*batch) for s in column]
+        enc = tok(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        return {k: v.pin_memory() if on_gpu() else v for k, v in enc.items()}
+
+    def loss_fn(m, b, tokenised=False):
+        if not tokenised:
+            return gausscse_runs.triplet_loss(m, tok, b, setting, "sum")
+        mu, var = m({k: v.to(next(m.parameters()).device, non_blocking=True) for k, v in b.items()})
+        n = len(mu) // 3
+        pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
+        return gausscse.contrastive_loss(pre, ent, con, setting, reduction="sum")
+    return training_rows("GaussCSE", model, loss_fn, prepare, batches, None, "adamw")
+
+
+def encoding_rows(max_sentences=None, batch_size=64):
+    import bench
+    sentences = sorted({s for s1, s2, _ in sts.load_tasks().values() for s in s1 + s2})
+    if max_sentences:
+        sentences = sentences[:max_sentences]
+    device = config.device()
+    r = bench.encode_vs_sentence_transformers(models.offline_model_path(), sentences, batch_size,
+                                              repeats=2, device=device)
+    return [dict(what=f"encode {r['sentences']:,} STS sentences, MiniLM, mean, fp32", measure="sentences/s",
+                 value=r["sentences"] / r["ours_s"], baseline=r["sentences"] / r["st_s"], ratio=r["speedup"],
+                 min_cosine=r["min_cosine"],
+                 baseline_is=f"sentence-transformers, batch {batch_size}; min cosine {r['min_cosine']:.6f}")]
+
+
+def profile_defsent(steps=30, batch_size=16, out=None):
+    """Where a DefSent step's time goes: torch.profiler over `steps` warm steps of train.train;
+    prints the top operators by host time, the host waits for the GPU, and the GPU's busy time
+    against the wall time (a host-bound step: GPU busy a small part of the wall)."""
+    from torch.profiler import ProfilerActivity, profile
+    loaded = defsent_runs.load_model("bert-base-uncased")
+    tok = loaded.tokenizer
+    splits, _ = defsent_runs.build_dataset(tok)
+    batches = train.batched(splits["train"][: 2 * steps * batch_size], batch_size, seed=0)
+
+    def loss_fn(m, b):
+        return defsent.loss(m, loaded.head, defsent.collate(tok, b, pooling="cls"), "cls", tok.mask_token_id)
+    params = defsent.trainable_parameters(loaded.model)
+    timed_training(loaded.model, loss_fn, batches, params, "adam")            # warm: every shape once
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu() else [])
+    with profile(activities=activities) as prof:
+        wall = timed_training(loaded.model, loss_fn, batches[:steps], params, "adam")
+    events = prof.key_averages()
+    text = events.table(sort_by="self_cpu_time_total", row_limit=25)
+    waits = {e.key: e.count for e in events if "Synchronize" in e.key or "Memcpy" in e.key or e.key == "aten::item"
+             or e.key == "aten::_local_scalar_dense"}
+    gpu_us = sum(getattr(e, "self_device_time_total", 0) for e in events)
+    summary = dict(steps=steps, wall_ms_per_step=1e3 * wall / steps, gpu_busy_ms_per_step=gpu_us / 1e3 / steps,
+                   host_waits=waits)
+    print(text, "\n", json.dumps(summary, indent=1), flush=True)
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "profile_defsent.txt").write_text(text + "\n" + json.dumps(summary, indent=1))
+    return summary
+
+
+def notebook_rows(budget_s, scale="smoke", only=None):
+    """Each notebook as a script (no Jupyter needed), in order, one shared cache, until budget_s."""
+    paths = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py") if not p.name.startswith("90"))
+    if only is not None:
+        paths = [p for p in paths if p.name[:2] in only]
+    rows, start = [], time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gpu_check_") as scratch:
+        env = dict(os.environ, DEFSENT_SCALE=scale, DEFSENT_CACHE=f"{scratch}/cache", MPLBACKEND="Agg",
+                   DEFSENT_RESULTS=f"{scratch}/results", DEFSENT_PROGRESS="0",
+                   PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        for p in paths:
+            left = budget_s - (time.perf_counter() - start)
+            if left <= 0:
+                rows.append(dict(what=f"notebook {p.stem} ({scale})", measure="s", value=None, note="not run: budget spent"))
+                continue
+            t0 = time.perf_counter()
+            try:
+                done = subprocess.run([sys.executable, p.name], cwd=p.parent, env=env, capture_output=True,
+                                      text=True, timeout=left)
+                note = "ok" if done.returncode == 0 else "FAILED: " + (done.stderr.strip().splitlines() or ["?"])[-1][:150]
+            except subprocess.TimeoutExpired:
+                note = "stopped: budget spent"
+            rows.append(dict(what=f"notebook {p.stem} ({scale})", measure="s", value=time.perf_counter() - t0, note=note))
+    return rows
+
+
+def table(rows):
+    """The rows as a markdown table."""
+    def fmt(x):
+        return "" if x is None else f"{x:,.2f}" if isinstance(x, float) else str(x)
+    lines = ["| what | measure | value | baseline | ratio | baseline is / note |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['what']} | {r['measure']} | {fmt(r.get('value'))} | {fmt(r.get('baseline'))} | "
+                     f"{fmt(r.get('ratio'))} | {r.get('baseline_is') or r.get('note', '')} |")
+    return "\n".join(lines)
+
+
+def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None):
+    """Every part of the check; returns (header dict, rows). notebooks: NN to run (None: all but
+    90; reduced mode runs none unless named)."""
+    steps = steps or (4 if reduced else 300)
+    saved = os.environ.get("DEFSENT_MODEL_FOLDERS")
+    with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
+        folder, what = bert_base_folder(folder, reduced)
+        os.environ["DEFSENT_MODEL_FOLDERS"] = json.dumps({"bert-base-uncased": folder})
+        try:
+            header = dict(date=time.strftime("%Y-%m-%d"), device=budget.device_name(config.device()),
+                          torch=torch.__version__, model=what, steps=steps)
+            print(json.dumps(header), flush=True)
+            rows = []
+            for part in (lambda: defsent_rows(steps), lambda: gausscse_rows(steps),
+                         lambda: encoding_rows(256 if reduced else None)):
+                new = part()
+                rows += new
+                print(table(new), flush=True)
+        finally:
+            if saved is None:
+                os.environ.pop("DEFSENT_MODEL_FOLDERS", None)
+            else:
+                os.environ["DEFSENT_MODEL_FOLDERS"] = saved
+    if notebooks is None and reduced:
+        notebooks = []
+    if notebooks != []:   # None: all
+        rows += notebook_rows(budget_s, only=notebooks)
+    print(f"\n{json.dumps(header)}\n{table(rows)}", flush=True)
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "gpu_check.json").write_text(json.dumps(dict(header=header, rows=rows), indent=1))
+        (Path(out) / "gpu_check.md").write_text(json.dumps(header) + "\n\n" + table(rows) + "\n")
+    return header, rows
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reduced", action="store_true", help="tiny model, a few steps, no notebooks (CPU; the tests)")
+    ap.add_argument("--steps", type=int, help="training steps timed per loop (default 300; reduced 4)")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="seconds for the notebooks (default 300)")
+    ap.add_argument("--notebooks", help="comma-separated NN to run (default all but 90; 'none': none)")
+    ap.add_argument("--out", help="folder for gpu_check.json and gpu_check.md")
+    ap.add_argument("--profile", action="store_true", help="only profile DefSent steps (torch.profiler)")
+    a = ap.parse_args()
+    if a.profile:
+        with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
+            os.environ["DEFSENT_MODEL_FOLDERS"] = json.dumps({"bert-base-uncased": bert_base_folder(folder, a.reduced)[0]})
+            profile_defsent(a.steps or 30, out=a.out)
+        sys.exit(0)
+    nbs = None if a.notebooks is None else [] if a.notebooks == "none" else a.notebooks.split(",")
+    run(a.reduced, a.steps, a.budget_s, nbs, a.out)
