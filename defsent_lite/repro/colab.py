@@ -24,7 +24,8 @@ LOCAL_HOME = "/content/defsent_lite"
 INSTALL_CELL = '''# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    package = "defsent_lite[offline] @ git+https://github.com/{repository}@{commit}"
+    commit = "{commit}"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)'''
