@@ -46,7 +46,8 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@v0.5.0"
+    commit = "141a67c3448af719182e94208e51358569eb055f"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)

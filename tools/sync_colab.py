@@ -1,11 +1,15 @@
 """Keep every notebook's Colab badge and install cell, and README's badges, in step with
-defsent_lite.repro.colab (REPOSITORY, BRANCH, RELEASE): repository tooling, never imported by the package.
+defsent_lite.repro.colab (REPOSITORY, BRANCH) and with git: each install cell pins the commit that
+last changed the package (PACKAGE_PATHS). Repository tooling, never imported by the package.
 
     python tools/sync_colab.py            # rewrite badges and install cells
     python tools/sync_colab.py --check    # exit 1 if any is out of date (a unit test does this)
+
+After a commit that changes the package: run it, then commit the notebooks it rewrote.
 """
 import argparse
 import re
+import subprocess
 import sys
 
 from defsent_lite.runtime import config
@@ -15,15 +19,32 @@ NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
 CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n", re.S)
+PACKAGE_PATHS = ("defsent_lite", "pyproject.toml")   # what pip installs from the pinned commit
 
 
-def synced_notebook(text, name, repository=colab.REPOSITORY):
+def git(*args):
+    done = subprocess.run(["git", "-C", str(config.REPO), *args], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode} "
+                         "(the install cells pin a commit: run this in a git checkout with its history)")
+    return done.stdout.strip()
+
+
+def package_commit():
+    """The commit that last changed the package; refused while the package has changes not
+    committed (a notebook would pin code that is not what this checkout runs)."""
+    if git("status", "--porcelain", "--", *PACKAGE_PATHS):
+        raise SystemExit("the package has changes not committed: commit them, then run python tools/sync_colab.py")
+    return git("log", "-1", "--format=%H", "--", *PACKAGE_PATHS)
+
+
+def synced_notebook(text, name, commit, repository=colab.REPOSITORY):
     """A jupytext .py with its badge (the line after the title) and install cell (the first code
-    cell) written from `repository`."""
+    cell, installing `commit`) written from `repository`."""
     text = re.sub(r"\n#\n# " + BADGE_RE.pattern, "", text)
     title_end = text.index("\n", text.index("# # "))
     text = text[:title_end] + "\n#\n# " + colab.badge(name, repository) + text[title_end:]
-    cell = "# %%\n" + colab.install_cell(repository) + "\n"
+    cell = "# %%\n" + colab.install_cell(commit, repository) + "\n"
     if CELL_RE.search(text):
         return CELL_RE.sub(lambda _: cell, text, count=1)
     first_code = text.index("# %% tags=[\"parameters\"]")
@@ -36,12 +57,14 @@ def synced_readme(text, repository=colab.REPOSITORY):
                   f"(https://colab.research.google.com/github/{repository}/blob/{colab.BRANCH}/notebooks/", text)
 
 
-def out_of_date(repository=colab.REPOSITORY):
-    """{path: synced text} for every notebook .py and README.md that differs from its synced form."""
+def out_of_date(repository=colab.REPOSITORY, commit=None):
+    """{path: synced text} for every notebook .py and README.md that differs from its synced form
+    (install cells pinning `commit`, default package_commit())."""
+    commit = commit or package_commit()
     out = {}
     for py in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")):
         text = py.read_text()
-        new = synced_notebook(text, py.with_suffix(".ipynb").name, repository)
+        new = synced_notebook(text, py.with_suffix(".ipynb").name, commit, repository)
         if new != text:
             out[py] = new
     text = README.read_text()
