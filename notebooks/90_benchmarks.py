@@ -57,8 +57,18 @@ from pathlib import Path
 
 import pandas as pd
 
-# the benchmarks are a script of the repository
-sys.path.insert(0, str(Path.cwd().parent / "tools"))
+# the benchmarks are a script of the repository (tools/bench.py), not of the package: opened from
+# its Colab badge there is no checkout, so the repository is cloned at the installed commit
+tools = Path.cwd().parent / "tools"
+if not (tools / "bench.py").is_file() and "google.colab" in sys.modules:
+    url = f"https://github.com/{colab.REPOSITORY}"   # commit, colab: from the install cell
+    subprocess.run(["git", "clone", "-q", url, "/content/repo"], check=True)
+    subprocess.run(["git", "-C", "/content/repo", "checkout", "-q", commit], check=True)
+    tools = Path("/content/repo/tools")
+if not (tools / "bench.py").is_file():
+    raise FileNotFoundError(f"{tools / 'bench.py'} not found: run this notebook in the "
+                            "repository's notebooks/ folder")
+sys.path.insert(0, str(tools))
 import bench
 from defsent_lite import encode
 from defsent_lite.runtime import models
