@@ -101,12 +101,16 @@ def rank_metrics(logits, targets, what="word prediction", mrr_cutoff=None):
 
 
 def metrics_from_ranks(ranks, what="word prediction", mrr_cutoff=None):
-    """MRR (with mrr_cutoff=k a gold ranked below k counts 0, as the official top-10 MRR) and top-k accuracies."""
+    """MRR over the whole vocabulary (with mrr_cutoff=k a gold ranked below k counts 0), top-k
+    accuracies, and mrr_top10, the official code's MRR (from the top 10), whatever mrr_cutoff."""
     require_nonempty(ranks, f"{what}: ranks")
     ranks = ranks.double()
-    reciprocal = (1 / ranks) if mrr_cutoff is None else torch.where(ranks <= mrr_cutoff, 1 / ranks, 0.0)
-    return dict(mrr=float(reciprocal.mean()), top1=float((ranks <= 1).double().mean()),
-                top3=float((ranks <= 3).double().mean()), top10=float((ranks <= 10).double().mean()))
+
+    def mrr(cutoff):
+        return float(((1 / ranks) if cutoff is None else torch.where(ranks <= cutoff, 1 / ranks, 0.0)).mean())
+    return dict(mrr=mrr(mrr_cutoff), top1=float((ranks <= 1).double().mean()),
+                top3=float((ranks <= 3).double().mean()), top10=float((ranks <= 10).double().mean()),
+                mrr_top10=mrr(10))
 
 
 @torch.no_grad()

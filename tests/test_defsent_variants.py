@@ -74,6 +74,21 @@ def test_official_mrr_counts_only_the_top_10():
     assert top10["top10"] == full["top10"] == 0.8
 
 
+def test_mrr_is_over_the_whole_vocabulary_as_the_papers_numbers_were():
+    """Issue 45, item 3: the paper's untrained rows cannot be top-10 MRRs (the official code's): a
+    top-10 MRR is at most top1 + (top3 - top1) / 2 + (top10 - top3) / 4, and each row's MRR is
+    above that. Both variants score over the whole vocabulary; the official metric stays in every
+    result as mrr_top10."""
+    from defsent_lite.paper import defsent as paper_defsent
+    for pooling in ("CLS", "Mean", "Max"):
+        mrr, top1, top3, top10 = paper_defsent.TABLE2[("BERT-base (no fine-tuning)", pooling)]
+        assert mrr > top1 + (top3 - top1) / 2 + (top10 - top3) / 4, pooling
+    assert [defsent_runs.variant_settings(v)["mrr_cutoff"] for v in ("official", "paper")] == [None, None]
+    m = defsent.metrics_from_ranks(torch.tensor([1, 4, 12, 10, 2]))
+    assert m["mrr"] == pytest.approx((1 + 1 / 4 + 1 / 12 + 1 / 10 + 1 / 2) / 5)
+    assert m["mrr_top10"] == pytest.approx((1 + 1 / 4 + 1 / 10 + 1 / 2) / 5)
+
+
 def test_official_mrr_matches_the_top_k_hit_position_formula():
     """The official metric: the gold's position among logits.topk(10) (1-based), reciprocal, 0 if absent."""
     g = torch.Generator().manual_seed(0)
