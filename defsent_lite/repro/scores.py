@@ -78,6 +78,15 @@ def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
     return cache.cached_json("sts_trained", trained_sts_key(run, pooling, max_pairs, data_dir), compute)
 
 
+def mean_trained_sts(runs, pooling, max_pairs, data_dir=None, batch_size=64):
+    """{task: mean over `runs`} of trained_sts (the raw STS files, DefSent's own protocol): a
+    published row that averages seeds stands beside the same average of ours."""
+    if not runs:
+        raise ValueError("mean_trained_sts: no runs to average")
+    each = [trained_sts(run, pooling, max_pairs, data_dir, batch_size) for run in runs]
+    return {task: sum(s[task] for s in each) / len(each) for task in each[0]}
+
+
 def trained_transfer(run, pooling, settings, data_dir=None, batch_size=64):
     """SentEval scores of a trained run's encoder under `settings` (`transfer_settings(scale)`),
     cached by the run's key; computed from its checkpoint the first time only."""
