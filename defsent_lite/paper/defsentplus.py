@@ -134,6 +134,12 @@ TABLE7 = {
     "snscse-partial-RoBERTa-base": ("cls", "prompt"), "snscse-partial-RoBERTa-large": ("cls", "prompt"),
 }
 
+# Table 4's caption: a released data-augmented checkpoint's row is its SentEval average under its
+# own pooling or, where higher, under Prompt (SimCSE, SynCSE: own CLS) or CLS or Mean (SNCSE: own
+# Prompt). The candidates per family, the own pooling first.
+TABLE4_CHECKPOINT_POOLINGS = {"simcse": ("cls", "prompt"), "synscse": ("cls", "prompt"),
+                              "snscse": ("prompt", "cls", "mean")}
+
 # Hub names of the data-augmented checkpoints whose rows the tables carry (Tables 3-7). SNCSE
 # releases its checkpoints by download link only (Sense-GVT/SNCSE): give its folder and label.
 DATA_AUGMENTED = {

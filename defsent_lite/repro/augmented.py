@@ -23,6 +23,7 @@ class Release(NamedTuple):
     lrs: tuple           # Table 5: one rate per PST step
     table4_keys: tuple   # (the checkpoint's row, the released DefSent+ encoder's row) of Table 4
     senteval_pooling: str  # Table 7: the released encoder's pooling for SentEval
+    checkpoint_poolings: tuple  # Table 4's caption: the checkpoint's row is the best of these
 
     @property
     def steps(self):
@@ -54,7 +55,8 @@ def release(checkpoint, label=None):
     final = paper_defsentplus.combination_of(table4_defsentplus.split()[2])
     first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
     return Release(str(checkpoint), label, f"{table3_name} {model}", table6_key, (first,) + (final,) * (len(lrs) - 1),
-                   lrs, (f"{table4_name} {model}", table4_defsentplus), senteval)
+                   lrs, (f"{table4_name} {model}", table4_defsentplus), senteval,
+                   paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family])
 
 
 def model_to_train(scale_name, checkpoint, model=None):

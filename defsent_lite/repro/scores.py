@@ -52,13 +52,20 @@ def transfer_scores(name_or_path, pooling, scale, data_dir=None, batch_size=64):
     return encoder_transfer(name_or_path, pooling, transfer_settings(scale), data_dir, batch_size)
 
 
-def transfer_before_after(model, trained_path, pooling, scale, data_dir=None, names=("untrained", "trained")):
+def transfer_before_after(model, trained_path, pooling, scale, data_dir=None, names=("untrained", "trained"),
+                          untrained_poolings=None):
     """SentEval rows (named `names`, columns results.TRANSFER_COLS) of a model as loaded (cached)
-    and of an encoder trained from it, both under one pooling, with the scale's settings."""
+    and of an encoder trained from it under `pooling`, with the scale's settings. The model as
+    loaded is scored under `pooling`, or under whichever of `untrained_poolings` has the higher
+    average (a published row that reports the better of several), named in the table's attrs."""
     batch = scale["encode_batch_size"]
-    rows = [untrained_transfer(model, [pooling], scale, data_dir, batch)[pooling],
-            transfer_scores(trained_path, pooling, scale, data_dir, batch)]
-    return results.paper_table({n: [r[c] for c in results.TRANSFER_COLS] for n, r in zip(names, rows)}, results.TRANSFER_COLS)
+    candidates = untrained_transfer(model, list(untrained_poolings or [pooling]), scale, data_dir, batch)
+    best = max(candidates, key=lambda p: candidates[p]["avg"])
+    rows = [candidates[best], transfer_scores(trained_path, pooling, scale, data_dir, batch)]
+    table = results.paper_table({n: [r[c] for c in results.TRANSFER_COLS] for n, r in zip(names, rows)},
+                                results.TRANSFER_COLS)
+    table.attrs["untrained_pooling"] = best
+    return table
 
 
 def encoder_transfer(name_or_path, pooling, settings, data_dir=None, batch_size=64):
