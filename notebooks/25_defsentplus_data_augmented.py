@@ -140,8 +140,9 @@ transfer = scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_
                                        names=("checkpoint", "DefSent+"),
                                        untrained_poolings=release.checkpoint_poolings)
 table4 = augmented.transfer_beside_paper(transfer, release, compare)
+candidates = ", ".join(release.checkpoint_poolings)
 print("SentEval pooling: DefSent+", release.senteval_pooling, "(Table 7); checkpoint",
-      transfer.attrs["untrained_pooling"], "(the best of", ", ".join(release.checkpoint_poolings) + ")")
+      transfer.attrs["untrained_pooling"], f"(the best of {candidates})")
 table4
 
 # %% [markdown]
