@@ -31,9 +31,9 @@ def test_time_per_call_is_measured_wall_time():
 
 
 def test_paper_scale_on_a_cpu_warns_first(capsys, monkeypatch):
-    assert budget.paper_cpu_warning("smoke", "cpu") is None
-    assert "paper scale on a CPU" in budget.paper_cpu_warning("paper", "cpu")
     from defsent_lite.repro import preflight
+    assert preflight.paper_cpu_warning("smoke", "cpu") is None
+    assert "paper scale on a CPU" in preflight.paper_cpu_warning("paper", "cpu")
     monkeypatch.setattr(preflight, "check_data", lambda *a, **k: preflight.DataCheck([], []))
     preflight.check("30", "paper", None, [], fetch=False)
     assert capsys.readouterr().out.startswith("WARNING: paper scale on a CPU")

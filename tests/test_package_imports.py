@@ -63,3 +63,29 @@ def test_the_machinery_folders_import_downwards_only():
             if bad:
                 found[f"{folder}/{p.name}"] = bad
     assert found == {}
+
+
+def module_level_closure(module):
+    """The defsent_lite modules `module` loads when imported (module-level imports, followed)."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        path = PACKAGE.parent / (name.replace(".", "/") + ".py")
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        body = ast.parse(path.read_text()).body
+        for node in body:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("defsent_lite"):
+                todo += [f"{node.module}.{a.name}" for a in node.names] + [node.module]
+            elif isinstance(node, ast.Import):
+                todo += [a.name for a in node.names if a.name.startswith("defsent_lite")]
+    return seen
+
+
+def test_a_notebooks_first_call_loads_the_catalogue_and_the_settings_only():
+    """Issue 47, point 1: preflight.start checks files through the catalogue and their digests;
+    the downloader, the cache, the models and the plans load only when a notebook asks for them."""
+    assert module_level_closure("defsent_lite.repro.preflight") == {
+        "defsent_lite.repro.preflight", "defsent_lite.runtime.config", "defsent_lite.runtime.digest",
+        "defsent_lite.data.sources", "defsent_lite.data.checksums"}

@@ -29,9 +29,8 @@ from typing import NamedTuple
 from defsent_lite.runtime import cache, config
 from defsent_lite.data import convert, readers
 from defsent_lite.data import sources as catalogue
+from defsent_lite.data.checksums import RECORD_FILE, known_checksums, read_record
 
-CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
-RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
 MAX_DOWNLOAD_BYTES = 1 << 30     # 1 GiB: the largest source (naacl_data.zip) is far below
 DOWNLOAD_DEADLINE = 2 * 3600     # seconds for one whole download: a server trickling bytes is given up
 MAX_MEMBER_BYTES = 512 << 20     # 512 MiB per extracted file
@@ -52,15 +51,6 @@ class SourceReport(NamedTuple):
 
 
 # ---------------------------------------------------------------- checksums
-
-def known_checksums():
-    """{relative path: sha256} of the data files, recorded from the verified copies in ../shared/data."""
-    out = {}
-    for line in CHECKSUMS_FILE.read_text().splitlines():
-        digest, rel = line.split(maxsplit=1)
-        out[rel] = digest
-    return out
-
 
 def sha256_of(path):
     return digest_of(path, "sha256")
@@ -284,23 +274,6 @@ def download_source(src, root, checksums, mirror=None, log=print):
     if len(failures) == 1:
         return SourceReport(src["name"], "failed", failures[0], [])
     return SourceReport(src["name"], "failed", f"every host failed ({len(failures)}): " + " | ".join(failures), [])
-
-
-def read_record(root):
-    """{relative path: sha256} recorded by earlier downloads for files without a pinned checksum."""
-    path = Path(root) / RECORD_FILE
-    if not path.exists():
-        return {}
-    record = {}
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        parts = line.split(maxsplit=1)
-        if not parts:
-            continue
-        if len(parts) != 2 or len(parts[0]) != 64 or any(c not in "0123456789abcdef" for c in parts[0]):
-            raise ValueError(f"{path}:{i}: expected '<sha256>  <relative path>', got {line[:80]!r} "
-                             "(delete the line, or the file, and download again)")
-        record[parts[1]] = parts[0]
-    return record
 
 
 def write_record(root, record):

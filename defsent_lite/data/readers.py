@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from defsent_lite.runtime import cache, config
+from defsent_lite.data.sources import STS_SUBSETS
 
 HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
               "`python -m defsent_lite.data.download fetch --root <folder>` on a connected machine")
@@ -124,13 +125,6 @@ def _gold(path, lineno, text, what):
 
 # ---------------------------------------------------------------- STS
 
-STS_SUBSETS = {
-    "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
-    "STS13": ["FNWN", "headlines", "OnWN"],  # SMT is not redistributable: never used
-    "STS14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
-    "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
-    "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
-}
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
 
 

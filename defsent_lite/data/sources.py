@@ -5,12 +5,20 @@ each written to its place in the layout of ../shared/data. Files that are the sa
 our verified copies are pinned in checksums.sha256; an upstream that is not the same (WordNet
 as NLTK packs it, Ishiwatari's Oxford archive, SimCSE's training csv) is pinned by the
 archive's digest and/or checked by content, and its files' SHA-256 recorded at the first
-download (download.RECORD_FILE).
+download (checksums.RECORD_FILE).
 """
 from typing import NamedTuple
 
 from defsent_lite.runtime import config
-from defsent_lite.data.readers import STS_SUBSETS
+
+# The STS 2012-2016 subsets each task reads (readers.load_sts), and so the files it needs.
+STS_SUBSETS = {
+    "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
+    "STS13": ["FNWN", "headlines", "OnWN"],  # SMT is not redistributable: never used
+    "STS14": ["deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"],
+    "STS15": ["answers-forums", "answers-students", "belief", "headlines", "images"],
+    "STS16": ["answer-answer", "headlines", "plagiarism", "postediting", "question-question"],
+}
 
 
 def _sts_members(task, subdir, prefix="STS."):

@@ -183,15 +183,6 @@ def print_plan(scale, make_plan):
         print(make_plan())
 
 
-def paper_cpu_warning(scale_name, device=None):
-    """The line a paper-scale notebook prints first on a machine without a GPU (None elsewhere)."""
-    if scale_name in ("paper", "colab") and config.device(device).type != "cuda":
-        return ("WARNING: paper scale on a CPU. Every training below runs in fp32 on "
-                f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
-                "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU).")
-    return None
-
-
 def transfer_sentences(data_dir=None, settings=None):
     """Sentences one SentEval transfer evaluation encodes (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC),
     under the caps of `settings` (`scores.transfer_settings`; None: all)."""

@@ -17,9 +17,11 @@ from typing import NamedTuple
 from huggingface_hub import file_exists, try_to_load_from_cache
 from huggingface_hub.utils import HFValidationError
 
-from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import download, sources
-from defsent_lite.repro.budget import paper_cpu_warning
+import torch
+
+from defsent_lite.runtime import config
+from defsent_lite.runtime.digest import file_digest
+from defsent_lite.data import checksums, sources
 
 
 class PreflightFailed(RuntimeError):
@@ -57,8 +59,8 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
 def changed_files(root, paths):
     """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
     download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
-    pinned, recorded = download.known_checksums(), download.read_record(root)
-    return [p for p in paths if (pinned.get(p) or recorded.get(p)) not in (None, cache.file_digest(root / p))]
+    pinned, recorded = checksums.known_checksums(), checksums.read_record(root)
+    return [p for p in paths if (pinned.get(p) or recorded.get(p)) not in (None, file_digest(root / p))]
 
 
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -83,9 +85,9 @@ def model_problem(name):
     if folder is not None:
         problem = folder_problem(folder)
         return f"{name}: DEFSENT_MODEL_FOLDERS maps it to {problem}" if problem else None
-    if name in models.OFFLINE_ALIASES:
+    if name in config.OFFLINE_ALIASES:
         try:
-            models.offline_model_path()
+            config.offline_model_path()
             return None
         except ImportError as e:
             return str(e)
@@ -99,13 +101,22 @@ def model_problem(name):
     try:
         if isinstance(try_to_load_from_cache(name, "config.json"), str):
             return None
-        if models.hub_offline():
+        if config.hub_offline():
             return f"{name}: not in the Hugging Face cache and HF_HUB_OFFLINE is set"
         return None if file_exists(name, "config.json") else f"{name}: no such model on the Hugging Face hub"
     except HFValidationError:
         return f"{name}: no such folder here, and not a valid hub model name (owner/name)"
     except Exception as e:  # no network, hub down: say so rather than fail later
         return f"{name}: the Hugging Face hub could not be reached ({type(e).__name__})"
+
+
+def paper_cpu_warning(scale_name, device=None):
+    """The line a paper-scale notebook prints first on a machine without a GPU (None elsewhere)."""
+    if scale_name in ("paper", "colab") and config.device(device).type != "cuda":
+        return ("WARNING: paper scale on a CPU. Every training below runs in fp32 on "
+                f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
+                "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU).")
+    return None
 
 
 def fetch_command(notebook, scale, data_dir=None):
@@ -126,6 +137,7 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
     if (result.missing or result.changed) and (on_colab() if fetch is None else fetch):
+        from defsent_lite.data import download   # the downloader loads only when there is something to fetch
         reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale),
                                     log=log)
         log(download.summary(reports))

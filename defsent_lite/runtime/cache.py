@@ -25,6 +25,7 @@ import torch
 
 from defsent_lite.checks import first_non_finite, NonFinite
 from defsent_lite.runtime import config
+from defsent_lite.runtime.digest import file_digest
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # modules (relative to the package) that never change a cached result: progress bars, plots,
@@ -54,22 +55,6 @@ def code_identity(package=PACKAGE):
         if name not in NOT_IN_CODE_IDENTITY and "__pycache__" not in name:
             h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
-
-
-_digests = {}
-
-
-def file_digest(path):
-    """SHA-256 of a file's bytes, remembered per (path, size, mtime) within the process."""
-    st = os.stat(path)
-    memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
-    if memo not in _digests:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        _digests[memo] = h.hexdigest()
-    return _digests[memo]
 
 
 def files_under(folder):

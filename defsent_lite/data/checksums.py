@@ -1,0 +1,33 @@
+"""The SHA-256 every data file should have: pinned in checksums.sha256 (the verified copies), or
+recorded at its first download (RECORD_FILE in the data root) where no pin exists. The preflight
+reads them without loading the downloader."""
+from pathlib import Path
+
+CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
+RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
+
+
+def known_checksums():
+    """{relative path: sha256} of the data files, recorded from the verified copies in ../shared/data."""
+    out = {}
+    for line in CHECKSUMS_FILE.read_text().splitlines():
+        digest, rel = line.split(maxsplit=1)
+        out[rel] = digest
+    return out
+
+
+def read_record(root):
+    """{relative path: sha256} recorded by earlier downloads for files without a pinned checksum."""
+    path = Path(root) / RECORD_FILE
+    if not path.exists():
+        return {}
+    record = {}
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        parts = line.split(maxsplit=1)
+        if not parts:
+            continue
+        if len(parts) != 2 or len(parts[0]) != 64 or any(c not in "0123456789abcdef" for c in parts[0]):
+            raise ValueError(f"{path}:{i}: expected '<sha256>  <relative path>', got {line[:80]!r} "
+                             "(delete the line, or the file, and download again)")
+        record[parts[1]] = parts[0]
+    return record
