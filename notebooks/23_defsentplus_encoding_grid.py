@@ -112,6 +112,6 @@ table8
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"],
             data=f"{report['source']}; {report['entries']} entries",
-            sts_pairs_per_task=scale["dsp_sts_max_pairs"], lr=scale["dsp_lrs"][0],
+            sts_pairs_per_task=scale["dsp_sts_max_pairs"], lr=cfg["lrs"][0],
             runs={combo: int(t.n.iloc[0]) for combo, t in grid.items()})
 print("saved", results.save_csv(table8, "23_defsentplus_table8.csv", **meta))

@@ -94,8 +94,8 @@ BASELINE = None
 # Gaussian that contains the entailed one's (the paper's Figure 1), so that
 # sim(hyp || pre) > sim(pre || hyp), never the other way round.
 #
-# In the code: `gausscse.kl_similarity` is Eq. 2 (`reduction="sum"`, the text; the official code,
-# whose numbers the paper reports, averages $1/(1 + D_{\mathrm{KL},d})$ over the dimensions $d$
+# In the code: `gausscse.kl_similarity` is Eq. 2 (`reduction="sum"`, the text; the official code
+# averages $1/(1 + D_{\mathrm{KL},d})$ over the dimensions $d$
 # instead: `"mean_per_dim"`, the official variant's) and `gausscse.contrastive_loss` Eq. 3.
 #
 # ## One batch by hand
@@ -292,8 +292,10 @@ print("triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
 
 # %% [markdown]
 # ## Where the paper's text and the official code differ
-# `VARIANT = "official"` runs the released code's behaviour (the numbers the paper reports
-# come from it); `"paper"` runs the text's. The smoke numbers below are the official variant's.
+# `VARIANT = "official"` runs the released code's behaviour, except where the evidence shows that
+# the published numbers came from elsewhere: Table 5's learning rate (the code's `run.sh` does not
+# run) and SICK's one-way direction pairs (the code's reading of SICK cannot give the paper's
+# length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
 variants.whole(gausscse_runs.differences())

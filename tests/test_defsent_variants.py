@@ -246,3 +246,31 @@ def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
         defsent_runs.load_model(str(tmp_path / "enc"), allow_fallback=False)
     assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
     assert defsent_runs.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True
+
+
+def test_split_boundaries_are_the_official_floors_of_table1():
+    """Issue 45: Table 1's All row is floor(0.8 n), floor(0.9 n) of 36,767 words (rounding gave
+    29,414 / 3,677 / 3,676)."""
+    pairs = [(f"w{i}", "a definition") for i in range(36767)]
+    splits = dictionary.split_by_word(pairs, seed=0)
+    assert [len(splits[k]) for k in ("train", "dev", "test")] == [29413, 3677, 3677]
+
+
+def test_words_are_split_before_the_single_token_filter(tmp_path):
+    """Issue 45: as the official code, all words are split first and each split keeps its words of
+    one token, so a word's split does not depend on the tokenizer (Table 1's BERT rows, 7,732 /
+    936 / 979 words, are not 8:1:1)."""
+    oxford = tmp_path / "dictionary" / "oxford"
+    oxford.mkdir(parents=True)
+    words = [f"zq{i}x" for i in range(60)] + ["dog", "cat", "house", "tree", "river", "car", "book",
+                                                "city", "water", "fire", "stone", "bird", "road", "king"]
+    rows = ["word\tdefinition\texample"] + [f"{w}\ta thing called {w} .\tex" for w in words]
+    (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
+    tok = models.load_tokenizer("offline")
+    splits, _ = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, variant="official")
+    all_words = dictionary.split_by_word(dictionary.detokenised([(w, "x") for w in words]),
+                                         dictionary.SPLIT_SEED)
+    for name in ("train", "dev", "test"):
+        kept = {w for w, _, _ in splits[name]}
+        assert kept <= {w for w, _ in all_words[name]}, name
+    assert sum(len({w for w, _, _ in v}) for v in splits.values()) == 14   # the one-token words

@@ -130,3 +130,44 @@ def test_senteval_pooling_is_table_7s_for_the_papers_models():
     assert defsentplus_runs.senteval_pooling("bert-base-uncased", run)[0] == "mean"
     assert defsentplus_runs.senteval_pooling("offline", run)[0] == "mean"
     assert defsentplus_runs.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
+
+
+def test_the_ica_candidate_is_trained_for_bert_only_as_table_2_names_it():
+    """Issue 45: the paper names an ICA space for BERT-base and BERT-large only; RoBERTa's PST
+    trains none unless asked (ica="all")."""
+    scale = config.scale("paper")
+    for reference, expected in (("bert-base-uncased", True), ("bert-large-uncased", True),
+                                ("roberta-base", False), ("roberta-large", False), (None, True)):
+        model = reference or "some/other-model"
+        cfg, _ = pst.model_pst_config(scale, model, "a", reference)
+        assert cfg["ica"] is expected, reference
+    assert pst.model_pst_config(scale, "roberta-base", "a", "roberta-base", ica="all")[0]["ica"] is True
+    assert pst.model_pst_config(scale, "bert-base-uncased", "a", "bert-base-uncased", ica=False)[0]["ica"] is False
+    with pytest.raises(ValueError, match="ica="):
+        pst.model_pst_config(scale, "bert-base-uncased", "a", "bert-base-uncased", ica="yes")
+
+
+def test_a_roberta_checkpoint_folder_takes_its_pooler_from_the_original_mlm_head(monkeypatch, tmp_path):
+    """Issue 45: an SNCSE RoBERTa checkpoint given as a folder (download-only, with PAPER_LABEL)
+    trains with the pooler copied from roberta-base's MLM head, as a hub checkpoint does; before,
+    nothing could pass mlm_head_from and the folder was refused."""
+    from defsent_lite.repro import augmented
+    rel = augmented.release(str(tmp_path), "snscse-RoBERTa-base")
+    cfg = augmented.pst_config(config.scale("paper"), str(tmp_path), rel)
+    assert cfg["mlm_head_from"] == "roberta-base"
+    assert "mlm_head_from" not in augmented.pst_config(
+        config.scale("paper"), str(tmp_path), augmented.release(str(tmp_path), "snscse-BERT-base"))
+    seen = {}
+
+    class Loaded(Exception):
+        pass
+
+    def load_model(name, device=None, allow_new_pooler=False, mlm_head_from=None):
+        seen.update(name=name, mlm_head_from=mlm_head_from)
+        raise Loaded
+
+    monkeypatch.setattr(defsentplus_runs, "load_model", load_model)
+    ds = dict(names=["a"], ids=[0], definitions=["x"])
+    with pytest.raises(Loaded):
+        pst.plan(cfg, ds=ds)
+    assert seen == dict(name=str(tmp_path), mlm_head_from="roberta-base")

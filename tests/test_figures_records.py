@@ -60,12 +60,13 @@ def test_best_pooling_scores_picks_the_best_average():
 
 
 def test_direction_pairs_record():
-    rows = [dict(pair_id=1, label="entailment"), dict(pair_id=2, label="entailment"), dict(pair_id=3, label="neutral")]
+    rows = [dict(pair_id=1, label="entailment"), dict(pair_id=2, label="entailment"), dict(pair_id=3, label="neutral"),
+            dict(pair_id=4, label="entailment")]   # 4: absent from SICK.txt, counted as missing
     sick = [dict(pair_id=1, sentence_a="a b", sentence_b="a", ab="A_entails_B", ba="B_neutral_A"),
             dict(pair_id=2, sentence_a="c", sentence_b="c d", ab="A_entails_B", ba="B_entails_A"),
             dict(pair_id=3, sentence_a="e", sentence_b="f", ab="A_neutral_B", ba="B_entails_A")]
     got = gausscse_runs.direction_pairs("SICK", rows, sick)
-    assert got == nli.DirectionPairs(["a b"], ["a"], 1)
+    assert got == nli.DirectionPairs(["a b"], ["a"], 1, missing=1)
     snli = [dict(premise="p", hypothesis="h", label="entailment"), dict(premise="q", hypothesis="i", label="neutral")]
     assert gausscse_runs.direction_pairs("SNLI", snli, sick) == nli.DirectionPairs(["p"], ["h"], 0)
 

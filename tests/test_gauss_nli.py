@@ -148,7 +148,7 @@ def test_sick_bilateral_pairs_are_excluded_and_counted():
     rows = [dict(sentence_a="A1", sentence_b="B1", ab="A_entails_B", ba="B_neutral_A"),
             dict(sentence_a="A2", sentence_b="B2", ab="A_entails_B", ba="B_entails_A"),
             dict(sentence_a="A3", sentence_b="B3", ab="A_neutral_B", ba="B_entails_A")]
-    entailing, entailed, bilateral = nli.sick_direction_pairs(rows)
+    entailing, entailed, bilateral, _ = nli.sick_direction_pairs(rows)
     assert entailing == ["A1", "B3"] and entailed == ["B1", "A3"] and bilateral == 1
 
 

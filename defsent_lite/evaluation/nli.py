@@ -160,6 +160,7 @@ class DirectionPairs(NamedTuple):
     entailing: list   # the sentence that entails
     entailed: list    # the sentence it entails (same order)
     bilateral: int    # SICK pairs excluded: both A entails B and B entails A (no unique direction)
+    missing: int = 0  # SICK test pairs excluded: absent from the full file (SICK.txt), no direction
 
 
 def sick_direction_pairs(rows):

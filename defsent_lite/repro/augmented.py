@@ -71,8 +71,11 @@ def pst_config(scale, model, rel, steps=None, variant="official"):
     """The PST run of a release on dataset a: its combinations and, under the paper's protocol,
     Table 5's rates (a stand-in trains at the scale's rates). steps: None = as many as Table 5's."""
     lrs = rel.lrs if scale["paper_protocol"] else None
-    return pst.pst_config(scale, model, "a", *rel.combinations[0], ica=False, steps=steps or rel.steps,
-                          variant=variant, later_combinations=rel.combinations[1:], lrs=lrs)
+    cfg = pst.pst_config(scale, model, "a", *rel.combinations[0], ica=False, steps=steps or rel.steps,
+                         variant=variant, later_combinations=rel.combinations[1:], lrs=lrs)
+    if "RoBERTa" in rel.label:   # the pooler's dense layer from the original RoBERTa's MLM head,
+        cfg["mlm_head_from"] = f"roberta-{rel.label.rsplit('-', 1)[1]}"   # a folder too (SNCSE)
+    return cfg
 
 
 def rows(untrained, steps):

@@ -50,7 +50,18 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     ("entry embeddings (Eq. 2)", "not stated", "fp32, no cut (models' 512 positions)", "the same as official"),
     ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "the same as official"),
     ("repeated pairs (b, c)", "not stated (a: merged)", "kept: the code removes none from the file it reads",
-     "the same as official (a: merged and deduplicated, as the text says)"),
+     "kept, as the code (a: merged and deduplicated, as the text says). Table 1's b and c (122,209; 67,553) "
+     "are 110 and 63 below DefSent's Table 1 totals of the same data (122,319; 67,616), but repeats do not "
+     "explain it: 7 of the 24,464 valid+test pairs at hand repeat"),
+    ("prompt template", 'This sentence: "s" means [MASK]. (Sec. 3.4)',
+     'This sentence : "s" means [MASK] . (spaces before ":" and ".", a trailing space)', "the same as official"),
+    ("ICA candidate", "BERT-base and BERT-large (Table 2's (ICA) rows); none named for RoBERTa",
+     "ICA-transform.py transforms any entry embeddings it is given",
+     "both variants: for BERT (a model outside the paper as BERT-base), not RoBERTa; ica='all' for every model"),
+    ("pooling of a row", "the best of Mean, CLS, Prompt (Sec. 4; Appendix B)",
+     "TestSTS.py scores the pooling it is given",
+     "both variants: the paper's upward selection: dataset c rows and Table 3's checkpoint rows under the best "
+     "pooling of their scores (notebooks 22, 25)"),
     ("ICA", "FastICA, unit-variance whitening", "StandardScaler, then the same FastICA", "FastICA on the raw space"),
 ]
 
@@ -236,7 +247,7 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
 
     def compute(folder):
         config.set_seed(cfg["seed"])
-        model, tokenizer = load_model(cfg["model"])
+        model, tokenizer = load_model(cfg["model"], mlm_head_from=cfg.get("mlm_head_from"))
         device = next(model.parameters()).device
         E = torch.as_tensor(space, dtype=torch.float32, device=device)
         examples = list(zip(ds["ids"], ds["definitions"]))

@@ -192,7 +192,13 @@ def entry_dataset(cfg, data_dir=None):
 def model_pst_config(scale, model, dataset, reference, combination=None, ica=True, steps=None, variant="official"):
     """(pst_config, why): with combination None, the encoding combination of each step as Table 2
     gives it for `reference` (the hub model whose paper rows stand beside ours: its 1st Training
-    on the dataset, and on *a* its 2nd and 3rd); else (pooling, entry pooling) at every step."""
+    on the dataset, and on *a* its 2nd and 3rd); else (pooling, entry pooling) at every step.
+    ica=True trains the ICA candidate where the paper does: not for a RoBERTa reference (Table 2
+    names an ICA space for BERT-base and BERT-large only; a model outside the paper runs as
+    BERT-base); ica="all" for every model, False never."""
+    if ica not in (True, False, "all"):
+        raise ValueError(f"model_pst_config: ica={ica!r}: choose True (BERT, as the paper), 'all' or False")
+    ica = ica == "all" or (ica is True and "roberta" not in str(reference).lower())
     if combination is None:
         pooling, entry_pooling, why = defsentplus_runs.paper_combination(reference, dataset)
         later = defsentplus_runs.paper_later_combinations(reference, dataset)
@@ -309,7 +315,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     trainings = sum(len(cfg["seeds"]) * (2 if k == n_steps and cfg["ica"] else 1) for k in range(1, n_steps + 1))
     n_defs = len(ds["definitions"])
     sts_sentences = budget.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(cfg["inference_poolings"])
-    model, tokenizer = defsentplus_runs.load_model(cfg["model"])
+    model, tokenizer = defsentplus_runs.load_model(cfg["model"], mlm_head_from=cfg.get("mlm_head_from"))
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
