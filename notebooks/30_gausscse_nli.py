@@ -47,7 +47,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "4693f97051f11bf398226939709fc7459047210c"   # last to change the package
+    commit = "d573a84834261630d0271318e63f75de885a8885"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
