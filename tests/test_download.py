@@ -122,8 +122,56 @@ def test_verify_checks_what_the_downloader_writes_and_the_shared_copy():
     report = download.verify()  # DEFSENT_DATA = ../shared/data: every downloadable file it holds
     unpinned = ("ishiwatari", "nli_for_simcse", "wordnet")  # not in ../shared/data, or not the same bytes
     assert all(v == "ok" for rel, v in report.items() if not any(u in rel for u in unpinned))
-    assert {v for rel, v in report.items() if "wordnet" in rel} == {"no checksum"}
+    # issue 46: the offline WordNet (Debian's bytes, not NLTK's package) is pinned as an offline copy
+    assert {v for rel, v in report.items() if "wordnet" in rel} == {"ok"}
     assert set(download.verify(every_known=True).values()) == {"ok"}
+
+
+def test_verify_fails_on_a_file_without_a_checksum_and_a_cut_wordnet(tmp_path, capsys):
+    """Issue 46: `verify` exits non-zero where a file the downloader writes has no digest, and the
+    offline WordNet cut at a line boundary no longer passes."""
+    wordnet = "dictionary/wordnet/nltk_data/corpora/wordnet"
+    shared = download.config.data_root()
+    (tmp_path / wordnet).mkdir(parents=True)
+    for f in (shared / wordnet).iterdir():
+        (tmp_path / wordnet / f.name).write_bytes(f.read_bytes())
+    src = next(s for s in download.catalogue.SOURCES if s["name"] == "wordnet")
+    assert set(download.verify(tmp_path, sources=[src]).values()) == {"ok"}
+    noun = tmp_path / wordnet / "data.noun"
+    lines = noun.read_bytes().splitlines(keepends=True)
+    noun.write_bytes(b"".join(lines[:len(lines) // 2]))
+    assert download.verify(tmp_path, sources=[src])[f"{wordnet}/data.noun"] == "MISMATCH"
+    from defsent_lite.repro import preflight
+    assert f"{wordnet}/data.noun" in preflight.changed_files(tmp_path, [f"{wordnet}/data.noun"])
+    (tmp_path / "sts").mkdir()
+    (tmp_path / "sts/x.txt").write_bytes(DOC)
+    lone = dict(name="z", url="http://unused", sha256=None, members={"x.txt": "sts/x.txt"})
+    assert download.verify(tmp_path, {}, [lone]) == {"sts/x.txt": "no checksum"}
+    download.catalogue.SOURCES.append(lone)
+    try:
+        assert download.main(["verify", "--root", str(tmp_path)]) == 1
+    finally:
+        download.catalogue.SOURCES.remove(lone)
+    assert "no checksum sts/x.txt" in capsys.readouterr().out
+
+
+def _add_lines(root, start):
+    from defsent_lite.data import download as d
+    for i in range(start, start + 10):
+        d.add_to_record(root, {f"f/{i:03d}": f"{i:064x}"})
+
+
+def test_concurrent_downloads_keep_every_line_of_the_record(tmp_path):
+    """Issue 46: eight writers adding ten digests each at once: all 80 lines survive (the
+    read-modify-write is under a lock; before, 7-8 of 80 were lost)."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    workers = [ctx.Process(target=_add_lines, args=(tmp_path, 10 * k)) for k in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(download.read_record(tmp_path)) == 80
 
 
 def test_an_unpinned_source_is_checked_by_content(site, tmp_path):

@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,31 @@ def test_an_entry_whose_file_list_was_emptied_is_not_served(tmp_path, monkeypatc
     (entry.folder / "model.bin").write_bytes(b"x" * 10)   # truncated
     with pytest.warns(cache.CorruptEntry, match="holds files its entry does not list"):
         assert cache.lookup("listed", cfg) is None
+
+
+def test_a_writer_on_another_machine_is_judged_by_its_lease_not_its_process_id(tmp_path, monkeypatch):
+    """Issue 46, point 4: in a cache shared by machines, a writer whose process id is not visible
+    here is alive while its lease is fresh: its folder is kept; once the lease has run out it goes.
+    This host's writers are named by host and process and leave no lease behind."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    parent = cache.run_dir("shared", dict(shared=1))
+    parent.mkdir(parents=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()   # a process id that is not running here, as another machine's writer's
+    foreign, stale = (parent / f"files-other_host-{dead.pid}-{c * 12}" for c in "ab")
+    for folder in (foreign, stale):
+        (folder / "model").mkdir(parents=True)
+        folder.with_name(f"{folder.name}.lease").touch()
+    old = time.time() - cache.LEASE_S - 60
+    for p in (stale, stale.with_name(f"{stale.name}.lease")):
+        os.utime(p, (old, old))
+
+    def compute(folder):
+        assert folder.name.startswith(f"files-{cache.HOST}-{os.getpid()}-")
+        assert folder.with_name(f"{folder.name}.lease").exists()   # the heartbeat while computing
+        (folder / "x.txt").write_text("1")
+        return dict(v=1.0)
+    entry = cache.cached_run("shared", dict(shared=1), compute)
+    assert foreign.exists() and not stale.exists() and not stale.with_name(f"{stale.name}.lease").exists()
+    assert not entry.folder.with_name(f"{entry.folder.name}.lease").exists()
+    assert "-" not in cache.HOST

@@ -152,3 +152,30 @@ def test_a_utf8_file_where_senteval_reads_latin1_is_refused_not_garbled(tmp_path
     senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("latin-1"))
     sentences, _ = readers.load_binary_task("MR", root)   # the latin-1 original reads as it is
     assert sentences[1] == "un caf\u00e9 charmant"
+
+
+def test_a_latin1_file_with_one_utf8_line_is_refused_at_that_line(tmp_path):
+    """Issue 46: the file as a whole is not UTF-8 (its other lines are latin-1), so a per-file
+    test let the UTF-8 line through as mojibake; each line is judged now."""
+    text = "un caf\u00e9 charmant\n".encode("latin-1") + "a na\u00efve plot\n".encode("utf-8")
+    senteval_file(tmp_path, "MR/rt-polarity.pos", text)
+    root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"a dull film\n")
+    with pytest.raises(ValueError, match=r"rt-polarity\.pos:2: UTF-8 text in a file read as latin-1"):
+        readers.load_binary_task("MR", root)
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (b"\xef\xbb\xbf\xef\xbb\xbfa sentence\n", "a sentence\n"),        # a doubled mark: dropped
+    (b"\xef\xbb\xbfa sentence\n", "a sentence\n"),
+])
+def test_byte_order_marks_at_the_start_are_dropped(tmp_path, raw, expected):
+    (tmp_path / "f.txt").write_bytes(raw)
+    assert readers.read_text(tmp_path / "f.txt") == expected
+    assert readers.read_text(tmp_path / "f.txt", encoding="utf-8-sig") == expected
+
+
+def test_a_byte_order_mark_inside_a_file_is_refused_naming_its_line(tmp_path):
+    """Issue 46: two files joined keep the second one's mark inside a sentence."""
+    (tmp_path / "f.txt").write_bytes(b"\xef\xbb\xbfline one\n\xef\xbb\xbfline two\n")
+    with pytest.raises(ValueError, match=r"f\.txt:2: a byte-order mark"):
+        readers.read_text(tmp_path / "f.txt")

@@ -4,16 +4,29 @@ reads them without loading the downloader."""
 from pathlib import Path
 
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
+# The verified copies of files whose downloaded bytes differ (../shared/data's WordNet is Debian's,
+# not NLTK's package): accepted by verify and the preflight, never asked of a download.
+OFFLINE_COPIES_FILE = Path(__file__).with_name("offline_copies.sha256")
 RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
 
 
-def known_checksums():
+def known_checksums(path=CHECKSUMS_FILE):
     """{relative path: sha256} of the data files, recorded from the verified copies in ../shared/data."""
     out = {}
-    for line in CHECKSUMS_FILE.read_text().splitlines():
+    for line in Path(path).read_text().splitlines():
         digest, rel = line.split(maxsplit=1)
         out[rel] = digest
     return out
+
+
+def offline_copies():
+    """{relative path: sha256} of the offline copies whose bytes differ from a download's."""
+    return known_checksums(OFFLINE_COPIES_FILE)
+
+
+def accepted(rel, pinned, recorded, offline):
+    """The digests a file may have: its pin, else its record, and its offline copy's."""
+    return {d for d in (pinned.get(rel) or recorded.get(rel), offline.get(rel)) if d}
 
 
 def read_record(root):

@@ -10,6 +10,7 @@ folder of the root, removed on any error or interrupt). Sources are independent:
 not stop the others, and a summary lists each as fetched, already present or failed (why).
 """
 import argparse
+import contextlib
 import csv
 import hashlib
 import http.client
@@ -26,10 +27,15 @@ import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
+try:
+    import fcntl
+except ImportError:   # not on Windows: the record is then written without a lock
+    fcntl = None
+
 from defsent_lite.runtime import cache, config
 from defsent_lite.data import convert, readers
 from defsent_lite.data import sources as catalogue
-from defsent_lite.data.checksums import RECORD_FILE, known_checksums, read_record
+from defsent_lite.data.checksums import RECORD_FILE, accepted, known_checksums, offline_copies, read_record
 
 MAX_DOWNLOAD_BYTES = 1 << 30     # 1 GiB: the largest source (naacl_data.zip) is far below
 DOWNLOAD_DEADLINE = 2 * 3600     # seconds for one whole download: a server trickling bytes is given up
@@ -222,10 +228,11 @@ def _check_content(src, path, url):
 
 
 def present(src, root, checksums, recorded):
-    """True when every file of the source is already under root with its known checksum."""
+    """True when every file of the source is already under root with a known checksum."""
+    offline = offline_copies()
     for rel in src["members"].values():
-        p, expected = root / rel, checksums.get(rel) or recorded.get(rel)
-        if not p.is_file() or not expected or sha256_of(p) != expected:
+        p, expected = root / rel, accepted(rel, checksums, recorded, offline)
+        if not p.is_file() or not expected or sha256_of(p) not in expected:
             return False
     return True
 
@@ -262,7 +269,7 @@ def download_source(src, root, checksums, mirror=None, log=print):
                 os.replace(path, root / rel)
             unpinned = {rel: sha256_of(root / rel) for rel in staged if rel not in checksums}
             if unpinned:
-                write_record(root, dict(read_record(root), **unpinned))
+                add_to_record(root, unpinned)
             tried = f" (after {len(failures)} failed: {'; '.join(failures)})" if failures else ""
             return SourceReport(src["name"], "fetched", f"{len(staged)} files from {url}{tried}", [root / rel for rel in staged])
         except DownloadError as e:
@@ -274,6 +281,27 @@ def download_source(src, root, checksums, mirror=None, log=print):
     if len(failures) == 1:
         return SourceReport(src["name"], "failed", failures[0], [])
     return SourceReport(src["name"], "failed", f"every host failed ({len(failures)}): " + " | ".join(failures), [])
+
+
+@contextlib.contextmanager
+def record_lock(root):
+    """The data root's download record held exclusively while it is read, changed and written: two
+    downloads into one root at once keep every line (an advisory fcntl lock; none where fcntl is
+    missing)."""
+    with open(Path(root) / f"{RECORD_FILE}.lock", "a") as f:
+        if fcntl is not None:
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def add_to_record(root, digests):
+    """Add {relative path: sha256} to the root's download record, under its lock."""
+    with record_lock(root):
+        write_record(root, dict(read_record(root), **digests))
 
 
 def write_record(root, record):
@@ -306,17 +334,18 @@ def download(root, only=None, sources=None, checksums=None, mirror=None, log=pri
 
 def verify(data_dir=None, checksums=None, sources=None, every_known=False):
     """{relative path: 'ok' | 'missing' | 'MISMATCH' | 'not a file' | 'no checksum'} for the files
-    the downloader writes (every_known: every file of ../shared/data's layout)."""
+    the downloader writes (every_known: every file of ../shared/data's layout). Every such file has
+    a digest (pinned, recorded at its download, or its offline copy's): 'no checksum' is a failure."""
     root = config.data_root(data_dir)
     checksums = known_checksums() if checksums is None else checksums
-    recorded = read_record(root)
+    recorded, offline = read_record(root), offline_copies()
     if every_known:
         wanted = list(checksums)
     else:
         wanted = [rel for src in sources or catalogue.SOURCES for rel in src["members"].values()]
     report = {}
     for rel in wanted:
-        p, expected = root / rel, checksums.get(rel) or recorded.get(rel)
+        p, expected = root / rel, accepted(rel, checksums, recorded, offline)
         if not p.exists():
             report[rel] = "missing"
         elif not p.is_file():
@@ -324,7 +353,7 @@ def verify(data_dir=None, checksums=None, sources=None, every_known=False):
         elif not expected:
             report[rel] = "no checksum"
         else:
-            report[rel] = "ok" if sha256_of(p) == expected else "MISMATCH"
+            report[rel] = "ok" if sha256_of(p) in expected else "MISMATCH"
     return report
 
 
@@ -377,9 +406,9 @@ def main(argv=None):
     for rel, status in report.items():
         if status != "ok":
             print(f"{status:11s} {rel}")
-    bad = sum(s not in ("ok", "no checksum") for s in report.values())
+    bad = sum(s != "ok" for s in report.values())
     print(f"{sum(s == 'ok' for s in report.values())} of {len(report)} files ok under {args.root}" +
-          (f"; {bad} missing or wrong" if bad else ""))
+          (f"; {bad} missing, wrong or without a checksum" if bad else ""))
     return 1 if bad else 0
 
 

@@ -37,8 +37,9 @@ def require(path):
 
 def read_text(path, encoding="utf-8"):
     """A text file's contents; bytes that are not `encoding` are an error naming file:line. A UTF-8
-    byte-order mark is dropped (it is not text); a NUL byte is refused; a latin-1 file (SentEval's)
-    that holds UTF-8 multi-byte text is refused rather than decoded into mojibake."""
+    byte-order mark at the start is dropped (it is not text; doubled too), one elsewhere refused;
+    a NUL byte is refused; a latin-1 file (SentEval's) with a line of UTF-8 multi-byte text is
+    refused, naming the line, rather than decoded into mojibake."""
     raw = require(path).read_bytes()
     if encoding.replace("_", "-").lower() in ("utf-8", "utf8") and raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
@@ -46,21 +47,31 @@ def read_text(path, encoding="utf-8"):
         line = raw[:raw.index(b"\x00")].count(b"\n") + 1
         raise ValueError(f"{path}:{line}: a NUL byte (is this a text file?)")
     if encoding.replace("_", "-").lower() in ("latin-1", "latin1", "iso-8859-1") and not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            line = raw[:next(i for i, b in enumerate(raw) if b >= 0x80)].count(b"\n") + 1
-            raise ValueError(f"{path}:{line}: UTF-8 text in a file read as latin-1 (SentEval's "
-                             "encoding): it would be garbled; use the original latin-1 file")
+        for line, text in enumerate(raw.split(b"\n"), 1):   # line by line: one UTF-8 line is enough
+            if not text.isascii() and _is_utf8(text):
+                raise ValueError(f"{path}:{line}: UTF-8 text in a file read as latin-1 (SentEval's "
+                                 "encoding): it would be garbled; use the original latin-1 file")
     try:
-        return raw.decode(encoding)
+        text = raw.decode(encoding)
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
         column = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
         raise ValueError(f"{path}:{line}: byte 0x{raw[e.start]:02x} at column {column} is not valid {encoding} "
                          f"({e.reason})") from None
+    text = text.lstrip("\ufeff")   # a byte-order mark written twice
+    if "\ufeff" in text:
+        line = text[:text.index("\ufeff")].count("\n") + 1
+        raise ValueError(f"{path}:{line}: a byte-order mark (U+FEFF) inside the text (files joined "
+                         "together?); remove it")
+    return text
+
+
+def _is_utf8(raw):
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def read_lines(path, encoding="utf-8"):
@@ -452,14 +463,26 @@ def load_oxford(data_dir=None):
 def wordnet_definitions(data_dir=None):
     """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased.
     Read once per process (about 0.5 s from the data files), then served from memory as a fresh list."""
-    return list(_wordnet_definitions(str(config.data_root(data_dir))))
+    folder = wordnet_folder(data_dir)
+    return list(_wordnet_definitions(str(config.data_root(data_dir)), str(folder) if folder else None,
+                                     os.environ.get("NLTK_DATA", "")))
+
+
+def wordnet_identity(data_dir=None):
+    """What WordNet's glosses are read from, by content: the folder of data files found under the
+    data root or NLTK_DATA, else (nltk's own reader) the data root's copy and NLTK_DATA."""
+    folder = wordnet_folder(data_dir)
+    if folder is not None:
+        return dict(wordnet_files=cache.data_identity(str(folder.parent), folder.name))
+    return dict(nltk_reader=cache.data_identity(data_dir, "dictionary/wordnet"),
+                nltk_data=os.environ.get("NLTK_DATA", ""))
 
 
 @functools.lru_cache(maxsize=2)
-def _wordnet_definitions(data_dir):
-    # the parsed glosses are cached on disk too: later kernels load them in about 1 s
-    pairs = cache.cached_json("wordnet", dict(data=cache.data_identity(data_dir, "dictionary/wordnet")),
-                              lambda: _read_wordnet(data_dir))
+def _wordnet_definitions(data_dir, folder, nltk_data):
+    # keyed by the files actually read, and cached on disk too: later kernels load the parsed
+    # glosses in about 1 s
+    pairs = cache.cached_json("wordnet", wordnet_identity(data_dir), lambda: _read_wordnet(data_dir))
     return [tuple(p) for p in pairs]
 
 

@@ -118,7 +118,7 @@ def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SP
         dictionary.require_oxford_train(data_dir)
     prep = variant_settings(variant)["data"]
     cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=cache.data_identity(data_dir, "dictionary"),
-               use_wordnet=use_wordnet, seed=seed, prep=prep)
+               wordnet=readers.wordnet_identity(data_dir), use_wordnet=use_wordnet, seed=seed, prep=prep)
     splits, report = cache.cached_json("defsent_data", cfg,
                                        lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep))
     return {k: [tuple(x) for x in v] for k, v in splits.items()}, report

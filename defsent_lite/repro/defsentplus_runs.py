@@ -13,7 +13,7 @@ import torch
 from defsent_lite import defsentplus, encode, train
 from defsent_lite.defsentplus import ENTRY_POOLINGS
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import dictionary
+from defsent_lite.data import dictionary, readers
 from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -154,6 +154,8 @@ def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data
     if paper_data:
         dictionary.require_oxford_train(data_dir)
     cfg = dict(dataset=name, max_entries=max_entries, seed=seed, data=cache.data_identity(data_dir, "dictionary"))
+    if name == "a":   # WordNet, by the files actually read (NLTK_DATA's too)
+        cfg["wordnet"] = readers.wordnet_identity(data_dir)
 
     def compute():
         pairs, used = dictionary.defsentplus_dataset(name, data_dir)

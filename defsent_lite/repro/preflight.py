@@ -59,8 +59,9 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
 def changed_files(root, paths):
     """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
     download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
-    pinned, recorded = checksums.known_checksums(), checksums.read_record(root)
-    return [p for p in paths if (pinned.get(p) or recorded.get(p)) not in (None, file_digest(root / p))]
+    pinned, recorded, offline = checksums.known_checksums(), checksums.read_record(root), checksums.offline_copies()
+    known = {p: checksums.accepted(p, pinned, recorded, offline) for p in paths}
+    return [p for p in paths if known[p] and file_digest(root / p) not in known[p]]
 
 
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")

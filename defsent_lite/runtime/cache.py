@@ -9,11 +9,15 @@ SHA-256 of its result and of every file it stands for (a saved model, a tensor),
 in its own folder first. A corrupt or truncated entry is reported with its path and recomputed.
 Nothing non-finite is cached.
 """
+import contextlib
 import functools
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
+import threading
 import time
 import uuid
 import warnings
@@ -97,11 +101,53 @@ def content_digest(value):
     return h.hexdigest()[:16]
 
 
+def model_folder_identity(folder):
+    """Fingerprint (16 hex) of a local model folder by the bytes of its files (config, weights,
+    tokenizer; each hashed once per process while its size and mtime stay): weights replaced in
+    place give a new identity, a copy of the folder elsewhere the same one."""
+    folder = Path(folder)
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
+        h.update(f"{f.name} {file_digest(f)}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def local_models(cfg, folders):
+    """{name: folder identity} of every string in `cfg` (at any depth) that names a local model
+    folder: mapped by DEFSENT_MODEL_FOLDERS, or a folder holding a config.json."""
+    found = {}
+
+    def visit(value):
+        if isinstance(value, dict):
+            for v in value.values():
+                visit(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v)
+        elif isinstance(value, str) and value not in found:
+            folder = folders.get(value)
+            if folder is None and len(value) < 1024 and ("/" in value or value.startswith((".", "~"))):
+                try:
+                    candidate = Path(value).expanduser()
+                    folder = candidate if (candidate / "config.json").is_file() else None
+                except (OSError, ValueError):   # not a path at all (a NUL byte, a name too long)
+                    folder = None
+            if folder is not None and Path(folder).is_dir():
+                found[value] = model_folder_identity(folder)
+
+    visit(cfg)
+    return found
+
+
 def config_key(cfg):
-    """Short stable hash of a JSON-serialisable config dict and the code identity."""
+    """Short stable hash of a JSON-serialisable config dict and the code identity; a local model
+    folder the config names counts by its content (`model_folder_identity`), not by its path."""
     # a hub name loaded from a local folder (DEFSENT_MODEL_FOLDERS) never shares a key with the hub's
     folders = config.model_folders()
     local = dict(model_folders=folders, standins=config.standins_enabled()) if folders else {}
+    models = local_models(cfg, folders)
+    if models:
+        local["model_content"] = models
     text = json.dumps(dict(config=cfg, code=code_identity(), **local), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -233,10 +279,12 @@ def cached_run(kind, cfg, compute, need_files=True):
     parent = run_dir(kind, cfg)
     parent.mkdir(parents=True, exist_ok=True)
     remove_orphans(parent)
-    folder = parent / f"files-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    folder = parent / f"files-{HOST}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     folder.mkdir()
     try:
-        entry = store(kind, cfg, compute(folder), folder)
+        with lease(folder):
+            result = compute(folder)
+        entry = store(kind, cfg, result, folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -245,25 +293,70 @@ def cached_run(kind, cfg, compute, need_files=True):
 
 
 ORPHAN_AGE = 3600   # seconds: a files folder of the old naming (no writer pid) unreferenced this long is gone
+# A writer's folder is named by its host and process: files-<host>-<pid>-<random>. On this host a
+# writer is alive while its process is; on another host (a cache on Drive or a cluster's shared
+# filesystem, where its process id means nothing here) while its lease file is fresh: the writer
+# touches it every HEARTBEAT_S seconds, and a lease untouched for LEASE_S is judged gone.
+HOST = re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "unknown_host"
+HEARTBEAT_S, LEASE_S = 60, 1800
+
+
+@contextlib.contextmanager
+def lease(folder):
+    """While a writer computes into `folder`, `<folder>.lease` beside it is touched every
+    HEARTBEAT_S seconds (a daemon thread): other machines sharing the cache see the writer alive."""
+    beat, stop = folder.with_name(f"{folder.name}.lease"), threading.Event()
+
+    def heartbeat():
+        while not stop.wait(HEARTBEAT_S):
+            try:
+                beat.touch()
+            except OSError:
+                pass
+
+    beat.touch()
+    thread = threading.Thread(target=heartbeat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        beat.unlink(missing_ok=True)
+
+
+def writer_gone(folder):
+    """Whether the writer of a files folder is gone: on this host its process is not running (or is
+    this one: a replaced entry); on another host its lease (or, without one, the folder) is older
+    than LEASE_S; a folder of the old naming without a host is judged as this host's."""
+    parts = folder.name.split("-")
+    if len(parts) == 4 and parts[2].isdigit():
+        host, pid = parts[1], int(parts[2])
+    elif len(parts) == 3 and parts[1].isdigit():
+        host, pid = HOST, int(parts[1])
+    else:
+        return time.time() - folder.stat().st_mtime > ORPHAN_AGE
+    if host == HOST:
+        return pid == os.getpid() or not process_alive(pid)
+    beat = folder.with_name(f"{folder.name}.lease")
+    seen = max(p.stat().st_mtime for p in (beat, folder) if p.exists())
+    return time.time() - seen > LEASE_S
 
 
 def remove_orphans(parent, keep=None):
     """Remove the files folders of a run that its result.json does not reference and whose writer
-    is gone (killed, or the loser of two concurrent writers) or is this process (a replaced entry)."""
+    is gone (killed, the loser of two concurrent writers, this process replacing an entry, or
+    another host's writer whose lease ran out); never another host's live writer's folder."""
     try:
         referenced = json.loads((parent / "result.json").read_text()).get("files_in")
     except (OSError, ValueError, AttributeError):
         referenced = None
     for folder in parent.glob("files-*"):
-        if folder.name in (referenced, getattr(keep, "name", None)):
+        if folder.suffix == ".lease" or folder.name in (referenced, getattr(keep, "name", None)):
             continue
-        pid = folder.name.split("-")[1]
-        if pid.isdigit() and len(folder.name.split("-")) == 3:
-            gone = int(pid) == os.getpid() or not process_alive(int(pid))
-        else:
-            gone = time.time() - folder.stat().st_mtime > ORPHAN_AGE
-        if gone:
+        if writer_gone(folder):
             shutil.rmtree(folder, ignore_errors=True)
+            folder.with_name(f"{folder.name}.lease").unlink(missing_ok=True)
 
 
 def process_alive(pid):

@@ -1,0 +1,64 @@
+"""Issue 46, point 1: a cache key covers what the result depends on. A local model folder counts by
+the bytes of its files, not its path; WordNet by the files actually read (NLTK_DATA's too). Each
+test changes the input in place and sees a new key or a recomputed result."""
+import json
+
+from defsent_lite.data import readers
+from defsent_lite.runtime import cache
+
+
+def model_folder(path, weights=b"weights 1"):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    (path / "model.safetensors").write_bytes(weights)
+    return path
+
+
+def test_a_model_folder_with_weights_replaced_in_place_gets_a_new_key(tmp_path):
+    folder = model_folder(tmp_path / "m")
+    cfg = dict(model=str(folder), pooling="cls")
+    before = cache.config_key(cfg)
+    assert cache.config_key(cfg) == before                         # unchanged: the same key
+    (folder / "model.safetensors").write_bytes(b"weights 2")       # replaced in place
+    assert cache.config_key(cfg) != before
+    (folder / "model.safetensors").write_bytes(b"weights 1")
+    assert cache.config_key(cfg) == before
+    (folder / "vocab.txt").write_text("[PAD]\n")                   # a tokenizer file counts too
+    assert cache.config_key(cfg) != before
+
+
+def test_a_hub_name_mapped_to_a_folder_is_keyed_by_the_folder_content(tmp_path, monkeypatch):
+    folder = model_folder(tmp_path / "bert")
+    monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", json.dumps({"bert-base-uncased": str(folder)}))
+    cfg = dict(runs=[dict(model="bert-base-uncased")])            # at any depth of the config
+    before = cache.config_key(cfg)
+    (folder / "model.safetensors").write_bytes(b"other weights")
+    assert cache.config_key(cfg) != before
+
+
+def test_a_cached_result_is_computed_again_after_the_model_changed(tmp_path):
+    folder = model_folder(tmp_path / "m")
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"score": float((folder / "model.safetensors").read_bytes()[-1])}
+
+    cfg = dict(model=str(folder))
+    first = cache.cached_json("test_model_key", cfg, compute)
+    assert cache.cached_json("test_model_key", cfg, compute) == first and len(calls) == 1
+    (folder / "model.safetensors").write_bytes(b"weights 9")
+    assert cache.cached_json("test_model_key", cfg, compute) != first and len(calls) == 2
+
+
+def test_wordnet_read_through_nltk_data_is_keyed_by_its_files(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    root.mkdir()
+    corpus = tmp_path / "nltk" / "corpora" / "wordnet"
+    corpus.mkdir(parents=True)
+    (corpus / "data.noun").write_text("00001740 03 n 01 entity 0 000 | that which is perceived\n")
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
+    assert readers.wordnet_folder(root) == corpus
+    before = readers.wordnet_identity(root)
+    (corpus / "data.noun").write_text("00001740 03 n 01 entity 0 000 | something else\n")
+    assert readers.wordnet_identity(root) != before
