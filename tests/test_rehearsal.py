@@ -11,6 +11,8 @@ import ast
 import math
 import os
 import re
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,8 @@ from defsent_lite.runtime import config
 from defsent_lite.data import sources
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import results
-from defsent_lite.repro import defsent_runs
+from defsent_lite.repro import defsent_runs, gausscse_runs, launch
+from defsent_lite.runtime import cache
 
 S = config.scale("rehearsal")
 
@@ -99,9 +102,36 @@ def check_table(path, name, scale=S):
 REHEARSED = [nb for nb in sources.NOTEBOOKS if nb != "90"]
 
 
+LAUNCHED = ("10", "30")   # issue 49: their trainings are run by the launcher first
+
+
+@pytest.fixture(scope="module")
+def launched(rehearsal, tmp_path_factory):
+    """Notebooks 10's and 30's trainings run by the launcher (submitit's local executor, 2 workers,
+    one thread each) into the rehearsal cache, before those notebooks run."""
+    pytest.importorskip("submitit")
+    outcome = launch.launch(LAUNCHED, kind="local", workers=2, folder=str(tmp_path_factory.mktemp("launch")))
+    assert not outcome.failed, outcome.failed
+    assert {r["status"] for r in outcome.records} == {"trained"} and len(outcome.logs) == 2
+    return outcome
+
+
+def training_entries():
+    """{result.json: (size, mtime)} of every cached DefSent and GaussCSE training."""
+    root = config.cache_dir()
+    return {p: (p.stat().st_size, p.stat().st_mtime_ns)
+            for kind in ("defsent", "gausscse") for p in (root / kind).glob("*/result.json")}
+
+
 @pytest.mark.parametrize("name", REHEARSED)
-def test_notebook_runs_at_rehearsal_scale(rehearsal, name):
+def test_notebook_runs_at_rehearsal_scale(rehearsal, name, request):
+    if name in LAUNCHED:   # the launcher trained them: the notebook finds every run in the cache
+        n_launched = len(request.getfixturevalue("launched").records)
+        before = training_entries()
+        assert len(before) >= n_launched
     nb_path, csvs = execute(name, rehearsal)
+    if name in LAUNCHED:
+        assert training_entries() == before, f"notebook {name} trained or rewrote a run the launcher had cached"
     assert "stand-in models: hub names" in nb_path.read_text()
     assert bool(csvs) == (name != "32"), f"notebook {name}: {[p.name for p in csvs]}"  # 32: a figure, no table
     averaged = [check_table(p, name) for p in csvs]
@@ -146,3 +176,33 @@ def test_the_runner_never_overwrites_the_stored_smoke_outputs_at_another_scale(m
         run_notebooks.main(["10"])
     with pytest.raises(SystemExit, match="--out needs a folder"):
         run_notebooks.main(["10", "--out"])
+
+
+def test_a_worker_killed_mid_training_leaves_nothing_done_and_is_redone_on_relaunch(rehearsal, tmp_path):
+    """Issue 49: SIGKILL the process training notebook 32's run (on 2,000 triplets: time to catch
+    it) as soon as its files folder appears: no result.json, the run still to train; relaunched, it
+    is trained and the killed writer's folder removed."""
+    pytest.importorskip("submitit")
+    shared = os.environ["DEFSENT_CACHE"]
+    rehearsal["mp"].setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    try:
+        (t,) = launch.trainings("32")
+        target, kwargs = t.call
+        cfg = dict(kwargs["cfg"], train_max=2000)
+        t = t._replace(call=(target, dict(kwargs, cfg=cfg)), key=cache.config_key(gausscse_runs.run_key(cfg)))
+        parent = config.cache_dir() / "gausscse" / t.key
+        started = launch.start([t], "local", 1, str(tmp_path / "logs"))
+        folder, deadline = None, time.time() + 120
+        while folder is None and time.time() < deadline:
+            folder = next((f for f in parent.glob("files-*") if f.suffix != ".lease"), None)
+            time.sleep(0.01)
+        assert folder is not None, "the job never started training"
+        os.kill(int(folder.name.split("-")[2]), signal.SIGKILL)
+        outcome = launch.collect(started)
+        assert [r["status"] for r in outcome.records] == ["failed"] and "died" in outcome.records[0]["error"]
+        assert not (parent / "result.json").exists() and gausscse_runs.needs_training(cfg)
+        outcome = launch.collect(launch.start([t], "local", 1, str(tmp_path / "logs")))
+        assert [r["status"] for r in outcome.records] == ["trained"], outcome.records
+        assert not gausscse_runs.needs_training(cfg) and not folder.exists()
+    finally:
+        rehearsal["mp"].setenv("DEFSENT_CACHE", shared)

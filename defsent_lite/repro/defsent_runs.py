@@ -196,7 +196,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     if report.get("prep") != v["data"]:
         raise ValueError(f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the dataset "
                          f"given was prepared as {report.get('prep')}: build it with build_dataset(..., variant={cfg['variant']!r})")
-    key = dict({k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits))
+    key = run_key(cfg, splits)
     what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
 
     def compute(folder):
@@ -222,6 +222,18 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
                     final_loss=history["loss"][-1], train_definitions=len(train_set), data=report)
     entry = cache.cached_run("defsent", key, compute, need_files=need_checkpoint)
     return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
+
+
+def run_key(cfg, splits):
+    """The cache key of run(cfg) on `splits`: its settings (scoring aside) and the data's content."""
+    return dict({k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits))
+
+
+def needs_training(cfg, splits, need_checkpoint=True):
+    """Whether run(cfg, need_checkpoint=...) on `splits` would train: no cached entry, or one whose
+    checkpoint was dropped when it is needed."""
+    found = cache.lookup("defsent", run_key(cfg, splits))
+    return found is None or (need_checkpoint and found.folder is None)
 
 
 LR_GRID_XS = [i / 2 for i in range(15)]   # the paper's search: 2^x * 1e-6, x in {0, 0.5, ..., 7}
@@ -298,9 +310,29 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
                                 variant=base["variant"])
     best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), lr_exponents(xs, base["model"], pooling), dataset)
     lr = lr_grid([best_x])[best_x]
-    first = run(dict(base, pooling=pooling, seed=seeds[0], lr=lr), dataset)
-    return FinalRuns(best_x, search, [first] + [scored_run(seed_config(base, pooling, s, lr, i), dataset)
-                                                for i, s in enumerate(seeds[1:], 1)])
+    return FinalRuns(best_x, search, [seed_run(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)])
+
+
+def seed_run(base, pooling, seed, lr, index, dataset):
+    """final_runs' training of its `index`-th seed: the first keeps its checkpoint (notebooks 13
+    and 22 load it), every later one is scored and its checkpoint dropped (scored_run)."""
+    if index == 0:
+        return run(dict(base, pooling=pooling, seed=seed, lr=lr), dataset)
+    return scored_run(seed_config(base, pooling, seed, lr, index), dataset)
+
+
+def seed_run_needs_training(base, pooling, seed, lr, index, dataset):
+    """Whether seed_run(...) would train; scoring a kept checkpoint is no training."""
+    if index == 0:
+        return needs_training(dict(base, pooling=pooling, seed=seed, lr=lr), dataset[0])
+    cfg = seed_config(base, pooling, seed, lr, index)
+    found = cache.lookup("defsent", run_key(cfg, dataset[0]))
+    if found is None or found.folder is not None:
+        return found is None
+    if not cfg.get("scoring"):
+        return True
+    result = dict(found.result, key=cache.config_key(run_key(cfg, dataset[0])))
+    return not scores.trained_scores_cached(result, pooling, cfg["scoring"])
 
 
 def seed_config(base, pooling, seed, lr, index):

@@ -321,12 +321,24 @@ def run(cfg, data_dir=None, keep_model=False):
                                 dict(setting=cfg["setting"], base_model=str(cfg["model"]), seed=cfg["seed"]))
         return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
                     loss_curve=history["loss"], triplets=len(triplets))
-    key = dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK"))
+    key = run_key(cfg, data_dir)
     entry = cache.cached_run("gausscse", key, compute, need_files=keep_model)
     if not keep_model and entry.folder is not None and not (entry.folder / "model").exists():
         cache.drop_files("gausscse", key)   # nothing was saved: the entry says so, a keep_model call retrains
     path = entry.folder / "model" if entry.folder is not None and (entry.folder / "model").exists() else None
     return dict(entry.result, path=str(path) if path else None)
+
+
+def run_key(cfg, data_dir=None):
+    """The cache key of run(cfg): its settings and the NLI and SICK files' identity."""
+    return dict(cfg, data=cache.data_identity(data_dir, "nli", "sts/raw/SICK"))
+
+
+def needs_training(cfg, data_dir=None, keep_model=False):
+    """Whether run(cfg, data_dir, keep_model) would train: no cached entry, or (keep_model) one
+    without its model."""
+    found = cache.lookup("gausscse", run_key(cfg, data_dir))
+    return found is None or (keep_model and (found.folder is None or not (found.folder / "model").exists()))
 
 
 def length_baselines(tests, sick_full, sick_pairs="one-way"):
@@ -400,15 +412,26 @@ def average_runs(results):
 def run_settings(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS):
     """One cached run per loss setting and seed; {setting: seed-averaged result}. The first seed's
     model of each setting is kept ("path": gausscse_runs.load_embedder loads it), the others' scores only."""
-    return {s: average_runs([run(dict(base, setting=s, seed=k), data_dir, keep_model=k == seeds[0]) for k in seeds])
+    return {s: average_runs([run(cfg, data_dir, keep_model=keep) for cfg, keep in seed_runs(base, s, seeds)])
             for s in settings}
+
+
+def seed_runs(base, setting, seeds):
+    """run_settings' trainings of one loss setting: (cfg, keep_model) per seed, the first kept."""
+    return [(dict(base, setting=setting, seed=k), k == seeds[0]) for k in seeds]
+
+
+def grid_cells(base, setting, batch_sizes, lrs):
+    """grid_search's trainings: one cfg per (batch size, lr) cell, the test sets not scored."""
+    return {(b, lr): dict(base, setting=setting, batch_size=b, lr=lr, evaluate_tests=False)
+            for b in batch_sizes for lr in lrs}
 
 
 def grid_search(base, setting, batch_sizes=(16, 32, 64, 128), lrs=tuple(paper_gausscse.GRID_LRS), data_dir=None):
     """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr
     (columns); the test sets are not scored (the grid selects on SNLI dev only)."""
-    cells = {(b, lr): 100 * run(dict(base, setting=setting, batch_size=b, lr=lr, evaluate_tests=False), data_dir)["dev_auprc"]
-             for b in batch_sizes for lr in lrs}
+    cells = {cell: 100 * run(cfg, data_dir)["dev_auprc"]
+             for cell, cfg in grid_cells(base, setting, batch_sizes, lrs).items()}
     grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
     return grid.rename(columns=lambda lr: f"{lr:g}")
 

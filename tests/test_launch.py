@@ -1,0 +1,111 @@
+"""Issue 49: the launcher's listing, shares, executors and workers, without training (the local
+executor's runs, a killed worker and the notebooks that then train nothing: test_rehearsal.py)."""
+import math
+import os
+import re
+
+import pytest
+
+from defsent_lite.repro import budget, launch
+from defsent_lite.runtime import cache
+
+pytest.importorskip("submitit")
+
+
+def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
+    """Paper scale: DefSent 3 poolings x 10 seeds at the pinned rate; PST 3 steps x 10 seeds plus the
+    ICA candidate's 10 at the last; GaussCSE 4 loss settings x 5 seeds; its grid 4 batch sizes x
+    3 rates. GPU-hours are steps at the measured host-bound step."""
+    assert launch.main(["10", "21", "30", "33", "--scale", "paper", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    rows = {m.group(1): [int(m.group(2)), float(m.group(3))]
+            for m in re.finditer(r"^(\d\d|all)\s+\S*\s+(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+([\d.]+)$", out, re.M)}
+    assert {k: v[0] for k, v in rows.items()} == {"10": 30, "21": 40, "30": 20, "33": 12, "all": 102}, out
+    assert all(v[1] > 0 for v in rows.values())
+    listed = launch.trainings("30", "paper", log=lambda *a: None)
+    steps = 275_601 // 16   # all SimCSE triplets at Table 5's batch 16, one epoch (the official code)
+    assert {t.steps for t in listed} == {steps}
+    assert listed[0].gpu_hours == pytest.approx(steps * budget.STEP_FLOOR_S["gausscse"] / 3600)
+    assert launch.Training("10", "DefSent", dict(model="bert-large-uncased"), 100).gpu_hours == pytest.approx(
+        3 * launch.Training("10", "DefSent", dict(model="bert-base-uncased"), 100).gpu_hours)
+
+
+def test_an_unknown_notebook_is_named():
+    with pytest.raises(ValueError, match="'14'.*10, 11"):
+        launch.trainings("14")
+
+
+def test_shares_are_balanced_by_steps():
+    todo = [launch.Training("30", "GaussCSE", dict(seed=i), steps) for i, steps in enumerate([10, 9, 5, 4, 1])]
+    parts = launch.shares(todo, 2)
+    assert sorted(sum(t.steps for t in p) for p in parts) == [14, 15]
+    assert sorted(t.settings["seed"] for p in parts for t in p) == [0, 1, 2, 3, 4]
+    assert len(launch.shares(todo[:1], 4)) == 1   # no empty job
+
+
+def test_slurm_jobs_ask_one_gpu_each_on_the_partition(tmp_path, monkeypatch):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "srun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    (ex,) = launch.executors("slurm", 16, tmp_path / "logs", partition="gpu", timeout_min=600)
+    script = ex._executor._make_submission_file_text("cmd", "uid")
+    for line in ("--partition=gpu", "--gpus-per-node=1", "--ntasks-per-node=1", "--time=600"):
+        assert f"#SBATCH {line}" in script
+    assert ex._executor.parameters["array_parallelism"] == 16
+    with pytest.raises(ValueError, match="executor 'ray'"):
+        launch.executors("ray", 2, tmp_path)
+
+
+def test_local_jobs_see_one_gpu_each():
+    exs = launch.executors("local", 3, "/tmp/unused", gpus=2)
+    assert [ex.parameters["visible_gpus"] for ex in exs] == [(0,), (1,), (0,)]
+    assert [ex.parameters["visible_gpus"] for ex in launch.executors("local", 2, "/tmp/unused", gpus=0)] == [(), ()]
+
+
+def test_a_failed_training_is_reported_with_its_settings_and_the_others_go_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    jobs = [(dict(setting="ent", seed=0), "gausscse", "k1", ("defsent_lite.checks:count", dict(value=-1, name="steps"))),
+            (dict(setting="ent", seed=1), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=3, name="steps")))]
+    records = launch.work(jobs)
+    assert [r["status"] for r in records] == ["failed", "trained"]
+    assert records[0]["seed"] == 0 and "steps" in records[0]["error"] and "Traceback" in records[0]["error"]
+    assert "FAILED {'setting': 'ent', 'seed': 0}" in capsys.readouterr().err
+
+
+def test_a_training_another_live_writer_holds_is_skipped(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    parent = tmp_path / "cache" / "gausscse" / "k1"
+    (parent / f"files-{cache.HOST}-{os.getppid()}-abc").mkdir(parents=True)   # a live process of this host
+    assert launch.busy_elsewhere("gausscse", "k1")
+    records = launch.work([(dict(seed=0), "gausscse", "k1", ("defsent_lite.checks:count", dict(value=1, name="x")))])
+    assert records[0]["status"].startswith("skipped")
+    (parent / "result.json").write_text("{}")   # done: nobody holds it any more
+    assert not launch.busy_elsewhere("gausscse", "k1")
+    dead = tmp_path / "cache" / "gausscse" / "k2" / f"files-{cache.HOST}-{2 ** 22 + 12345}-abc"
+    dead.mkdir(parents=True)   # a killed writer's folder
+    assert not launch.busy_elsewhere("gausscse", "k2")
+
+
+def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(tmp_path, monkeypatch):
+    """Rates searched (not pinned): the first seed's run per rate is launchable at once; the later
+    seeds wait until every rate's run is cached, then run at the rate lr_search picks (best dev MRR)."""
+    from defsent_lite.repro import defsent_runs
+    from defsent_lite.runtime import config
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    scale = dict(config.scale("smoke"), seeds=[0, 1, 2], defsent_lr_xs=[6.0, 7.0])
+
+    def cls_runs():
+        return [t for t in launch.defsent_trainings("10", scale, scale["model"], "official", None, None)
+                if t.settings["pooling"] == "cls"]
+    listed = cls_runs()
+    assert [(t.settings["seed"], t.todo, bool(t.waits_for)) for t in listed] == [
+        (0, True, False), (0, True, False), (1, None, True), (2, None, True)]
+    dataset = launch.defsent_dataset(scale["model"], None, False, "official")
+    for t, mrr in zip(listed[:2], (0.2, 0.1)):   # the search's runs cached: 2^6 wins
+        cache.store("defsent", defsent_runs.run_key(t.call[1]["cfg"], dataset[0]), dict(dev=dict(mrr=mrr)))
+    listed = cls_runs()
+    assert [t.todo for t in listed[:2]] == [False, False]
+    assert [(t.settings["seed"], t.settings["lr"], t.todo) for t in listed[2:]] == [(1, 64e-6, True), (2, 64e-6, True)]
+    assert {t.call[0] for t in listed[2:]} == {"defsent_lite.repro.launch:defsent_seed_run"}
