@@ -113,6 +113,8 @@ def launched(rehearsal, tmp_path_factory):
     outcome = launch.launch(LAUNCHED, kind="local", workers=2, folder=str(tmp_path_factory.mktemp("launch")))
     assert not outcome.failed, outcome.failed
     assert {r["status"] for r in outcome.records} == {"trained"} and len(outcome.logs) == 2
+    again = launch.launch(LAUNCHED, kind="local", workers=2, folder=str(tmp_path_factory.mktemp("relaunch")))
+    assert again.records == [], "a relaunch ran trainings that were cached"
     return outcome
 
 

@@ -257,7 +257,7 @@ def lr_exponents(xs, model, pooling):
     label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
     if label not in paper_defsent.TABLE5_LR_X:
         raise ValueError(f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} pooling; "
-                         f"give the exponents to search instead (defsent.LR_GRID_XS is the paper's grid)")
+                         f"give the exponents to search instead (defsent_runs.LR_GRID_XS is the paper's grid)")
     return [paper_defsent.TABLE5_LR_X[label]]
 
 

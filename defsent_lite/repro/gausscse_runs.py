@@ -2,11 +2,15 @@
 evaluation (NLI accuracy / AUPRC, entailment direction), the Appendix E grid, the plan.
 The tables of Tables 1-5 are made from these runs in gausscse_tables; a trained model is saved
 and loaded back here (save_embedder, load_embedder). The method is defsent_lite.gausscse."""
+import json
 import warnings
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import torch
+from safetensors.torch import load_file, save_file
 
 from defsent_lite import checks, encode, gausscse, train
 from defsent_lite.runtime import cache, config, models
@@ -14,12 +18,7 @@ from defsent_lite.data import readers
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_runs, variants
-import json
-from pathlib import Path
-from typing import NamedTuple
-
-from safetensors.torch import load_file, save_file
+from defsent_lite.repro import budget, variants
 
 
 NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
@@ -282,8 +281,8 @@ def frozen_cls_vectors(model_name, data_dir=None, source="offline", max_triplets
 
 def run(cfg, data_dir=None, keep_model=False):
     """Train GaussCSE once for cfg (cached by its hash) and evaluate it; with keep_model the
-    trained model stays in the cache (gausscse_runs.save_embedder; the result's "path" loads it with
-    gausscse_runs.load_embedder), else only its scores are kept.
+    trained model stays in the cache (save_embedder; the result's "path" loads it with
+    load_embedder), else only its scores are kept.
 
     cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
     test_max, reduction, exclude_sources, train_source, variant (VARIANTS: head, optimiser,
@@ -317,7 +316,7 @@ def run(cfg, data_dir=None, keep_model=False):
         result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"],
                           cfg.get("sick_pairs", "one-way"))
         if keep_model:
-            gausscse_runs.save_embedder(model, tokenizer, folder / "model", cfg["reduction"],
+            save_embedder(model, tokenizer, folder / "model", cfg["reduction"],
                                 dict(setting=cfg["setting"], base_model=str(cfg["model"]), seed=cfg["seed"]))
         return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
                     loss_curve=history["loss"], triplets=len(triplets))
@@ -411,7 +410,7 @@ def average_runs(results):
 
 def run_settings(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS):
     """One cached run per loss setting and seed; {setting: seed-averaged result}. The first seed's
-    model of each setting is kept ("path": gausscse_runs.load_embedder loads it), the others' scores only."""
+    model of each setting is kept ("path": load_embedder loads it), the others' scores only."""
     return {s: average_runs([run(cfg, data_dir, keep_model=keep) for cfg, keep in seed_runs(base, s, seeds)])
             for s in settings}
 

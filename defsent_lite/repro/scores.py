@@ -4,7 +4,7 @@ Several notebooks show the same rows (the untrained model's CLS and mean STS in 
 its SentEval rows in 01, 12, 24): each (model, pooling, setting) is computed once per cache, and
 the poolings asked for together share one forward pass (`encode.embedders`). A trained run's
 scores are cached under the run's key (`trained_sts`, `trained_transfer`), so they outlive its
-checkpoint: DefSent keeps only the first seed's (see `defsent.final_runs`).
+checkpoint: DefSent keeps only the first seed's (see `defsent_runs.final_runs`).
 """
 from defsent_lite import encode
 from defsent_lite.runtime import cache, config, models

@@ -43,7 +43,7 @@ SCALES = {
         transfer_max_eval=250,       # dev / test examples of SST-2, TREC and MRPC
         transfer_kfold=5,
         transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
-        transfer_classifier="batched",  # transfer.CLASSIFIERS: scikit-learn's objective, all folds and C at once
+        transfer_classifier="batched",  # senteval.CLASSIFIERS: scikit-learn's objective, all folds and C at once
         encode_batch_size=64,        # sentences per forward pass when encoding for evaluation (not training)
         defsent_batch_size=16,       # DefSent training batch (paper and official code: 16)
         defsent_train_max=800,       # training definitions per run (seeded subset: 50 steps at batch 16)
@@ -123,7 +123,7 @@ SCALES = {
         defsent_train_max=None,
         defsent_eval_max=None,
         defsent_lr_xs="table5",      # the rate the official run scripts pin per model and pooling (Table 5);
-                                     # the paper's search: defsent.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
+                                     # the paper's search: defsent_runs.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
         dsp_max_entries=None,
         dsp_max_entries_b_c=None,    # None: dsp_max_entries
         dsp_grid_max_entries=None,   # None: dsp_max_entries
@@ -133,7 +133,7 @@ SCALES = {
         dsp_ica_max_iter=1000,
         dsp_ica_selectable=True,     # Eq. 11: the ICA candidate competes with the plain one at the last step
         gauss_train_max=None,        # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
-        gauss_batch_size=16,         # for models outside Table 5; gausscse.paper_hyperparameters has the grid optima
+        gauss_batch_size=16,         # for models outside Table 5; gausscse_runs.paper_hyperparameters has the grid optima
         gauss_lr=5e-5,
         gauss_epochs=None,           # None: the GaussCSE variant's (official code 1, paper text 3)
         gauss_dev_max=None,

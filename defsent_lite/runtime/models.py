@@ -129,11 +129,6 @@ def mlm_head_check(model):
     return HeadCheck(not gone and tied, gone, tied)
 
 
-def head_was_loaded(model):
-    """True when the MLM head's weights came from the checkpoint and its decoder is tied (mlm_head_check)."""
-    return mlm_head_check(model).loaded
-
-
 def tokenizers_at_hand(bert, roberta):
     """(BERT-vocabulary tokenizer, RoBERTa tokenizer or None when it cannot be had), for the
     dataset statistics that count both vocabularies. Online (HF_HUB_OFFLINE unset, Colab) the
