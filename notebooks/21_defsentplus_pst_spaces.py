@@ -49,7 +49,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "3fac85e47c411e148ab17c57f3fa06e2e3bdddf0"   # last to change the package
+    commit = "5e6da90fd6e42131dfadef6e9327303e9a72209e"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
