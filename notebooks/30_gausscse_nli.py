@@ -107,7 +107,7 @@ import pandas as pd
 import torch
 
 from defsent_lite import encode, gausscse
-from defsent_lite.repro import gausscse_runs, preflight
+from defsent_lite.repro import gausscse_data, gausscse_runs, preflight
 from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -136,8 +136,8 @@ for reduction in ("sum", "mean_per_dim"):
 # %% tags=["tolerance: loss"]
 import math
 
-source = gausscse_runs.train_source(scale["name"], DATA_ROOT)
-triplets = gausscse_runs.training_triplets(DATA_ROOT, max_triplets=4, seed=0, source=source)
+source = gausscse_data.train_source(scale["name"], DATA_ROOT)
+triplets = gausscse_data.training_triplets(DATA_ROOT, max_triplets=4, seed=0, source=source)
 pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
 premise, entailment, contradiction = triplets[0]
 print("premise:", premise, "| entailment:", entailment, "| contradiction:", contradiction)
@@ -176,7 +176,7 @@ del encoder, gauss
 # %%
 from defsent_lite.evaluation import nli
 
-frozen = gausscse_runs.frozen_cls_vectors(MODEL, DATA_ROOT, source)
+frozen = gausscse_data.frozen_cls_vectors(MODEL, DATA_ROOT, source)
 print("CLS vectors", tuple(frozen.vectors.shape), "[sentences, hidden]",
       "| triplets", tuple(frozen.triplets.shape), "[triplets, (pre, ent, con)]",
       "| SNLI-test entailment pairs", len(frozen.premises))
@@ -306,7 +306,7 @@ variants.whole(gausscse_runs.differences())
 # scale) cannot be placed inside or outside it, only beside it.
 
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact; cosine baseline: all-MiniLM-L6-v2 (mean)=score"]
-_, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
+_, tests, sick_full = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
 ours, _ = gausscse_tables.tables(runs, tests, sick_full)
 cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})"
 ours.loc[cosine] = gausscse_tables.baseline_row(baseline)

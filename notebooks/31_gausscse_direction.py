@@ -63,7 +63,8 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight, variants
+from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_tables
+from defsent_lite.repro import preflight, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -73,8 +74,8 @@ base["reduction"] = REDUCTION or base["reduction"]
 # the plan and its time estimate first (printed at the protocol scales)
 budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
 runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
-_, tests, sick_full = gausscse_runs.eval_data(base["test_max"], DATA_ROOT)
-pairs = {name: gausscse_runs.direction_pairs(name, rows, sick_full, SICK_PAIRS)
+_, tests, sick_full = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
+pairs = {name: gausscse_data.direction_pairs(name, rows, sick_full, SICK_PAIRS)
          for name, rows in tests.items()}
 counts = {name: len(p.entailing) for name, p in pairs.items()}
 print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
@@ -100,10 +101,10 @@ variants.whole(gausscse_runs.differences())
 # decides between the two readings: the one that gives the paper's Length-baseline row.
 
 # %% tags=["tolerance: exact"]
-_, full_tests, _ = gausscse_runs.eval_data(None, DATA_ROOT)
-for reading in gausscse_runs.SICK_PAIRS:
+_, full_tests, _ = gausscse_data.eval_data(None, DATA_ROOT)
+for reading in gausscse_data.SICK_PAIRS:
     sick_test = {"SICK": full_tests["SICK"]}
-    baseline = gausscse_runs.length_baselines(sick_test, sick_full, reading)["SICK"]
+    baseline = gausscse_data.length_baselines(sick_test, sick_full, reading)["SICK"]
     print(f"SICK length baseline, {reading} pairs: {baseline:.2f}")
 print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-baseline"][2])
 

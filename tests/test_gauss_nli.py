@@ -138,9 +138,9 @@ def test_direction_length_baseline_and_mcnemar():
 
 def test_length_baseline_reproduces_paper_table2_on_full_test_sets():
     """Characters, a tie counted wrong: the paper's 92.63 / 82.64 / 69.14 (truncated) exactly."""
-    from defsent_lite.repro import gausscse_runs
-    _, tests, sick_full = gausscse_runs.eval_data(None)
-    got = {n: 100 * nli.length_baseline_accuracy(*gausscse_runs.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
+    from defsent_lite.repro import gausscse_data
+    _, tests, sick_full = gausscse_data.eval_data(None)
+    got = {n: 100 * nli.length_baseline_accuracy(*gausscse_data.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
     assert {k: math.floor(v * 100) / 100 for k, v in got.items()} == {"SNLI": 92.63, "MNLI": 82.64, "SICK": 69.14}
 
 
@@ -187,9 +187,9 @@ def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
 
 def test_training_triplets_exclude_sources_and_never_hold_test_premises():
     from defsent_lite.data import readers
-    from defsent_lite.repro import gausscse_runs
-    all_t = gausscse_runs.training_triplets()
-    no_mnli = gausscse_runs.training_triplets(exclude_sources=["mnli_dev_matched"])
+    from defsent_lite.repro import gausscse_data
+    all_t = gausscse_data.training_triplets()
+    no_mnli = gausscse_data.training_triplets(exclude_sources=["mnli_dev_matched"])
     assert len(all_t) == 7409 and len(no_mnli) == 7409 - 3243
     premises = {p for p, _, _ in all_t}
     for name in ("snli_dev", "snli_test", "mnli_dev_mismatched"):
@@ -225,7 +225,7 @@ class BagOfWordsGauss(torch.nn.Module):
 
 def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
     """evaluate encodes each test set once for NLI and direction; its answers equal direct per-sentence scores."""
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_eval
     tok = tiny_gauss[1]
     model = BagOfWordsGauss(tok.vocab_size)
     rows = [dict(premise=p, hypothesis=h, label=l) for p, h, l in [
@@ -239,12 +239,12 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
         with torch.no_grad():
             (ma, va), (mb, vb) = model(dict(tok([a], return_tensors="pt"))), model(dict(tok([b], return_tensors="pt")))
         return gausscse.kl_similarity(ma[0], va[0], mb[0], vb[0]).item()
-    out = gausscse_runs.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
+    out = gausscse_eval.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
     scores = np.array([sim(r["hypothesis"], r["premise"]) for r in rows])
     labels = nli.binary_labels(rows)
     assert out["nli_correct"]["SNLI"] == ((scores > out["threshold"]) == (labels == 1)).astype(int).tolist()
     assert out["threshold"] == pytest.approx(nli.best_threshold(scores, labels), abs=1e-5)
-    official = gausscse_runs.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
+    official = gausscse_eval.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
     assert official["threshold"] == nli.grid_threshold(scores, labels)
     assert official["nli_correct"]["SNLI"] == ((scores >= official["threshold"]) == (labels == 1)).astype(int).tolist()
     assert official["dev_auprc"] == pytest.approx(nli.official_auprc(scores, labels), abs=1e-6)

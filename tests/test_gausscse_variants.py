@@ -8,7 +8,7 @@ import torch.distributions as td
 
 from defsent_lite import gausscse, train
 from defsent_lite.evaluation import nli
-from defsent_lite.repro import gausscse_runs
+from defsent_lite.repro import gausscse_data, gausscse_runs
 
 
 def test_official_similarity_is_the_mean_over_dimensions_of_one_over_one_plus_kl():
@@ -62,8 +62,8 @@ def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypat
         seen.update(kw, head=model.head.head, sizes=[len(b) for b in batches])
         raise RuntimeError("stop here")
     monkeypatch.setattr(train, "train", fake_train)
-    monkeypatch.setattr(gausscse_runs, "training_triplets", lambda *a: [("a", "b", "c")] * 5)
-    monkeypatch.setattr(gausscse_runs, "eval_data", lambda *a: ([], {}, []))
+    monkeypatch.setattr(gausscse_data, "training_triplets", lambda *a: [("a", "b", "c")] * 5)
+    monkeypatch.setattr(gausscse_data, "eval_data", lambda *a: ([], {}, []))
     cfg = dict(model="offline", setting="ent", lr=1e-5, batch_size=3, epochs=1, seed=0, train_max=4, eval_every=10,
                dev_max=4, test_max=4, reduction="mean_per_dim", exclude_sources=[], train_source="offline")
     for variant, expected in (("official", dict(weight_decay=0.01, warmup_ratio=0.1, decay=True, warmup_from_zero=True,

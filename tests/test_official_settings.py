@@ -4,7 +4,7 @@ show the text was run, the reverse, listed)."""
 import pytest
 
 from defsent_lite.runtime import config
-from defsent_lite.repro import defsent_runs, gausscse_runs
+from defsent_lite.repro import defsent_runs, gausscse_data, gausscse_runs
 
 
 def test_defsent_paper_scale_trains_the_rate_the_official_scripts_pin():
@@ -40,13 +40,13 @@ def test_gausscse_trains_table5s_optimum_and_run_sh_is_a_named_option():
 def test_sick_direction_pairs_one_way_by_default_all_as_the_code_does():
     """The text's one-way SICK pairs reproduce the paper's length-baseline row exactly (69.14);
     the official code's all-pairs reading gives another number, so it is the named option."""
-    _, tests, sick_full = gausscse_runs.eval_data()
-    one_way = gausscse_runs.direction_pairs("SICK", tests["SICK"], sick_full)
-    every = gausscse_runs.direction_pairs("SICK", tests["SICK"], sick_full, "all")
+    _, tests, sick_full = gausscse_data.eval_data()
+    one_way = gausscse_data.direction_pairs("SICK", tests["SICK"], sick_full)
+    every = gausscse_data.direction_pairs("SICK", tests["SICK"], sick_full, "all")
     # 794 one-way + 610 bilateral + 10 absent from SICK.txt (counted since issue 45) = 1,414
     assert (len(one_way.entailing), one_way.bilateral, one_way.missing, len(every.entailing)) == (794, 610, 10, 1414)
-    assert round(gausscse_runs.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
-    assert round(gausscse_runs.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
+    assert round(gausscse_data.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
+    assert round(gausscse_data.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
     assert gausscse_runs.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
     with pytest.raises(ValueError, match="sick_pairs='both'"):
         gausscse_runs.base_config(config.scale("smoke"), "offline", sick_pairs="both")

@@ -114,14 +114,14 @@ def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_ca
 
 
 def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_data, gausscse_runs
     train = tmp_path / "nli" / "train"
     train.mkdir(parents=True)
-    assert gausscse_runs.train_source("paper", tmp_path) == "simcse"
+    assert gausscse_data.train_source("paper", tmp_path) == "simcse"
     (train / "nli_for_simcse.csv").write_text("sent0,sent1,hard_neg\na,b,c\n")
-    assert gausscse_runs.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
+    assert gausscse_data.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
     (train / "triplets.tsv").write_text("premise\tentailment\tcontradiction\na\tb\tc\n")
-    assert gausscse_runs.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
+    assert gausscse_data.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
     assert gausscse_runs.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
 
 

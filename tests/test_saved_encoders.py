@@ -5,7 +5,7 @@ import torch
 
 from defsent_lite import gausscse
 from defsent_lite.runtime import config
-from defsent_lite.repro import gausscse_runs
+from defsent_lite.repro import gausscse_data, gausscse_embedder, gausscse_eval, gausscse_runs
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -19,10 +19,10 @@ def test_gausscse_model_is_kept_on_request_and_reloads_to_the_same_scores(tmp_pa
     assert scores_only["path"] is None
     kept = gausscse_runs.run(cfg, root, keep_model=True)   # the dropped entry is trained again, now with its model
     assert kept["path"] is not None and kept["nli"] == scores_only["nli"]
-    loaded = gausscse_runs.load_embedder(kept["path"], device="cpu")
+    loaded = gausscse_embedder.load_embedder(kept["path"], device="cpu")
     assert (loaded.reduction, loaded.meta["setting"], loaded.meta["head"]) == (cfg["reduction"], "ent+rev", "official")
-    dev, tests, sick_full = gausscse_runs.eval_data(cfg["test_max"], root)
-    again = gausscse_runs.evaluate(loaded.model, loaded.tokenizer, gausscse_runs.evenly_spaced(dev, cfg["dev_max"]), tests,
+    dev, tests, sick_full = gausscse_data.eval_data(cfg["test_max"], root)
+    again = gausscse_eval.evaluate(loaded.model, loaded.tokenizer, gausscse_data.evenly_spaced(dev, cfg["dev_max"]), tests,
                               sick_full, loaded.reduction)
     for task, metrics in kept["nli"].items():
         assert again["nli"][task] == pytest.approx(metrics, abs=1e-6), task
@@ -36,14 +36,14 @@ def test_gausscse_model_is_kept_on_request_and_reloads_to_the_same_scores(tmp_pa
 def test_loading_a_folder_without_the_head_names_what_is_missing(tmp_path):
     tiny, _ = tiny_pst_setup(tmp_path)
     with pytest.raises(FileNotFoundError, match="gauss_head.safetensors"):
-        gausscse_runs.load_embedder(tiny)
+        gausscse_embedder.load_embedder(tiny)
 
 
 def test_pooler_vectors_are_transformers_pooler_output():
     from defsent_lite.runtime import models
     model, tok = models.load("offline", device="cpu")
     sents = ["a man is playing a guitar", "two dogs run on the beach in the sun"]
-    ours = gausscse_runs.sentence_vectors(model, tok, sents, "pooler")
+    ours = gausscse_eval.sentence_vectors(model, tok, sents, "pooler")
     with torch.no_grad():
         reference = torch.cat([model(**tok(s, return_tensors="pt")).pooler_output for s in sents])
     assert torch.allclose(ours, reference, atol=1e-5)
@@ -65,8 +65,8 @@ def test_cosine_baseline_scores_sentence_transformers_cosines(tmp_path, monkeypa
         a = st.encode([r["hypothesis"] for r in rows], normalize_embeddings=True)
         b = st.encode([r["premise"] for r in rows], normalize_embeddings=True)
         return (a * b).sum(-1)
-    dev, tests, _ = gausscse_runs.eval_data(40, root)
-    dev = gausscse_runs.evenly_spaced(dev, 40)
+    dev, tests, _ = gausscse_data.eval_data(40, root)
+    dev = gausscse_data.evenly_spaced(dev, 40)
     t = nli.threshold_for(cosines(dev), nli.binary_labels(dev), "official")
     assert got["threshold"] == pytest.approx(t, abs=1e-3)
     for name, rows in tests.items():

@@ -14,7 +14,7 @@ from defsent_lite.defsentplus import build_entry_embeddings
 from defsent_lite.pooling import pool
 from defsent_lite.runtime import models
 from defsent_lite.evaluation import senteval, sts
-from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_runs
+from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_data, gausscse_runs
 
 
 def best_time(fn, repeats=3):
@@ -115,7 +115,7 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
     """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
     encoder, tok = models.load("offline", eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
-    batches = train.batched(gausscse_runs.training_triplets(source=gausscse_runs.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
+    batches = train.batched(gausscse_data.training_triplets(source=gausscse_data.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: gausscse_runs.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
     seconds = time.perf_counter() - t0

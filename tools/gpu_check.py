@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defsent_lite import defsent, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
-from defsent_lite.repro import budget, defsent_runs, gausscse_runs  # noqa: E402
+from defsent_lite.repro import budget, defsent_runs, gausscse_data, gausscse_runs  # noqa: E402
 from defsent_lite.runtime import config, models  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
@@ -140,7 +140,7 @@ def defsent_rows(steps, batch_size=16):
 def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64):
     encoder, tok = models.load("bert-base-uncased", eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
-    triplets = gausscse_runs.training_triplets(source=gausscse_runs.train_source("smoke"))
+    triplets = gausscse_data.training_triplets(source=gausscse_data.train_source("smoke"))
     batches = train.batched(triplets[: steps * batch_size], batch_size, seed=0)
 
     def prepare(batch):

@@ -11,7 +11,7 @@ from defsent_lite.runtime import config, models
 from defsent_lite.data import dictionary, readers, sources
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, gausscse_runs
+from defsent_lite.repro import budget, gausscse_data
 
 
 def colab_session_estimates(data_dir=None):
@@ -42,10 +42,10 @@ def colab_session_estimates(data_dir=None):
                       trainings * math.ceil(n_a / 32), steps * n_a + trainings * sts, 0.0, 0.0, 64, "T4", encoder,
                       trainings * n_a * padded_32, steps * n_a * plain + trainings * sts * sentence, S["train_autocast"],
                       step_floor_s=budget.STEP_FLOOR_S["defsent"]))
-    triplets = [s for t in gausscse_runs.training_triplets(data_dir) for s in t]
+    triplets = [s for t in gausscse_data.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
     per_triplet = 3 * budget.row_tokens(tok, triplets, 48)   # a batch of 16 pads its 48 sentences together
-    test_sentences = 2 * sum(len(readers.load_nli(name, data_dir)) for name in gausscse_runs.NLI_TEST_SETS.values())
+    test_sentences = 2 * sum(len(readers.load_nli(name, data_dir)) for name in gausscse_data.NLI_TEST_SETS.values())
     gauss = encoder + 2 * 768 * 769   # the encoder and its mean and variance heads
     steps = n_nli // 16
     encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences   # SNLI dev every 100 steps, tests once

@@ -1,28 +1,19 @@
-"""GaussCSE's pipeline: training data, one cached training run per loss setting and seed, its
-evaluation (NLI accuracy / AUPRC, entailment direction), the Appendix E grid, the plan.
-The tables of Tables 1-5 are made from these runs in gausscse_tables; a trained model is saved
-and loaded back here (save_embedder, load_embedder). The method is defsent_lite.gausscse."""
-import json
+"""GaussCSE's protocol: the official code's and the paper's settings, one cached training run per
+loss setting and seed (the loss of a batch of triplets, model selection on SNLI-dev AUPRC), the
+cosine baseline, the Appendix E grid and the plan. Its data is gausscse_data, its scores
+gausscse_eval, a trained model's files gausscse_embedder; the tables are gausscse_tables'. The
+method is defsent_lite.gausscse."""
 import warnings
-from pathlib import Path
-from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 import torch
-from safetensors.torch import load_file, save_file
 
 from defsent_lite import checks, encode, gausscse, train
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import readers
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, variants
-
-
-NLI_TEST_SETS = {"SNLI": "snli_test", "MNLI": "mnli_dev_mismatched", "SICK": "sick_test"}  # MNLI dev_mismatched = test
-DEV_SET = "snli_dev"
+from defsent_lite.repro import budget, gausscse_data, gausscse_embedder, gausscse_eval, variants
 
 
 # What the released code (yoda122/GaussCSE) does and what the paper's text says, where they differ.
@@ -68,64 +59,6 @@ def differences():
     return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code", "ours"])
 
 
-def training_triplets(data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"):
-    """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
-    paper's SNLI+MNLI train; `python -m defsent_lite.data.download fetch --only nli_for_simcse`),
-    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
-    train_dir = config.data_root(data_dir) / "nli" / "train"
-    if source not in ("offline", "simcse"):
-        raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
-    rows = readers.read_simcse_nli(train_dir / "nli_for_simcse.csv") if source == "simcse" else \
-        readers.read_triplets(train_dir / "triplets.tsv")
-    rows = [r for r in rows if r["source"] not in exclude_sources]
-    if checks.count(max_triplets, "max_triplets (train_max)") and len(rows) > max_triplets:
-        g = torch.Generator().manual_seed(seed)
-        rows = [rows[i] for i in sorted(torch.randperm(len(rows), generator=g)[:max_triplets].tolist())]
-    return [(r["premise"], r["entailment"], r["contradiction"]) for r in rows]
-
-
-def evenly_spaced(rows, n):
-    """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
-    if checks.count(n, "the number of pairs to keep (dev_max / test_max)") is None or len(rows) <= n:
-        return list(rows)
-    return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
-
-
-def sentence_gaussians(model, tokenizer, sentences, batch_size=64):
-    """(mu, var, row of each sentence): every distinct sentence encoded once, for all the pairs built on them."""
-    uniq = list(dict.fromkeys(sentences))
-    mu, var = gausscse.encode(model, tokenizer, uniq, batch_size=batch_size)
-    return mu, var, {s: i for i, s in enumerate(uniq)}
-
-
-def similarities_in(gaussians, first, second, reduction="sum"):
-    """sim(first[k]||second[k]) and sim(second[k]||first[k]) for each k, from sentence_gaussians' table."""
-    mu, var, pos = gaussians
-    a = torch.tensor([pos[s] for s in first], dtype=torch.long)
-    b = torch.tensor([pos[s] for s in second], dtype=torch.long)
-    fwd = gausscse.kl_similarity(mu[a], var[a], mu[b], var[b], reduction)
-    bwd = gausscse.kl_similarity(mu[b], var[b], mu[a], var[a], reduction)
-    return fwd.numpy(), bwd.numpy()
-
-
-def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_size=64):
-    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence encoded once."""
-    return similarities_in(sentence_gaussians(model, tokenizer, list(first) + list(second), batch_size), first, second, reduction)
-
-
-def nli_scores(model, tokenizer, rows, reduction="mean_per_dim"):
-    """sim(hyp||pre) per NLI row (the score thresholded for entailment)."""
-    fwd, _ = pair_similarities(model, tokenizer, [r["hypothesis"] for r in rows], [r["premise"] for r in rows], reduction)
-    return fwd
-
-
-def dev_auprc_fn(tokenizer, dev_rows, reduction, what="GaussCSE", metrics="official"):
-    """eval_fn for train.train: SNLI-dev AUPRC (the paper's model selection, every 100 steps)."""
-    labels = nli.binary_labels(dev_rows)
-    return lambda model: nli.area_under_pr(nli_scores(model, tokenizer, dev_rows, reduction), labels, metrics,
-                                           what=f"{what}: SNLI-dev AUPRC")
-
-
 def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
     """Encode premises, entailments and contradictions in one forward pass; Eq. 3."""
     sentences = [s for column in zip(*batch) for s in column]
@@ -146,46 +79,7 @@ def describe_batch(model, tokenizer):
     return describe
 
 
-def evaluate(model, tokenizer, dev_rows, test_sets, sick_full, reduction="mean_per_dim", what="GaussCSE",
-             metrics="official", sick_pairs="one-way"):
-    """Table 1/3 (accuracy with the SNLI-dev threshold, AUPRC) and Table 2/4 (direction) rows,
-    plus per-example correctness for McNemar's test. `what` names the run in errors; metrics:
-    one of nli.METRICS."""
-    dev_scores, dev_labels = nli_scores(model, tokenizer, dev_rows, reduction), nli.binary_labels(dev_rows)
-    threshold = nli.threshold_for(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev threshold")
-    out = dict(threshold=threshold,
-               dev_auprc=nli.area_under_pr(dev_scores, dev_labels, metrics, what=f"{what}: SNLI-dev AUPRC"),
-               nli={}, direction={}, nli_correct={}, direction_correct={})
-    for name, rows in test_sets.items():
-        hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
-        entailing, entailed = direction_pairs(name, rows, sick_full, sick_pairs)[:2]
-        table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)  # NLI and direction share it
-        scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
-        out["nli"][name] = dict(acc=100 * nli.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),
-                                auprc=100 * nli.area_under_pr(scores, labels, metrics, what=f"{what}: {name} AUPRC"))
-        out["nli_correct"][name] = (nli.predicted_entailment(scores, threshold, metrics) == (labels == 1)).astype(int).tolist()
-        fwd, bwd = similarities_in(table, entailed, entailing, reduction)  # sim(B||A), sim(A||B)
-        out["direction"][name] = 100 * nli.direction_accuracy(fwd, bwd)
-        out["direction_correct"][name] = (fwd > bwd).astype(int).tolist()
-    return out
-
-
 SIMCSE_BASELINE = ("princeton-nlp/sup-simcse-bert-base-uncased", "pooler")   # Tables 1/3's baseline (BERT-base)
-
-
-def sentence_vectors(model, tokenizer, sentences, pooling):
-    """Encoder vectors for a cosine baseline: a pooling of encode.POOLINGS, or "pooler" (the
-    CLS state through the encoder's pooler, dense + tanh: where supervised SimCSE's released
-    checkpoints keep the MLP their sentence vectors pass through)."""
-    if pooling != "pooler":
-        return encode.encode(model, tokenizer, sentences, pooling=pooling)
-    cls = encode.encode(model, tokenizer, sentences, pooling="cls")
-    pooler = getattr(model.base_model, "pooler", None)
-    if pooler is None:
-        raise ValueError(f"{type(model).__name__} has no pooler: use a pooling of {encode.POOLINGS}")
-    device = next(model.parameters()).device
-    with torch.no_grad():
-        return pooler.activation(pooler.dense(cls.to(device))).float().cpu()
 
 
 def baseline_encoder(scale, model):
@@ -203,13 +97,13 @@ def cosine_baseline(model_name, pooling, base, data_dir=None):
 
     def compute():
         model, tokenizer = models.load(model_name)
-        dev, tests, _ = eval_data(base["test_max"], data_dir)
-        dev = evenly_spaced(dev, base["dev_max"])
+        dev, tests, _ = gausscse_data.eval_data(base["test_max"], data_dir)
+        dev = gausscse_data.evenly_spaced(dev, base["dev_max"])
 
         def scores(rows):
             hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
             uniq = list(dict.fromkeys(hyps + pres))
-            vectors = torch.nn.functional.normalize(sentence_vectors(model, tokenizer, uniq, pooling), dim=-1)
+            vectors = torch.nn.functional.normalize(gausscse_eval.sentence_vectors(model, tokenizer, uniq, pooling), dim=-1)
             pos = {s: i for i, s in enumerate(uniq)}
             return (vectors[[pos[h] for h in hyps]] * vectors[[pos[p] for p in pres]]).sum(-1).numpy()
         threshold = nli.threshold_for(scores(dev), nli.binary_labels(dev), metrics, what=f"{what}: SNLI-dev threshold")
@@ -222,67 +116,10 @@ def cosine_baseline(model_name, pooling, base, data_dir=None):
     return cache.cached_json("gauss_baseline", dict(cfg, data=cache.data_identity(data_dir, "nli")), compute)
 
 
-SICK_PAIRS = ("one-way", "all")  # SICK direction pairs: the paper's text (default) or the official code's
-
-
-def direction_pairs(name, rows, sick_full, sick_pairs="one-way"):
-    """nli.DirectionPairs of a test set's entailment pairs (premise entails hypothesis). SICK,
-    sick_pairs="one-way" (the paper's text; its length-baseline row is reproduced exactly): the
-    directions from the full file (SICK.txt), bilateral pairs and pairs absent from it (10 of the
-    test set's) excluded and counted; "all" (the official code): every entailment pair read
-    premise -> hypothesis."""
-    if sick_pairs not in SICK_PAIRS:
-        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
-    if name == "SICK" and sick_pairs == "one-way":
-        ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
-        found = [r for r in sick_full if r["pair_id"] in ids]
-        return nli.sick_direction_pairs(found)._replace(missing=len(ids - {r["pair_id"] for r in found}))
-    ent = [r for r in rows if r["label"] == "entailment"]
-    return nli.DirectionPairs([r["premise"] for r in ent], [r["hypothesis"] for r in ent], 0)
-
-
-def eval_data(max_pairs=None, data_dir=None):
-    """SNLI dev, the three test sets (evenly spaced subsets when max_pairs) and full SICK."""
-    dev = evenly_spaced(readers.load_nli(DEV_SET, data_dir), max_pairs)
-    tests = {k: evenly_spaced(readers.load_nli(v, data_dir), max_pairs) for k, v in NLI_TEST_SETS.items()}
-    sick_full = readers.read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
-    return dev, tests, sick_full
-
-
-class FrozenVectors(NamedTuple):
-    """The GaussCSE miniature's data: one frozen CLS vector per distinct sentence and, as rows of
-    it, the training triplets and the SNLI-test entailment pairs."""
-    vectors: torch.Tensor      # [sentences, hidden] float32
-    triplets: torch.Tensor     # [triplets, 3] rows of (premise, entailment, contradiction)
-    premises: torch.Tensor     # [pairs] the entailing sentence of each SNLI-test entailment pair
-    hypotheses: torch.Tensor   # [pairs] the sentence it entails
-
-
-def frozen_cls_vectors(model_name, data_dir=None, source="offline", max_triplets=10_000, max_length=64,
-                       batch_size=128):
-    """CLS vectors of the untrained encoder for every sentence of the training triplets (`source`, a
-    seeded sample of at most max_triplets: all 7,409 offline ones) and of SNLI test's entailment
-    pairs, each distinct sentence encoded once (cached): notebook 30's miniature trains only the
-    Gaussian head on them."""
-    triplets = training_triplets(data_dir, max_triplets=max_triplets, source=source)
-    pairs = direction_pairs("SNLI", readers.load_nli(NLI_TEST_SETS["SNLI"], data_dir), [])
-    sentences = list(dict.fromkeys([s for t in triplets for s in t] + pairs.entailing + pairs.entailed))
-    cfg = dict(model=str(model_name), sentences=cache.content_digest(sentences), max_length=max_length)
-
-    def compute():
-        model, tokenizer = models.load(model_name)
-        return encode.encode(model, tokenizer, sentences, "cls", batch_size, max_length, desc="CLS vectors")
-    vectors = cache.cached_tensor("gauss_frozen_cls", cfg, compute)
-    row = {s: i for i, s in enumerate(sentences)}
-    rows = lambda column: torch.tensor([row[s] for s in column], dtype=torch.long)  # noqa: E731
-    return FrozenVectors(vectors, torch.tensor([[row[s] for s in t] for t in triplets], dtype=torch.long),
-                         rows(pairs.entailing), rows(pairs.entailed))
-
-
 def run(cfg, data_dir=None, keep_model=False):
     """Train GaussCSE once for cfg (cached by its hash) and evaluate it; with keep_model the
     trained model stays in the cache (save_embedder; the result's "path" loads it with
-    load_embedder), else only its scores are kept.
+    gausscse_embedder.load_embedder), else only its scores are kept.
 
     cfg: model, setting, lr, batch_size, epochs, seed, train_max, eval_every, dev_max,
     test_max, reduction, exclude_sources, train_source, variant (VARIANTS: head, optimiser,
@@ -297,7 +134,7 @@ def run(cfg, data_dir=None, keep_model=False):
         config.set_seed(cfg["seed"])
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
         model = gausscse.GaussModel(encoder, v["head"]).to(next(encoder.parameters()).device)
-        triplets = training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
+        triplets = gausscse_data.training_triplets(data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"])
         epochs = checks.count(cfg["epochs"], "epochs", allow_none=False)
         batches = [b for e in range(epochs) for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)]
         smallest = cfg["batch_size"] if v["drop_last"] else 2   # a 1-triplet batch has no in-batch negatives
@@ -305,18 +142,18 @@ def run(cfg, data_dir=None, keep_model=False):
         if not batches:
             raise ValueError(f"{what}: no training batches: {len(triplets)} training triplets make no batch of "
                              f"{smallest} (the official variant drops a last partial batch, as its code does)")
-        dev, tests, sick_full = eval_data(cfg["test_max"], data_dir)
-        dev = evenly_spaced(dev, cfg["dev_max"])
+        dev, tests, sick_full = gausscse_data.eval_data(cfg["test_max"], data_dir)
+        dev = gausscse_data.evenly_spaced(dev, cfg["dev_max"])
         history = train.train(model, lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
                               batches, cfg["lr"], optimizer="adamw", weight_decay=v["weight_decay"],
                               warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"],
-                              eval_fn=dev_auprc_fn(tokenizer, dev, cfg["reduction"], what, v["metrics"]),
+                              eval_fn=gausscse_eval.dev_auprc_fn(tokenizer, dev, cfg["reduction"], what, v["metrics"]),
                               eval_every=cfg["eval_every"], describe_batch=describe_batch(model, tokenizer), desc=what)
         tests = tests if cfg.get("evaluate_tests", True) else {}   # the grid needs the SNLI-dev AUPRC only
-        result = evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"],
+        result = gausscse_eval.evaluate(model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"],
                           cfg.get("sick_pairs", "one-way"))
         if keep_model:
-            save_embedder(model, tokenizer, folder / "model", cfg["reduction"],
+            gausscse_embedder.save_embedder(model, tokenizer, folder / "model", cfg["reduction"],
                                 dict(setting=cfg["setting"], base_model=str(cfg["model"]), seed=cfg["seed"]))
         return dict(result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
                     loss_curve=history["loss"], triplets=len(triplets))
@@ -340,28 +177,12 @@ def needs_training(cfg, data_dir=None, keep_model=False):
     return found is None or (keep_model and (found.folder is None or not (found.folder / "model").exists()))
 
 
-def length_baselines(tests, sick_full, sick_pairs="one-way"):
-    """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
-    return {name: 100 * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full, sick_pairs)[:2])
-            for name, rows in tests.items()}
-
-
 def paper_hyperparameters(model):
     """(batch size, lr) with the best SNLI-dev AUPRC in the paper's grid (Table 5), or None for a
     model the paper does not report."""
     cells = {(batch, lr): auprc for (name, batch), row in paper_gausscse.TABLE5.items() if name == model
              for lr, auprc in zip(paper_gausscse.GRID_LRS, row)}
     return max(cells, key=cells.get) if cells else None
-
-
-def train_source(scale_name, data_dir=None):
-    """Paper and rehearsal scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
-    nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
-    if config.scale(scale_name)["paper_protocol"]:
-        return "simcse"
-    train_dir = config.data_root(data_dir) / "nli" / "train"
-    offline = (train_dir / "triplets.tsv").is_file() or not (train_dir / "nli_for_simcse.csv").is_file()
-    return "offline" if offline else "simcse"
 
 
 RUN_SH = {"bert-base-uncased": (16, 1e-5)}   # (batch, lr) the official run.sh pins (yoda122/GaussCSE)
@@ -384,13 +205,13 @@ def base_config(scale, model, data_dir=None, variant="official", sick_pairs="one
             warnings.warn(f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
                           "run `python -m defsent_lite.repro.gausscse_tables --grid SETTING` to search it")
         batch_size, lr = best or (batch_size, lr)
-    if sick_pairs not in SICK_PAIRS:
-        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
+    if sick_pairs not in gausscse_data.SICK_PAIRS:
+        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(gausscse_data.SICK_PAIRS)}")
     return dict(model=model, lr=lr, batch_size=batch_size, epochs=scale["gauss_epochs"] or variant_settings(variant)["epochs"],
                 seed=scale["gauss_seeds"][0], train_max=scale["gauss_train_max"], eval_every=100,
                 dev_max=scale["gauss_dev_max"], test_max=scale["gauss_test_max"],
                 reduction=variant_settings(variant)["reduction"], exclude_sources=[],
-                train_source=train_source(scale["name"], data_dir), variant=variant, sick_pairs=sick_pairs)
+                train_source=gausscse_data.train_source(scale["name"], data_dir), variant=variant, sick_pairs=sick_pairs)
 
 
 def average_runs(results):
@@ -410,7 +231,7 @@ def average_runs(results):
 
 def run_settings(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS):
     """One cached run per loss setting and seed; {setting: seed-averaged result}. The first seed's
-    model of each setting is kept ("path": load_embedder loads it), the others' scores only."""
+    model of each setting is kept ("path": gausscse_embedder.load_embedder loads it), the others' scores only."""
     return {s: average_runs([run(cfg, data_dir, keep_model=keep) for cfg, keep in seed_runs(base, s, seeds)])
             for s in settings}
 
@@ -441,11 +262,11 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
     eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
     rate as well (a row of the grid: grid_search at base's batch size)."""
-    triplets = training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"])
+    triplets = gausscse_data.training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"])
     steps = base["epochs"] * (len(triplets) // base["batch_size"])
-    dev, tests, _ = eval_data(base["test_max"], data_dir)
-    dev = evenly_spaced(dev, base["dev_max"])
-    def distinct(rows):  # each distinct sentence is encoded once (sentence_gaussians)
+    dev, tests, _ = gausscse_data.eval_data(base["test_max"], data_dir)
+    dev = gausscse_data.evenly_spaced(dev, base["dev_max"])
+    def distinct(rows):  # each distinct sentence is encoded once (gausscse_eval.sentence_gaussians)
         return len({s for r in rows for s in (r["premise"], r["hypothesis"])})
     encoded = distinct(dev) * (steps // base["eval_every"] + 2) + sum(distinct(rows) for rows in tests.values())
     encoder, tokenizer = models.load(base["model"], eval_mode=False)
@@ -466,47 +287,5 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
                        True, True)
 
 
-# ---------------------------------------------------------------- saving and loading
-
-HEAD_FILE, META_FILE = "gauss_head.safetensors", "gausscse_meta.json"
 
 
-class GaussianEmbedder(NamedTuple):
-    """A trained GaussCSE model as load_embedder returns it: encode(sentences) -> (mu, var);
-    similarity(a, b) -> sim(a_i||b_i) with the similarity it was trained with."""
-    model: gausscse.GaussModel
-    tokenizer: object
-    reduction: str
-    meta: dict
-
-    def encode(self, sentences, batch_size=64):
-        return gausscse.encode(self.model, self.tokenizer, sentences, batch_size)
-
-    def similarity(self, first, second, batch_size=64):
-        (mu_a, var_a), (mu_b, var_b) = self.encode(first, batch_size), self.encode(second, batch_size)
-        return gausscse.kl_similarity(mu_a, var_a, mu_b, var_b, self.reduction)
-
-
-def save_embedder(model, tokenizer, folder, reduction, meta):
-    """The encoder and tokenizer with save_pretrained (any transformers user loads them), the
-    head's two linear layers as safetensors, and a JSON file naming the head and similarity."""
-    folder = Path(folder)
-    model.encoder.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    save_file({k: v.detach().cpu().contiguous() for k, v in model.head.state_dict().items()}, folder / HEAD_FILE)
-    (folder / META_FILE).write_text(json.dumps(dict(meta, head=model.head.head, reduction=reduction), indent=1))
-    return folder
-
-
-def load_embedder(folder, device=None):
-    """The GaussianEmbedder saved in `folder` by save_embedder, on `device` (cuda when present)."""
-    folder = Path(folder)
-    missing = [f for f in (HEAD_FILE, META_FILE) if not (folder / f).exists()]
-    if missing:
-        raise FileNotFoundError(f"{folder} is not a saved GaussCSE model: {', '.join(missing)} missing")
-    meta = json.loads((folder / META_FILE).read_text())
-    encoder, tokenizer = models.load(str(folder), device=device)
-    model = gausscse.GaussModel(encoder, meta["head"])
-    model.head.load_state_dict(load_file(folder / HEAD_FILE))
-    model.to(next(encoder.parameters()).device).eval()
-    return GaussianEmbedder(model, tokenizer, meta["reduction"], meta)

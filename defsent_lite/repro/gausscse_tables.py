@@ -12,8 +12,9 @@ from defsent_lite.runtime import config
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_runs
-from defsent_lite.repro.gausscse_runs import NLI_TEST_SETS, direction_pairs, length_baselines, paper_hyperparameters
+from defsent_lite.repro import gausscse_data, gausscse_runs
+from defsent_lite.repro.gausscse_data import NLI_TEST_SETS, direction_pairs, length_baselines
+from defsent_lite.repro.gausscse_runs import paper_hyperparameters
 
 
 def tables(runs, tests, sick_full, sick_pairs="one-way"):
@@ -162,7 +163,7 @@ def main(argv=None):
                 epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
                 data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
                      f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
-    save_tables(runs, gausscse_runs.eval_data(base["test_max"]), out, meta)
+    save_tables(runs, gausscse_data.eval_data(base["test_max"]), out, meta)
 
 
 if __name__ == "__main__":

@@ -149,7 +149,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     ent+rev run; 33 gausscse_runs.grid_search (batch sizes x rates) as the notebook sets it."""
     from defsent_lite.data import sources
     from defsent_lite.paper import gausscse as paper_gausscse
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_data, gausscse_runs
     from defsent_lite import gausscse
     base = gausscse_runs.base_config(scale, model, data_dir, variant)
     if notebook == "33":
@@ -163,7 +163,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     if missing:
         n = min(sources.by_name("nli_for_simcse")["rows"], base["train_max"] or math.inf)
     else:
-        n = len(gausscse_runs.training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0,
+        n = len(gausscse_data.training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0,
                                                 base["train_source"]))
     out = []
     for cfg, keep in runs:
