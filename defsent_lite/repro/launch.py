@@ -19,7 +19,6 @@ import os
 import sys
 import time
 import traceback
-from pathlib import Path
 from typing import NamedTuple
 
 from defsent_lite.runtime import cache, config
@@ -179,8 +178,9 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
 
 
 def pst_trainings(notebook, scale, model, variant, data_dir):
-    """Notebook 21's PST on a: steps x seeds (+ the ICA candidate's seeds at the last step). Listed,
-    not launched: each step trains against the space its previous step's best encoder builds."""
+    """Notebook 21's PST on a: steps x seeds (+ the ICA candidate's seeds at the last step), counted
+    from Table 1's sizes; launched by pst_stages, a step at a time (each step trains against the
+    space its previous step's best encoder builds)."""
     from defsent_lite.paper import aggregate
     from defsent_lite.paper import defsentplus as paper_defsentplus
     from defsent_lite.repro import pst
@@ -192,9 +192,29 @@ def pst_trainings(notebook, scale, model, variant, data_dir):
         spaces = ["plain"] + (["ICA"] if cfg["ica"] and k == len(cfg["lrs"]) else [])
         out += [Training(notebook, "DefSent+", dict(model=model, step=k, space=space, seed=s, lr=lr,
                                                     batch=cfg["batch_size"]),
-                         steps, waits_for="PST runs step by step in the notebook (each step needs the last's best)")
+                         steps, waits_for="launched step by step (pst_stages): each step needs the last's best")
                 for space in spaces for s in cfg["seeds"]]
     return out
+
+
+def pst_stages(notebook, scale, model, variant, data_dir, workers):
+    """Notebook 21's PST as stages, one per step: a job that builds the step's space and its
+    candidates (from the previous step's best encoder, cached), then up to `workers` jobs that
+    train a share of the seeds each against every candidate (pst.run_share). A stage starts when
+    the one before has finished; one worker builds and trains in the same job."""
+    from defsent_lite.paper import aggregate
+    from defsent_lite.repro import pst
+    model = model or config.scale(scale)["model"]
+    cfg, _ = pst.model_pst_config(config.scale(scale), model, "a", aggregate.reference_model(model)[0],
+                                  variant=variant)
+    shares = [s for s in (cfg["seeds"][i::workers] for i in range(workers)) if s]
+
+    def job(step, seeds, name):
+        call = ("defsent_lite.repro.pst:run_share", dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds))
+        return Training(notebook, "DefSent+", dict(model=model, step=step, seeds=seeds), len(seeds),
+                        f"pst-{step}-{name}", True, call)
+    return [([job(k, [], "space")] if len(shares) > 1 else [], [job(k, s, i) for i, s in enumerate(shares)])
+            for k in range(1, len(cfg["lrs"]) + 1)]
 
 
 # ---------------------------------------------------------------- what a worker runs
@@ -356,10 +376,20 @@ def launch(notebooks, scale=None, data_dir=None, model=None, variant="official",
         for r in out.failed:
             where = f" (log {r['log']})" if "log" in r else ""
             log(f"FAILED {describe(r)}: {r['error'].strip().splitlines()[-1]}{where}")
+    for notebook in [nb for nb in notebooks if str(nb) in PST_NOTEBOOKS]:
+        for k, (space, shares) in enumerate(pst_stages(notebook, scale, model, variant, data_dir, workers), 1):
+            log(f"notebook {notebook}: PST step {k} in {len(space) + len(shares)} job(s)")
+            outs = [collect(start(jobs, kind, len(jobs), folder, partition, timeout_min)) for jobs in (space, shares) if jobs]
+            records, logs = records + [r for o in outs for r in o.records], logs + [f for o in outs for f in o.logs]
+            if any(o.failed for o in outs):
+                log(f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's best run)")
+                break
     outcome = Outcome(records, logs)
-    left = [t for t in listed if t.todo]
-    log(f"{sum(r['status'] == 'trained' for r in records)} trained, {len(outcome.failed)} failed; "
-        f"{len(listed) - len(left)} of {len(listed)} trainings in the cache"
+    listed = [t for nb in notebooks if str(nb) not in PST_NOTEBOOKS
+              for t in trainings(nb, scale, data_dir, model, variant, log=lambda *a: None)]
+    left = [t for t in listed if t.todo is not False]
+    log(f"{sum(r['status'] == 'trained' for r in records)} job(s) or training(s) done, {len(outcome.failed)} failed; "
+        f"{len(listed) - len(left)} of {len(listed)} listed trainings in the cache"
         + (f"; {len(left)} missing (relaunch to retry)" if left else ""))
     return outcome
 

@@ -74,11 +74,17 @@ def keep_only_best(runs, best, run_cfgs, ds, data_dir=None):
         runs[best] = defsentplus_runs.train_once(run_cfg, cand, ds, data_dir)
 
 
-def run_pst(cfg, ds, dataset_key, data_dir=None):
+class StepDone(Exception):
+    """run_pst(..., only=(step, seeds)) trained its share of `step` (repro/launch.py's jobs)."""
+
+
+def run_pst(cfg, ds, dataset_key, data_dir=None, only=None):
     """The PST loop (defsentplus.progressive_separate_training) with the protocol's bookkeeping:
     cached spaces and runs, a run per candidate space and seed, the best by STS average kept, at
     most two checkpoints on disk. cfg: model, dataset, max_entries, pooling, entry_pooling, lrs
     (one per step), seeds, batch_size, ica, inference_poolings, sts_max_pairs.
+    only=(step, seeds): one job's share of a step on many GPUs: the steps before it (cached) are
+    replayed, the step's space and candidates built, only `seeds`' runs trained, then StepDone.
 
     Returns one record per step: the space's views, every run (candidate x seed), the best run.
     """
@@ -100,6 +106,8 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
 
     def train_against(cand, lr, step, key):
         (name, seed), (pooling, entry_pooling) = key, step_combination(cfg, step)
+        if only is not None and step == only[0] and seed not in only[1]:
+            return None   # another job's share of this step
         run_cfg = dict(model=cfg["model"], dataset=dataset_key, pooling=pooling, lr=lr, seed=seed,
                        batch_size=cfg["batch_size"], inference_poolings=cfg["inference_poolings"],
                        sts_max_pairs=cfg["sts_max_pairs"], sts_files=cfg.get("sts_files", defsentplus_runs.STS_FILES),
@@ -115,6 +123,8 @@ def run_pst(cfg, ds, dataset_key, data_dir=None):
 
     def select(runs):
         step = len(built_by)
+        if only is not None and step == only[0]:
+            raise StepDone(step)
         runs.update(trained[step])   # the runs whose checkpoints were dropped since they were trained
         best = best_of(selectable(runs, cfg), defsentplus_runs.best_sts_avg, f"PST step {step} (candidate space, seed)")
         keep_only_best(runs, best, run_cfgs, ds, data_dir)
@@ -219,6 +229,16 @@ def run(cfg, data_dir=None):
     """Load the dataset of cfg (cached) and run PST; returns (steps, dataset report)."""
     ds, key = entry_dataset(cfg, data_dir)
     return run_pst(cfg, ds, key, data_dir), ds["report"]
+
+
+def run_share(cfg, data_dir=None, step=1, seeds=()):
+    """One job's share of PST step `step` (repro/launch.py): the runs of `seeds` against every
+    candidate space of the step (none: the space and its candidates only), into the cache."""
+    ds, key = entry_dataset(cfg, data_dir)
+    try:
+        run_pst(cfg, ds, key, data_dir, only=(step, list(seeds)))
+    except StepDone:
+        return
 
 
 def following_space_views(steps, cfg, data_dir=None):
