@@ -36,7 +36,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "cb5cd7be1daa8a17e6bdb3607f4227a9d89fb09a"   # last to change the package
+    commit = "422bc3d17d0035d03cedba164207042031e8f4f2"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
