@@ -98,7 +98,7 @@ untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_
 rows, poolings = {}, {}
 poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
 # Table 2's DefSent row: the model's best pooling
-ds_pooling = aggregate.defsent_pooling_in_defsentplus(reference) or "cls"
+ds_pooling = paper_defsentplus.defsent_row_pooling(reference) or "cls"
 ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
 ds_base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]

@@ -22,3 +22,12 @@ def standin_folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("standins")
     folders = standins.build_all(root)
     return dict(folders=folders, setting=str(root / "folders.json"))
+
+
+@pytest.fixture(autouse=True)
+def standins_off_after_each_test():
+    """A rehearsal preflight turns stand-ins on for its process (config.use_standins); each test
+    starts from the environment's setting again."""
+    from defsent_lite.runtime import config
+    yield
+    config.use_standins(False)

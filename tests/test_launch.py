@@ -7,7 +7,7 @@ import re
 import pytest
 
 from defsent_lite.repro import budget, launch
-from defsent_lite.runtime import cache
+from defsent_lite.runtime import cache, config
 
 pytest.importorskip("submitit")
 
@@ -109,3 +109,12 @@ def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(
     assert [t.todo for t in listed[:2]] == [False, False]
     assert [(t.settings["seed"], t.settings["lr"], t.todo) for t in listed[2:]] == [(1, 64e-6, True), (2, 64e-6, True)]
     assert {t.call[0] for t in listed[2:]} == {"defsent_lite.repro.launch:defsent_seed_run"}
+
+
+def test_a_worker_runs_with_stand_ins_when_its_launcher_did(monkeypatch):
+    """A rehearsal launch turns stand-ins on in the launching process (preflight), never in the
+    environment; each worker process is told so and turns them on for itself."""
+    monkeypatch.delenv("DEFSENT_STANDINS", raising=False)
+    assert not config.standins_enabled()
+    launch.work([], standins=True)
+    assert config.standins_enabled() and "DEFSENT_STANDINS" not in os.environ

@@ -2,6 +2,7 @@
 DEFSENT_MODEL_FOLDERS like any local copy, loadable the way the paper scale loads the real ones,
 with the real heads, poolers and tokenizer conventions."""
 import json
+import os
 
 import pytest
 import standins
@@ -109,6 +110,7 @@ def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins
     with pytest.raises(preflight.PreflightFailed, match="(?s)Oxford dictionary.*DEFSENT_MODEL_FOLDERS has none for it"):
         preflight.check("10", "rehearsal", tmp_path, ["bert-base-uncased"], fetch=False, log=lines.append)
     assert config.standins_enabled() and lines[0].startswith("stand-in models: hub names")
+    assert os.environ["DEFSENT_STANDINS"] == "0"   # turned on for the process, the environment untouched
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
     assert preflight.model_problem("bert-base-uncased") is None
 

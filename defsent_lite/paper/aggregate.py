@@ -16,17 +16,11 @@ import pandas as pd
 from defsent_lite import checks
 from defsent_lite.runtime import models
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.paper import defsentplus as paper_defsentplus
 
 STD_DDOF = 0
 
-# Hub names -> the papers' model labels.
-PAPER_MODEL_LABELS = {"bert-base-uncased": "BERT-base", "bert-large-uncased": "BERT-large",
-                      "roberta-base": "RoBERTa-base", "roberta-large": "RoBERTa-large"}
-
-
-# Our pooling names -> the papers'.
-POOLING_LABELS = {"cls": "CLS", "mean": "Mean", "max": "Max", "prompt": "Prompt"}
+PAPER_MODEL_LABELS = paper_defsent.MODEL_LABELS   # hub names -> the papers' model labels
+POOLING_LABELS = paper_defsent.POOLING_LABELS      # our pooling names -> the papers'
 
 
 class SeedStats(NamedTuple):
@@ -97,16 +91,6 @@ def comparable(model, scale, paper_model=None):
     standin = models.is_standin(model)
     same = str(model) == str(paper_model) if paper_model is not None else paper_model_label(model) is not None
     return bool(scale["paper_protocol"]) and same and not standin
-
-
-def defsent_pooling_in_defsentplus(model):
-    """The pooling ("cls", "mean", "max") of DefSent+ Table 2's DefSent row of `model`: the DefSent
-    Table 8 row of the same model with the same numbers (BERT-base: Mean, 75.11); None for a model
-    the papers did not run. DefSent+ reports DefSent at each model's best pooling."""
-    label = paper_model_label(model)
-    row = paper_defsentplus.TABLE2.get(f"DefSent {label}")
-    found = [p for p, name in POOLING_LABELS.items() if paper_defsent.TABLE8.get((label, name)) == row]
-    return found[0] if row and found else None
 
 
 def defsent_reported_pooling(scale, reference, dev_mrr):

@@ -255,9 +255,12 @@ def busy_elsewhere(kind, key):
     return any(f.suffix != ".lease" and not cache.writer_gone(f) for f in parent.glob("files-*"))
 
 
-def work(jobs, threads=None):
+def work(jobs, threads=None, standins=False):
     """One job: run each (label, kind, key, call) in turn; a failure is recorded with its traceback
-    (also in the job's log) and the others go on. Returns one record per training."""
+    (also in the job's log) and the others go on. Returns one record per training. standins: the
+    launching process ran with stand-in models (a rehearsal scale), so this one does too."""
+    if standins:
+        config.use_standins()
     if threads:
         import torch
         torch.set_num_threads(threads)
@@ -338,9 +341,10 @@ def start(todo, kind="local", workers=2, folder="launch_logs", partition=None, t
     exs = executors(kind, workers, folder, partition, timeout_min)
     threads = max(1, (os.cpu_count() or 1) // len(parts)) if kind == "local" and not torch_gpus() else None
     if kind == "local":
-        jobs = [ex.submit(work, job_inputs(p), threads) for ex, p in zip(exs, parts)]
+        jobs = [ex.submit(work, job_inputs(p), threads, config.standins_enabled()) for ex, p in zip(exs, parts)]
     else:
-        jobs = exs[0].map_array(work, [job_inputs(p) for p in parts], [None] * len(parts))
+        jobs = exs[0].map_array(work, [job_inputs(p) for p in parts], [None] * len(parts),
+                                 [config.standins_enabled()] * len(parts))
     return list(zip(jobs, parts))
 
 

@@ -7,7 +7,8 @@ On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
 so; at paper and rehearsal scale only the paper's datasets are. The rehearsal scales run stand-in
 models: their hub names must be in DEFSENT_MODEL_FOLDERS (`python tests/standins.py DIR` builds
-them), and DEFSENT_STANDINS=1 is set for the rest of the process.
+them), and they stand in for the rest of the process (config.use_standins;
+the environment is left as it is).
 """
 import os
 import sys
@@ -130,7 +131,7 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     raise PreflightFailed listing everything missing and the command that fetches it."""
     scale = config.scale_name(scale)
     if config.scale(scale)["standins"] and not config.standins_enabled():
-        os.environ["DEFSENT_STANDINS"] = "1"  # the rehearsal scale's models are the stand-ins
+        config.use_standins()  # the rehearsal scale's models are the stand-ins
     if config.standins_enabled():
         log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load the tiny random models "
             "of DEFSENT_MODEL_FOLDERS; their numbers check the paper path, they mean nothing")

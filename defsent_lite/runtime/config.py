@@ -258,10 +258,19 @@ def device(name=None):
     return chosen
 
 
+_STANDINS = {"on": False}   # turned on for the process by use_standins (the environment untouched)
+
+
+def use_standins(on=True):
+    """Let the models of DEFSENT_MODEL_FOLDERS stand in for the hub's in this process (a rehearsal
+    scale's preflight, a launcher's worker); nothing is written to the environment."""
+    _STANDINS["on"] = bool(on)
+
+
 def standins_enabled():
-    """Whether the models of DEFSENT_MODEL_FOLDERS stand in for the hub's (DEFSENT_STANDINS=1; the
-    rehearsal scales' preflight turns it on): their rows are never differenced with the papers'."""
-    return os.environ.get("DEFSENT_STANDINS", "0") not in ("0", "false", "False", "")
+    """Whether the models of DEFSENT_MODEL_FOLDERS stand in for the hub's (DEFSENT_STANDINS=1, or
+    use_standins in this process): their rows are never differenced with the papers'."""
+    return _STANDINS["on"] or os.environ.get("DEFSENT_STANDINS", "0") not in ("0", "false", "False", "")
 
 
 def model_folders():
