@@ -37,7 +37,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "422bc3d17d0035d03cedba164207042031e8f4f2"   # last to change the package
+    commit = "c6018289a0bdbc5da8fd712f67ec8122fe6d786e"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
