@@ -6,6 +6,7 @@ hard stop with the step number when the loss is NaN or inf.
 """
 import copy
 import math
+from typing import NamedTuple
 
 import torch
 from tqdm.auto import tqdm
@@ -72,36 +73,56 @@ def read_losses(pending, history, total, lr, describe_batch=None):
     pending.clear()
 
 
-def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_decay=0.0,
-          warmup_ratio=0.1, decay=False, grad_clip=None, eval_fn=None, eval_every=None,
-          describe_batch=None, progress=None, desc="train", warmup_from_zero=False, eps=1e-8,
-          mixed_precision=True, fractional_warmup=False):
-    """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)`.
+class Settings(NamedTuple):
+    """How a run optimises: the rate and optimizer, the schedule, clipping and precision.
 
-    mixed_precision: bf16/fp16 autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere.
-    fractional_warmup: the warm-up lasts total * warmup_ratio steps unrounded (the official
-    DefSent schedule: factor step / (0.1 * total)), else floor(total * warmup_ratio) steps.
+    decay: after the warm-up, linear decay to 0 (else constant). warmup_from_zero: the warm-up's
+    first step has factor 0 (transformers' get_linear_schedule_with_warmup). fractional_warmup: the
+    warm-up lasts total * warmup_ratio steps unrounded (the official DefSent schedule: factor
+    step / (0.1 * total)), else floor(total * warmup_ratio) steps. mixed_precision: bf16/fp16
+    autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere."""
+    lr: float
+    optimizer: str = "adamw"
+    weight_decay: float = 0.0
+    eps: float = 1e-8
+    warmup_ratio: float = 0.1
+    decay: bool = False
+    warmup_from_zero: bool = False
+    fractional_warmup: bool = False
+    grad_clip: float | None = None
+    mixed_precision: bool = True
+
+
+def train(model, loss_fn, batches, settings, params=None, eval_fn=None, eval_every=None,
+          describe_batch=None, progress=None, desc="train"):
+    """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)` as `settings` (a
+    Settings) say; params: the parameters trained (default all).
+
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
     the best state is loaded back into `model` before returning. Returns a history dict.
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
-    lr, warmup_ratio = checks.rate(lr, f"{desc}: lr"), checks.fraction(warmup_ratio, f"{desc}: warmup_ratio")
+    if not isinstance(settings, Settings):
+        raise TypeError(f"{desc}: settings must be a train.Settings (lr, optimizer, schedule), not "
+                        f"{type(settings).__name__}")
+    s = settings
+    lr, warmup_ratio = checks.rate(s.lr, f"{desc}: lr"), checks.fraction(s.warmup_ratio, f"{desc}: warmup_ratio")
     if not batches:
         raise ValueError(f"{desc}: no training batches (is the training data empty?)")
     empty = [i for i, b in enumerate(batches, 1) if is_empty_batch(b)]
     if empty:
         raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
     params = list(model.parameters()) if params is None else list(params)
-    opt = make_optimizer(params, optimizer, lr, weight_decay, eps)
+    opt = make_optimizer(params, s.optimizer, lr, s.weight_decay, s.eps)
     total = len(batches)
-    warmup = total * warmup_ratio if fractional_warmup else math.floor(total * warmup_ratio)
-    factors = [warmup_factor(s, warmup, total, decay, warmup_from_zero) for s in range(total)]
+    warmup = total * warmup_ratio if s.fractional_warmup else math.floor(total * warmup_ratio)
+    factors = [warmup_factor(i, warmup, total, s.decay, s.warmup_from_zero) for i in range(total)]
     if max(factors) == 0:   # e.g. one step whose warm-up starts from 0: the run would train nothing
         raise ValueError(f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} steps"
-                         f"{', from 0' if warmup_from_zero else ''}); give it more training data or batches")
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: factors[s] if s < total else factors[-1])
+                         f"{', from 0' if s.warmup_from_zero else ''}); give it more training data or batches")
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: factors[i] if i < total else factors[-1])
     device = next(model.parameters()).device
-    amp = amp_dtype(device) if mixed_precision else None
+    amp = amp_dtype(device) if s.mixed_precision else None
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     best_state = None
@@ -111,7 +132,7 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
     model.train()
     bar = tqdm(batches, desc=desc, disable=not show, leave=False)
     for step, batch in enumerate(bar, 1):
-        with autocast_for(device, enabled=mixed_precision):
+        with autocast_for(device, enabled=s.mixed_precision):
             loss = loss_fn(model, batch)
         if not torch.is_tensor(loss) or loss.numel() != 1:
             raise TypeError(f"{desc}: loss_fn returned {type(loss).__name__} "
@@ -122,9 +143,9 @@ def train(model, loss_fn, batches, lr, params=None, optimizer="adamw", weight_de
             read_losses(pending, history, total, lr, describe_batch)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
-        if grad_clip:
+        if s.grad_clip:
             scaler.unscale_(opt)
-            torch.nn.utils.clip_grad_norm_(params, grad_clip)
+            torch.nn.utils.clip_grad_norm_(params, s.grad_clip)
         scaler.step(opt)  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
         scaler.update()
         sched.step()

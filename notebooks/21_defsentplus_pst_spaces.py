@@ -199,8 +199,9 @@ def train_against(space, lr, step, key, seed=0):
     torch.manual_seed(seed)                      # dropout; the batch order has its own seed
     batches = train.batched(train_examples, 32, seed=seed)
     loss_fn = lambda m, b: defsentplus.loss(m, tokenizer, b, "cls", space, settings["max_length"])
-    history = train.train(student, loss_fn, batches, lr, progress=False,
-                          mixed_precision=settings["mixed_precision"], **settings["optimizer"])
+    schedule = train.Settings(lr=lr, mixed_precision=settings["mixed_precision"],
+                              **settings["optimizer"])
+    history = train.train(student, loss_fn, batches, schedule, progress=False)
     return dict(encoder=student, losses=history["loss"])
 
 

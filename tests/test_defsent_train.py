@@ -43,8 +43,7 @@ def test_training_moves_the_encoder_but_not_head_or_word_embeddings(tiny_mlm):
     batches = [dict(input_ids=torch.tensor([[1, 5, 7, 2], [1, 9, 2, 0]]),
                     attention_mask=torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]]),
                     targets=torch.tensor([3, 4]))] * 5
-    hist = train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, lr=1e-2,
-                       params=defsent.trainable_parameters(model), optimizer="adam", progress=False)
+    hist = train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, train.Settings(lr=1e-2, optimizer="adam"), params=defsent.trainable_parameters(model), progress=False)
     assert hist["loss"][-1] < hist["loss"][0]
     assert all(torch.equal(head.state_dict()[k], v) for k, v in head_before.items())
     assert torch.equal(model.get_input_embeddings().weight, emb_before)
@@ -58,7 +57,7 @@ def test_nan_loss_stops_with_step_number(tiny_mlm):
         return (m.bert.embeddings.position_embeddings.weight.sum() * 0 + next(calls))
 
     with pytest.raises(train.NonFiniteLoss, match="at step 3 of 4"):
-        train.train(tiny_mlm, loss_fn, [0, 1, 2, 3], lr=1e-3, progress=False)
+        train.train(tiny_mlm, loss_fn, [0, 1, 2, 3], train.Settings(lr=1e-3), progress=False)
 
 
 def test_losses_read_in_groups_as_on_a_gpu_name_the_step_and_change_nothing(tiny_mlm, monkeypatch):
@@ -75,8 +74,7 @@ def test_losses_read_in_groups_as_on_a_gpu_name_the_step_and_change_nothing(tiny
         model = copy.deepcopy(tiny_mlm)
         torch.manual_seed(1)   # the same dropout in both runs
         head = defsent.word_prediction_head(model)
-        hist = train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, lr=1e-2,
-                           params=defsent.trainable_parameters(model), optimizer="adam", progress=False)
+        hist = train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, train.Settings(lr=1e-2, optimizer="adam"), params=defsent.trainable_parameters(model), progress=False)
         runs.append((hist["loss"], model.state_dict()))
     assert len(runs[1][0]) == 7 and runs[0][0] == runs[1][0]
     assert all(torch.equal(v, runs[1][1][k]) for k, v in runs[0][1].items())
@@ -85,8 +83,7 @@ def test_losses_read_in_groups_as_on_a_gpu_name_the_step_and_change_nothing(tiny
     def loss_fn(m, b):
         return m.bert.embeddings.position_embeddings.weight.sum() * 0 + next(calls)
     with pytest.raises(train.NonFiniteLoss, match="loss became nan at step 5 of 8 \\(batch 4\\)"):
-        train.train(tiny_mlm, loss_fn, list(range(8)), lr=1e-3, progress=False,
-                    describe_batch=lambda b: f"batch {b}")
+        train.train(tiny_mlm, loss_fn, list(range(8)), train.Settings(lr=1e-3), progress=False, describe_batch=lambda b: f"batch {b}")
 
 
 @pytest.mark.parametrize("value, shown", [(0.5, "float 0.5"), (torch.ones(3), "Tensor (3,)")])
@@ -95,7 +92,7 @@ def test_a_loss_that_is_not_one_number_tensor_is_named(tiny_mlm, value, shown):
     def loss_fn(m, b):
         return value if not torch.is_tensor(value) else value * m.bert.embeddings.position_embeddings.weight.sum()
     with pytest.raises(TypeError, match=f"train: loss_fn returned {re.escape(shown)} at step 1; it must return"):
-        train.train(tiny_mlm, loss_fn, [0, 1], lr=1e-3, progress=False)
+        train.train(tiny_mlm, loss_fn, [0, 1], train.Settings(lr=1e-3), progress=False)
 
 
 def test_warmup_then_constant():

@@ -113,8 +113,7 @@ def test_official_warmup_is_fractional_from_zero_then_constant():
     ours, reference = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
     reference.load_state_dict(ours.state_dict())
     v = defsent_runs.VARIANTS["official"]
-    train.train(ours, loss_fn, batches, 0.01, optimizer="adam", warmup_ratio=0.1, decay=False, progress=False,
-                fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"])
+    train.train(ours, loss_fn, batches, train.Settings(lr=0.01, optimizer="adam", warmup_ratio=0.1, decay=False, fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"]), progress=False)
     opt = torch.optim.Adam(reference.parameters(), lr=0.01)
     warmup = 25 * 0.1
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: s / max(1.0, warmup) if s < warmup else 1.0)
@@ -127,7 +126,7 @@ def test_official_warmup_is_fractional_from_zero_then_constant():
         torch.testing.assert_close(a, b)
     torch.manual_seed(1)
     floor = torch.nn.Linear(3, 2)
-    train.train(floor, loss_fn, batches, 0.01, optimizer="adam", warmup_ratio=0.1, decay=False, progress=False)
+    train.train(floor, loss_fn, batches, train.Settings(lr=0.01, optimizer="adam", warmup_ratio=0.1, decay=False), progress=False)
     assert not torch.allclose(floor.weight, reference.weight)   # the paper variant's schedule differs
 
 
@@ -159,15 +158,15 @@ def test_official_trains_without_autocast(monkeypatch):
     model = torch.nn.Linear(2, 1)
     batches = [(torch.ones(3, 2), torch.zeros(3, 1))]
     loss_fn = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()  # noqa: E731
-    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent_runs.VARIANTS["official"]["mixed_precision"])
-    train.train(model, loss_fn, batches, 0.1, progress=False, mixed_precision=defsent_runs.VARIANTS["paper"]["mixed_precision"])
+    train.train(model, loss_fn, batches, train.Settings(lr=0.1, mixed_precision=defsent_runs.VARIANTS["official"]["mixed_precision"]), progress=False)
+    train.train(model, loss_fn, batches, train.Settings(lr=0.1, mixed_precision=defsent_runs.VARIANTS["paper"]["mixed_precision"]), progress=False)
     assert seen == [False, True]
 
 
 def test_official_batches_keep_the_file_order(monkeypatch, tmp_path):
     """shuffle=False: the batches are the train split in its order (a word's definitions together)."""
     seen = []
-    monkeypatch.setattr(train, "train", lambda model, loss_fn, batches, lr, **kw: seen.append(batches) or dict(
+    monkeypatch.setattr(train, "train", lambda model, loss_fn, batches, settings, **kw: seen.append(batches) or dict(
         steps=len(batches), loss=[0.0]))
     tok = models.load_tokenizer("offline")
     rows = [(w, f"definition {k} of {w}", tok.convert_tokens_to_ids(w)) for w in ("dog", "cat", "tree") for k in range(3)]

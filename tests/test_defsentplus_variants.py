@@ -27,7 +27,7 @@ def test_official_training_is_adamw_eps_1e6_no_decay_no_warmup_linear_decay_clip
     ours = torch.nn.Linear(4, 2)
     reference = torch.nn.Linear(4, 2)
     reference.load_state_dict(ours.state_dict())
-    train.train(ours, loss_fn, batches, 0.1, progress=False, **defsentplus_runs.VARIANTS["official"]["optimizer"])
+    train.train(ours, loss_fn, batches, train.Settings(lr=0.1, **defsentplus_runs.VARIANTS["official"]["optimizer"]), progress=False)
     opt = torch.optim.AdamW(reference.parameters(), lr=0.1, eps=1e-6, weight_decay=0.0)
     sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=0, num_training_steps=len(batches))
     clipped = 0
@@ -64,9 +64,9 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
         seen["max_length"] = max_length
         return original_loss(model, tokenizer, examples, pooling, space, max_length)
 
-    def fake_train(model, loss_fn, batches, lr, **kw):
+    def fake_train(model, loss_fn, batches, settings, **kw):
         loss_fn(model, batches[0])
-        seen.update(kw)
+        seen.update(settings._asdict())
         raise RuntimeError("stop here")
     monkeypatch.setattr(defsentplus, "loss", spy_loss)
     monkeypatch.setattr(train, "train", fake_train)

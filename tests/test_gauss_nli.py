@@ -182,7 +182,7 @@ def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
     def loss_fn(m, b):
         return gausscse_runs.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
     with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises .* var in \["):
-        train.train(model, loss_fn, [batch], lr=1e-5, describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
+        train.train(model, loss_fn, [batch], train.Settings(lr=1e-5), describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
 
 
 def test_training_triplets_exclude_sources_and_never_hold_test_premises():

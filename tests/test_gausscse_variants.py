@@ -58,8 +58,8 @@ def test_variants_configure_every_difference(monkeypatch):
 def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypatch):
     seen = {}
 
-    def fake_train(model, loss_fn, batches, lr, **kw):
-        seen.update(kw, head=model.head.head, sizes=[len(b) for b in batches])
+    def fake_train(model, loss_fn, batches, settings, **kw):
+        seen.update(settings._asdict(), head=model.head.head, sizes=[len(b) for b in batches])
         raise RuntimeError("stop here")
     monkeypatch.setattr(train, "train", fake_train)
     monkeypatch.setattr(gausscse_data, "training_triplets", lambda *a: [("a", "b", "c")] * 5)

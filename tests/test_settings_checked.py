@@ -21,21 +21,27 @@ def loss_of(model, batch):
 @pytest.mark.parametrize("lr,shown", [(0, "lr=0"), ("1e-5", "lr='1e-5'"), (-1e-5, "lr=-1e-05"), (float("nan"), "lr=nan")])
 def test_a_learning_rate_that_is_not_a_positive_number_is_named(lr, shown):
     with pytest.raises(ValueError, match=f"train: {shown}: a finite number > 0 is needed"):
-        train.train(LINEAR, loss_of, [[1]], lr=lr)
+        train.train(LINEAR, loss_of, [[1]], train.Settings(lr=lr))
+
+
+def test_a_bare_learning_rate_is_refused_naming_the_settings_record():
+    """train.train takes one settings record (Issue 47): a number where it goes is named, not
+    silently read as the rate with every other setting defaulted."""
+    with pytest.raises(TypeError, match="train: settings must be a train.Settings .* not float"):
+        train.train(LINEAR, loss_of, [[1]], 1e-3)
 
 
 @pytest.mark.parametrize("ratio", [5, -0.1, float("inf")])
 def test_a_warmup_ratio_outside_0_to_1_is_named(ratio):
     with pytest.raises(ValueError, match=f"warmup_ratio={ratio!r}: a number in \\[0, 1\\]"):
-        train.train(LINEAR, loss_of, [[1]], lr=1e-3, warmup_ratio=ratio)
+        train.train(LINEAR, loss_of, [[1]], train.Settings(lr=1e-3, warmup_ratio=ratio))
 
 
 def test_a_run_whose_every_step_has_rate_zero_is_an_error():
     """One step with a warm-up that starts from 0 (transformers' schedule) would train nothing."""
     with pytest.raises(ValueError, match="no step of 1 has a non-zero learning rate"):
-        train.train(LINEAR, loss_of, [[1]], lr=1e-3, warmup_ratio=0.1, warmup_from_zero=True, fractional_warmup=True)
-    history = train.train(LINEAR, loss_of, [[1], [2]], lr=1e-3, warmup_ratio=0.1, warmup_from_zero=True,
-                          fractional_warmup=True)   # two steps: the second has a rate
+        train.train(LINEAR, loss_of, [[1]], train.Settings(lr=1e-3, warmup_ratio=0.1, warmup_from_zero=True, fractional_warmup=True))
+    history = train.train(LINEAR, loss_of, [[1], [2]], train.Settings(lr=1e-3, warmup_ratio=0.1, warmup_from_zero=True, fractional_warmup=True))   # two steps: the second has a rate
     assert history["steps"] == 2
 
 
@@ -152,4 +158,4 @@ def test_contrastive_loss_names_mismatched_batches_and_a_bad_temperature():
 def test_an_empty_batch_of_any_kind_is_named_not_blamed_on_the_rate(batch):
     """Issue 46: an empty tensor or dict batch ran and was blamed on the learning rate."""
     with pytest.raises(ValueError, match="train: batch 2 of 2 is empty"):
-        train.train(LINEAR, loss_of, [[1], batch], lr=1e-3)
+        train.train(LINEAR, loss_of, [[1], batch], train.Settings(lr=1e-3))

@@ -61,8 +61,7 @@ def test_a_nan_first_evaluation_is_an_error_not_a_frozen_best_state():
     model = torch.nn.Linear(2, 1)
     scores = iter([float("nan"), 0.5])
     with pytest.raises(checks.NonFinite, match="evaluation score nan at step 1"):
-        train.train(model, lambda m, b: m(torch.ones(1, 2)).sum() ** 2, [[1], [2]], lr=1e-3,
-                    eval_fn=lambda m: next(scores), eval_every=1)
+        train.train(model, lambda m, b: m(torch.ones(1, 2)).sum() ** 2, [[1], [2]], train.Settings(lr=1e-3), eval_fn=lambda m: next(scores), eval_every=1)
 
 
 def test_training_checks_the_weights_after_the_last_update():
@@ -70,7 +69,7 @@ def test_training_checks_the_weights_after_the_last_update():
     with torch.no_grad():
         model.weight.fill_(-3.3e38)
     with pytest.raises(checks.NonFinite, match="after step 1 of 1"):
-        train.train(model, lambda m, b: m.weight[0, 0], [[1]], lr=3e37, optimizer="adam", warmup_ratio=0.0)
+        train.train(model, lambda m, b: m.weight[0, 0], [[1]], train.Settings(lr=3e37, optimizer="adam", warmup_ratio=0.0))
 
 
 def test_gausscse_nan_model_gives_no_cached_threshold(tmp_path):
@@ -129,9 +128,9 @@ def test_pst_refuses_to_select_a_nan_run():
 
 def test_empty_training_data_is_an_error():
     with pytest.raises(ValueError, match="no training batches"):
-        train.train(torch.nn.Linear(2, 1), lambda m, b: m.weight.sum(), [], lr=1e-3)
+        train.train(torch.nn.Linear(2, 1), lambda m, b: m.weight.sum(), [], train.Settings(lr=1e-3))
     with pytest.raises(ValueError, match="batch 2 of 2 is empty"):
-        train.train(torch.nn.Linear(2, 1), lambda m, b: m.weight.sum(), [[1], []], lr=1e-3)
+        train.train(torch.nn.Linear(2, 1), lambda m, b: m.weight.sum(), [[1], []], train.Settings(lr=1e-3))
 
 
 def test_defsent_empty_training_split_is_an_error(offline):

@@ -59,8 +59,8 @@ def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, p
     splits, _ = defsent_runs.build_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
-    train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id), batches, lr=1e-5,
-                params=defsent.trainable_parameters(model), optimizer="adam", progress=False)
+    train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id),
+                batches, train.Settings(lr=1e-5, optimizer="adam"), params=defsent.trainable_parameters(model), progress=False)
     seconds = time.perf_counter() - t0
     return dict(head=kind, batch_size=batch_size, steps=len(batches), seconds=seconds,
                 definitions_per_s=sum(len(b) for b in batches) / seconds,
@@ -117,7 +117,7 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
     batches = train.batched(gausscse_data.training_triplets(source=gausscse_data.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
-    train.train(model, lambda m, b: gausscse_runs.triplet_loss(m, tok, b, setting, "sum"), batches, lr=1e-5, progress=False)
+    train.train(model, lambda m, b: gausscse_runs.triplet_loss(m, tok, b, setting, "sum"), batches, train.Settings(lr=1e-5), progress=False)
     seconds = time.perf_counter() - t0
     return dict(batch_size=batch_size, steps=len(batches), seconds=seconds, steps_per_s=len(batches) / seconds,
                 triplets_per_s=len(batches) * batch_size / seconds)

@@ -91,7 +91,7 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
     """Seconds of train.train over `batches` (lr tiny: the timing, not the weights, matters)."""
     sync()
     t0 = time.perf_counter()
-    train.train(model, loss_fn, batches, lr=1e-12, params=params, optimizer=optimizer, progress=False)
+    train.train(model, loss_fn, batches, train.Settings(lr=1e-12, optimizer=optimizer), params=params, progress=False)
     sync()
     return time.perf_counter() - t0
 

@@ -205,13 +205,18 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
                                                        allow_fallback=cfg.get("allow_head_fallback", True))
         train_set = subsample(splits["train"], cfg["train_max"], cfg["seed"])
         batches = train.batched(train_set, cfg["batch_size"], seed=cfg["seed"] if v["shuffle"] else None)
-        history = train.train(
-            model, lambda m, b: defsent.loss(m, head, defsent.collate(tokenizer, b, v["max_length"], cfg["pooling"]), cfg["pooling"],
-                                     tokenizer.mask_token_id), batches, cfg["lr"],
-            params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
-            optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"], mixed_precision=variants.autocast_training(cfg, v),
+        settings = train.Settings(
+            lr=cfg["lr"], optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"],
             fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"],
-            describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
+            mixed_precision=variants.autocast_training(cfg, v))
+
+        def loss_fn(m, b):
+            batch = defsent.collate(tokenizer, b, v["max_length"], cfg["pooling"])
+            return defsent.loss(m, head, batch, cfg["pooling"], tokenizer.mask_token_id)
+
+        history = train.train(model, loss_fn, batches, settings,
+                              params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
+                              describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
         evals = {k: defsent.evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"],
                              max_length=v["max_length"], what=f"{what} {k}", mrr_cutoff=v["mrr_cutoff"])
                  for k in ("dev", "test")}

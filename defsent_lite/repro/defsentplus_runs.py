@@ -259,10 +259,10 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         E = torch.as_tensor(space, dtype=torch.float32, device=device)
         examples = list(zip(ds["ids"], ds["definitions"]))
         batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-        history = train.train(model, lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]), batches,
-                              cfg["lr"], describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
-                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
-                              mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"])
+        settings = train.Settings(lr=cfg["lr"], mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"])
+        history = train.train(model, lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]),
+                              batches, settings, describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
+                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})")
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
         scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,

@@ -144,9 +144,10 @@ def run(cfg, data_dir=None, keep_model=False):
                              f"{smallest} (the official variant drops a last partial batch, as its code does)")
         dev, tests, sick_full = gausscse_data.eval_data(cfg["test_max"], data_dir)
         dev = gausscse_data.evenly_spaced(dev, cfg["dev_max"])
+        settings = train.Settings(lr=cfg["lr"], optimizer="adamw", weight_decay=v["weight_decay"],
+                                  warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"])
         history = train.train(model, lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
-                              batches, cfg["lr"], optimizer="adamw", weight_decay=v["weight_decay"],
-                              warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"],
+                              batches, settings,
                               eval_fn=gausscse_eval.dev_auprc_fn(tokenizer, dev, cfg["reduction"], what, v["metrics"]),
                               eval_every=cfg["eval_every"], describe_batch=describe_batch(model, tokenizer), desc=what)
         tests = tests if cfg.get("evaluate_tests", True) else {}   # the grid needs the SNLI-dev AUPRC only
