@@ -1,5 +1,6 @@
 """Guards that keep a poisoned number out of every result: non-finite values, empty work and
 selections over candidates are refused with a message that names what was being computed."""
+
 import math
 
 import numpy as np
@@ -36,8 +37,10 @@ def best_of(candidates, score, what):
     scored = {k: score(v) for k, v in candidates.items()}
     bad = [k for k, s in scored.items() if not math.isfinite(s)]
     if bad:
-        raise NonFinite(f"{what}: candidate {bad[0]!r} has score {scored[bad[0]]}; refusing to select "
-                        "(delete that run from the cache or fix its training)")
+        raise NonFinite(
+            f"{what}: candidate {bad[0]!r} has score {scored[bad[0]]}; refusing to select "
+            "(delete that run from the cache or fix its training)"
+        )
     return max(scored, key=scored.get)
 
 
@@ -60,6 +63,7 @@ def first_non_finite(obj, path="result"):
 
 # ---------------------------------------------------------------- settings, checked where they enter
 
+
 def count(value, name, allow_none=True):
     """A positive whole number (a batch size, a cap on examples, epochs); None means "all" where
     allowed. Anything else is refused naming the setting, its value and what is allowed."""
@@ -74,15 +78,23 @@ def count(value, name, allow_none=True):
 def rate(value, name):
     """A finite number > 0: a learning rate (0 would train nothing; a rate so large that training
     diverges is caught by the loop's non-finite guards, naming the step)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) \
-            or not value > 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.floating))
+        or not math.isfinite(value)
+        or not value > 0
+    ):
         raise ValueError(f"{name}={value!r}: a finite number > 0 is needed")
     return float(value)
 
 
 def fraction(value, name):
     """A finite number in [0, 1] (a warm-up ratio)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not math.isfinite(value) \
-            or not 0 <= value <= 1:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.floating))
+        or not math.isfinite(value)
+        or not 0 <= value <= 1
+    ):
         raise ValueError(f"{name}={value!r}: a number in [0, 1] is needed")
     return float(value)

@@ -11,7 +11,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from defsent_lite.checks import require_finite, require_nonempty
-from defsent_lite.encode import check_sentences, eval_mode, full_precision, hidden_states, on_model_device, tokenize_batch
+from defsent_lite.encode import (
+    check_sentences,
+    eval_mode,
+    full_precision,
+    hidden_states,
+    on_model_device,
+    tokenize_batch,
+)
 from defsent_lite.pooling import pool
 
 HEAD_ATTRS = ("cls", "lm_head")  # BertForMaskedLM.cls, RobertaForMaskedLM.lm_head
@@ -41,8 +48,10 @@ def word_prediction_head(model):
     for attr in HEAD_ATTRS:
         if hasattr(model, attr):
             return freeze(getattr(model, attr))
-    raise ValueError(f"{type(model).__name__} has no MLM head ({' or '.join(HEAD_ATTRS)}); "
-                     "load it with models.load(..., mlm_head=True)")
+    raise ValueError(
+        f"{type(model).__name__} has no MLM head ({' or '.join(HEAD_ATTRS)}); "
+        "load it with models.load(..., mlm_head=True)"
+    )
 
 
 def trainable_parameters(model, freeze_embedding_layer=False):
@@ -64,6 +73,7 @@ def collate(tokenizer, examples, max_length=128, pooling="cls"):
 
 # ---------------------------------------------------------------- loss and metrics
 
+
 def word_logits(model, head, batch, pooling, mask_token_id=None):
     """Vocabulary logits of the pooled definitions of a batch (only [B, V] is materialised);
     prompt pooling needs the tokenizer's mask_token_id."""
@@ -81,9 +91,14 @@ def loss(model, head, batch, pooling, mask_token_id=None):
         raise ValueError("DefSent loss: an empty batch (no definitions)")
     batch = on_model_device(model, batch)
     logits = word_logits(model, head, batch, pooling, mask_token_id).float()
-    if targets.device.type == "cpu" and not 0 <= int(targets.min()) <= int(targets.max()) < logits.shape[1]:
-        raise ValueError(f"DefSent loss: target ids {int(targets.min())}..{int(targets.max())} fall outside the "
-                         f"head's {logits.shape[1]} words (ids from another tokenizer?)")   # checked on the host
+    if (
+        targets.device.type == "cpu"
+        and not 0 <= int(targets.min()) <= int(targets.max()) < logits.shape[1]
+    ):
+        raise ValueError(
+            f"DefSent loss: target ids {int(targets.min())}..{int(targets.max())} fall outside the "
+            f"head's {logits.shape[1]} words (ids from another tokenizer?)"
+        )  # checked on the host
     return F.cross_entropy(logits, batch["targets"])
 
 
@@ -107,21 +122,37 @@ def metrics_from_ranks(ranks, what="word prediction", mrr_cutoff=None):
     ranks = ranks.double()
 
     def mrr(cutoff):
-        return float(((1 / ranks) if cutoff is None else torch.where(ranks <= cutoff, 1 / ranks, 0.0)).mean())
-    return dict(mrr=mrr(mrr_cutoff), top1=float((ranks <= 1).double().mean()),
-                top3=float((ranks <= 3).double().mean()), top10=float((ranks <= 10).double().mean()),
-                mrr_top10=mrr(10))
+        return float(
+            ((1 / ranks) if cutoff is None else torch.where(ranks <= cutoff, 1 / ranks, 0.0)).mean()
+        )
+
+    return dict(
+        mrr=mrr(mrr_cutoff),
+        top1=float((ranks <= 1).double().mean()),
+        top3=float((ranks <= 3).double().mean()),
+        top10=float((ranks <= 10).double().mean()),
+        mrr_top10=mrr(10),
+    )
 
 
 @torch.no_grad()
-def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_length=128, what="DefSent",
-             mrr_cutoff=None):
+def evaluate(
+    model,
+    tokenizer,
+    head,
+    examples,
+    pooling,
+    batch_size=64,
+    max_length=128,
+    what="DefSent",
+    mrr_cutoff=None,
+):
     """Word-prediction metrics over examples, computed batch by batch (`what` names the run in errors)."""
     require_nonempty(examples, f"{what}: evaluation definitions")
     ranks = []
     with eval_mode(model):
         for start in range(0, len(examples), batch_size):
-            batch = collate(tokenizer, examples[start:start + batch_size], max_length, pooling)
+            batch = collate(tokenizer, examples[start : start + batch_size], max_length, pooling)
             batch = on_model_device(model, batch)
             logits = word_logits(model, head, batch, pooling, tokenizer.mask_token_id).float()
             ranks.append(gold_ranks(logits, batch["targets"], what).cpu())
@@ -132,7 +163,11 @@ def evaluate(model, tokenizer, head, examples, pooling, batch_size=64, max_lengt
 def top_k_words(model, tokenizer, head, sentences, pooling, k=5, max_length=128):
     """The k most probable words for each sentence (DefSent Tables 6 and 7)."""
     check_sentences(sentences)
-    with eval_mode(model):   # word_logits moves the batch to the model's device
+    with eval_mode(model):  # word_logits moves the batch to the model's device
         batch = tokenize_batch(tokenizer, sentences, pooling, max_length)
-        top = word_logits(model, head, dict(batch), pooling, tokenizer.mask_token_id).topk(k, dim=1).indices.cpu()
+        top = (
+            word_logits(model, head, dict(batch), pooling, tokenizer.mask_token_id)
+            .topk(k, dim=1)
+            .indices.cpu()
+        )
     return [[tokenizer.convert_ids_to_tokens(int(i)).lstrip("Ġ") for i in row] for row in top]

@@ -3,6 +3,7 @@
 
 An entry embedding averages the pooled embeddings of an entry's definitions (AC: CLS, AMP: mean
 pooling); training pushes each definition towards its own entry, the entry space frozen."""
+
 import warnings
 
 import numpy as np
@@ -15,8 +16,15 @@ from tqdm.auto import tqdm
 
 from defsent_lite import encode
 from defsent_lite import progress as progress_bars
-from defsent_lite.encode import (autocast_for, check_sentences, eval_mode, hidden_states, length_batches,
-                                 on_model_device, tokenize_sorted)
+from defsent_lite.encode import (
+    autocast_for,
+    check_sentences,
+    eval_mode,
+    hidden_states,
+    length_batches,
+    on_model_device,
+    tokenize_sorted,
+)
 from defsent_lite.pooling import pool
 
 ENTRY_POOLINGS = {"cls": "AC", "mean": "AMP"}
@@ -25,12 +33,26 @@ ENTRY_POOLINGS = {"cls": "AC", "mean": "AMP"}
 def usable_definitions(entry_ids, definitions):
     """Drop empty definitions; returns (entry_ids, definitions, dropped count)."""
     keep = [i for i, d in enumerate(definitions) if d.strip()]
-    return [entry_ids[i] for i in keep], [definitions[i] for i in keep], len(definitions) - len(keep)
+    return (
+        [entry_ids[i] for i in keep],
+        [definitions[i] for i in keep],
+        len(definitions) - len(keep),
+    )
 
 
 @torch.no_grad()
-def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cls", batch_size=128,
-                           max_length=512, n_entries=None, progress=None, mixed_precision=False):
+def build_entry_embeddings(
+    model,
+    tokenizer,
+    entry_ids,
+    definitions,
+    pooling="cls",
+    batch_size=128,
+    max_length=512,
+    n_entries=None,
+    progress=None,
+    mixed_precision=False,
+):
     """[number of entries, hidden] float32 CPU tensor; entry_ids[i] is the entry of definitions[i].
     As the official code: no cut below the models' 512 positions, fp32 (mixed_precision=True:
     bf16/fp16 autocast on GPU)."""
@@ -49,9 +71,15 @@ def build_entry_embeddings(model, tokenizer, entry_ids, definitions, pooling="cl
     features, order = tokenize_sorted(tokenizer, definitions, max_length)
     show = progress_bars.shown(progress)
     with eval_mode(model), autocast_for(device, enabled=mixed_precision):
-        for idx in tqdm(length_batches(features, order, batch_size, device), desc=f"entries ({ENTRY_POOLINGS[pooling]})",
-                        disable=not show, leave=False):
-            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
+        for idx in tqdm(
+            length_batches(features, order, batch_size, device),
+            desc=f"entries ({ENTRY_POOLINGS[pooling]})",
+            disable=not show,
+            leave=False,
+        ):
+            batch = on_model_device(
+                model, tokenizer.pad([features[i] for i in idx], return_tensors="pt")
+            )
             vec = pool(pooling, hidden_states(model, batch), batch["attention_mask"])
             sums.index_add_(0, ids[idx], vec.double().cpu())
     return (sums / counts[:, None]).float()  # Eq. 2
@@ -77,12 +105,16 @@ def entry_logits(model, batch, pooling, space, mask_token_id=None):
     h = hidden_states(model, batch)
     pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
     with encode.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
-        return pooler_output(model, pooled.float()) @ space.to(pooled.device).float().T   # a no-op once on the device
+        return (
+            pooler_output(model, pooled.float()) @ space.to(pooled.device).float().T
+        )  # a no-op once on the device
 
 
 def loss(model, tokenizer, examples, pooling, space, max_length=128):
     """Cross-entropy of each definition's entry over all entries (Eq. 1, 5)."""
-    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length)  # entry_logits moves it
+    batch = encode.tokenize_batch(
+        tokenizer, [d for _, d in examples], pooling, max_length
+    )  # entry_logits moves it
     logits = entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float()
     return F.cross_entropy(logits, torch.tensor([e for e, _ in examples], device=logits.device))
 
@@ -96,26 +128,39 @@ def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
     if standardise:
         X = StandardScaler().fit_transform(X)
     if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
-        raise ValueError(f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
-                         f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)")
+        raise ValueError(
+            f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
+            f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)"
+        )
     ica = FastICA(whiten="unit-variance", max_iter=max_iter, random_state=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         Y = ica.fit_transform(X)
     if ica.n_iter_ >= max_iter or any("did not converge" in str(w.message) for w in caught):
-        warnings.warn(f"FastICA did not converge: stopped at {ica.n_iter_} iterations (max_iter={max_iter})")
+        warnings.warn(
+            f"FastICA did not converge: stopped at {ica.n_iter_} iterations (max_iter={max_iter})"
+        )
     return Y * scale
 
 
 def only_run(runs):
     """The selection of a step with a single run: its key (more than one needs a `select`)."""
     if len(runs) != 1:
-        raise ValueError(f"PST step with {len(runs)} runs ({list(runs)}): pass select= to choose one")
+        raise ValueError(
+            f"PST step with {len(runs)} runs ({list(runs)}): pass select= to choose one"
+        )
     return next(iter(runs))
 
 
-def progressive_separate_training(original, lrs, build_entries, train_against, encoder_of=lambda run: run,
-                                  candidates=lambda space, last: {"plain": space}, select=only_run):
+def progressive_separate_training(
+    original,
+    lrs,
+    build_entries,
+    train_against,
+    encoder_of=lambda run: run,
+    candidates=lambda space, last: {"plain": space},
+    select=only_run,
+):
     """Progressive Separate Training (Sec. 3.2, Eq. 3-13). Step k builds the entry space with the
     best encoder of step k-1 (Eq. 2; the original model at step 1), then trains the *original*
     model against each candidate space with step k's rate (Eq. 5), and keeps the best run, whose
@@ -128,9 +173,9 @@ def progressive_separate_training(original, lrs, build_entries, train_against, e
     Returns one dict per step: step, lr, space, runs ({key: run}), best (a key)."""
     encoder, steps = original, []
     for step, lr in enumerate(lrs, 1):
-        space = build_entries(encoder, step)                                    # Eq. 2
-        spaces = candidates(space, step == len(lrs))                            # Eq. 11
-        runs = {key: train_against(cand, lr, step, key) for key, cand in spaces.items()}   # Eq. 5
+        space = build_entries(encoder, step)  # Eq. 2
+        spaces = candidates(space, step == len(lrs))  # Eq. 11
+        runs = {key: train_against(cand, lr, step, key) for key, cand in spaces.items()}  # Eq. 5
         best = select(runs)
         steps.append(dict(step=step, lr=lr, space=space, runs=runs, best=best))
         encoder = encoder_of(runs[best])

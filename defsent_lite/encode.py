@@ -1,4 +1,5 @@
 """Batched sentence encoding: tokenise once, sort by length, pad per batch, pool, return CPU float32."""
+
 import contextlib
 
 import torch
@@ -26,12 +27,16 @@ def prompt_sentences(tokenizer, sentences, max_length):
         words = sentences[i].split()
         while n > max_length:
             if len(words) > 1:
-                words = words[:max(1, min(len(words) - 1, len(words) * max_length // n))]
+                words = words[: max(1, min(len(words) - 1, len(words) * max_length // n))]
             elif words and len(words[0]) > 1:
-                words = [words[0][:max(1, min(len(words[0]) - 1, len(words[0]) * max_length // n))]]
+                words = [
+                    words[0][: max(1, min(len(words[0]) - 1, len(words[0]) * max_length // n))]
+                ]
             else:
-                raise ValueError(f"prompt pooling: max_length={max_length} tokens leave no room for a "
-                                 f"sentence in the prompt template ({n} tokens with one character)")
+                raise ValueError(
+                    f"prompt pooling: max_length={max_length} tokens leave no room for a "
+                    f"sentence in the prompt template ({n} tokens with one character)"
+                )
             wrapped[i] = prompt_text(" ".join(words), tokenizer.mask_token)
             n = len(tokenizer(wrapped[i])["input_ids"])
     return wrapped
@@ -41,7 +46,9 @@ def tokenize_batch(tokenizer, sentences, pooling, max_length=128):
     """Padded tensors of one batch as `pooling` needs them (prompt: the template around each)."""
     if pooling == "prompt":
         sentences = prompt_sentences(tokenizer, list(sentences), max_length)
-    return tokenizer(list(sentences), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    return tokenizer(
+        list(sentences), padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+    )
 
 
 def check_sentences(sentences, allow_empty=False):
@@ -55,7 +62,9 @@ def check_sentences(sentences, allow_empty=False):
         if not isinstance(s, str):
             raise TypeError(f"sentence {i} is {type(s).__name__}, not str")
         if not allow_empty and not s.strip():
-            raise ValueError(f"sentence {i} is empty (pass allow_empty=True to encode it as [CLS] [SEP])")
+            raise ValueError(
+                f"sentence {i} is empty (pass allow_empty=True to encode it as [CLS] [SEP])"
+            )
 
 
 @contextlib.contextmanager
@@ -103,8 +112,16 @@ def on_model_device(model, batch):
     pinned memory, without waiting: the host goes on to prepare the next batch."""
     device = next(model.parameters()).device
     if device.type == "cuda":
-        return {k: (v.pin_memory().to(device, non_blocking=True) if v.device.type == "cpu" else v.to(device))
-                if torch.is_tensor(v) else v for k, v in batch.items()}
+        return {
+            k: (
+                v.pin_memory().to(device, non_blocking=True)
+                if v.device.type == "cpu"
+                else v.to(device)
+            )
+            if torch.is_tensor(v)
+            else v
+            for k, v in batch.items()
+        }
     return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
@@ -122,9 +139,12 @@ def length_batches(features, order, batch_size, device):
     batches, start = [], 0
     while start < len(order):
         size = batch_size
-        if accelerator:   # the batch's first sentence is its longest
-            size = max(batch_size, ACCELERATOR_BATCH_TOKENS // max(1, len(features[order[start]]["input_ids"])))
-        batches.append(order[start:start + size])
+        if accelerator:  # the batch's first sentence is its longest
+            size = max(
+                batch_size,
+                ACCELERATOR_BATCH_TOKENS // max(1, len(features[order[start]]["input_ids"])),
+            )
+        batches.append(order[start : start + size])
         start += size
     return batches
 
@@ -134,23 +154,53 @@ def hidden_states(model, batch):
     return model.base_model(**batch).last_hidden_state
 
 
-EVAL_MAX_LENGTH = 512   # the official evaluation encodes up to the models' 512 positions, in fp32
+EVAL_MAX_LENGTH = 512  # the official evaluation encodes up to the models' 512 positions, in fp32
 
 
-def encode(model, tokenizer, sentences, pooling="cls", batch_size=64, max_length=EVAL_MAX_LENGTH,
-           progress=None, allow_empty=False, desc="encode", mixed_precision=False):
+def encode(
+    model,
+    tokenizer,
+    sentences,
+    pooling="cls",
+    batch_size=64,
+    max_length=EVAL_MAX_LENGTH,
+    progress=None,
+    allow_empty=False,
+    desc="encode",
+    mixed_precision=False,
+):
     """Embed sentences -> torch.Tensor [n, d] (CPU, float32) in input order.
 
     pooling: cls | mean | max | prompt (DefSent+'s template, embedding at the mask token).
     Defaults as the official evaluation: cut at 512 tokens, fp32; mixed_precision=True encodes
     under bf16/fp16 autocast on GPU (faster, not what produced the papers' numbers).
     """
-    return encode_poolings(model, tokenizer, sentences, [pooling], batch_size, max_length,
-                           progress, allow_empty, desc, mixed_precision)[pooling]
+    return encode_poolings(
+        model,
+        tokenizer,
+        sentences,
+        [pooling],
+        batch_size,
+        max_length,
+        progress,
+        allow_empty,
+        desc,
+        mixed_precision,
+    )[pooling]
 
 
-def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_length=EVAL_MAX_LENGTH,
-                    progress=None, allow_empty=False, desc="encode", mixed_precision=False):
+def encode_poolings(
+    model,
+    tokenizer,
+    sentences,
+    poolings,
+    batch_size=64,
+    max_length=EVAL_MAX_LENGTH,
+    progress=None,
+    allow_empty=False,
+    desc="encode",
+    mixed_precision=False,
+):
     """{pooling: [n, d] tensor}: cls, mean and max share one forward pass; prompt has its own
     (its input is the template). Each result equals `encode` with that pooling alone."""
     sentences = list(sentences)
@@ -167,38 +217,52 @@ def encode_poolings(model, tokenizer, sentences, poolings, batch_size=64, max_le
     return out
 
 
-BATCHES_PER_COPY = 256   # pooled batches kept on the device before one copy to the host
-ROWS_PER_COPY = 65536    # ... or pooled sentences (large token-sized batches), whichever comes first
+BATCHES_PER_COPY = 256  # pooled batches kept on the device before one copy to the host
+ROWS_PER_COPY = 65536  # ... or pooled sentences (large token-sized batches), whichever comes first
 
 
-def _encode_pass(model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision):
+def _encode_pass(
+    model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision
+):
     """One length-sorted forward pass over `sentences` (length_batches), pooled each way of `poolings`. The pooled
     vectors reach the host in groups of BATCHES_PER_COPY batches: a copy waits for the GPU, so one
     copy per batch would stall it after every batch."""
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
-    pending = {p: [] for p in poolings}   # pooled batches on the device, in `order`
-    done = 0                               # sentences of `order` already copied into `out`
+    pending = {p: [] for p in poolings}  # pooled batches on the device, in `order`
+    done = 0  # sentences of `order` already copied into `out`
 
     def copy_pending():
         nonlocal done
         if not pending[poolings[0]]:
             return
-        rows = order[done:done + sum(len(v) for v in pending[poolings[0]])]
+        rows = order[done : done + sum(len(v) for v in pending[poolings[0]])]
         for p in poolings:
             out[p][rows] = torch.cat(pending[p]).cpu()
             pending[p].clear()
         done += len(rows)
+
     show = progress_bars.shown(progress)
     batches = length_batches(features, order, batch_size, device)
     with eval_mode(model), torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
-        for k, idx in enumerate(tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1):
-            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
+        for k, idx in enumerate(
+            tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1
+        ):
+            batch = on_model_device(
+                model, tokenizer.pad([features[i] for i in idx], return_tensors="pt")
+            )
             h = hidden_states(model, batch)
             for p in poolings:
-                pending[p].append(pool(p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id).float())
-            if k % BATCHES_PER_COPY == 0 or sum(len(v) for v in pending[poolings[0]]) >= ROWS_PER_COPY:
+                pending[p].append(
+                    pool(
+                        p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id
+                    ).float()
+                )
+            if (
+                k % BATCHES_PER_COPY == 0
+                or sum(len(v) for v in pending[poolings[0]]) >= ROWS_PER_COPY
+            ):
                 copy_pending()
         copy_pending()
     return out
@@ -221,5 +285,7 @@ def embedders(model, tokenizer, poolings, **kw):
                 last["vectors"] = encode_poolings(model, tokenizer, sentences, poolings, **kw)
                 last["sentences"] = sentences
             return last["vectors"][pooling].numpy()
+
         return embed
+
     return {p: embed_with(p) for p in poolings}

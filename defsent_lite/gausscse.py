@@ -15,11 +15,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from defsent_lite.encode import (BATCHES_PER_COPY, ROWS_PER_COPY, autocast_for, check_sentences, eval_mode,
-                                 hidden_states, length_batches, on_model_device, tokenize_sorted)
+from defsent_lite.encode import (
+    BATCHES_PER_COPY,
+    ROWS_PER_COPY,
+    autocast_for,
+    check_sentences,
+    eval_mode,
+    hidden_states,
+    length_batches,
+    on_model_device,
+    tokenize_sorted,
+)
 
-VAR_FLOOR = 1e-4                                  # the "paper" head's softplus offset
-EXP_VAR_FLOOR = torch.finfo(torch.float32).tiny   # the "official" head's underflow guard
+VAR_FLOOR = 1e-4  # the "paper" head's softplus offset
+EXP_VAR_FLOOR = torch.finfo(torch.float32).tiny  # the "official" head's underflow guard
 HEADS = ("official", "paper")
 LOSS_SETTINGS = ("ent", "ent+con", "ent+rev", "ent+con+rev")
 TEMPERATURE = 0.05
@@ -62,10 +71,13 @@ class GaussModel(nn.Module):
 
 # ---------------------------------------------------------------- similarity
 
+
 def kl_per_dim(mu_a, var_a, mu_b, var_b):
     """KL(N_a||N_b) per dimension for diagonal Gaussians (Appendix A); broadcasts, float32."""
     mu_a, var_a, mu_b, var_b = (t.float() for t in (mu_a, var_a, mu_b, var_b))
-    return 0.5 * (torch.log(var_b) - torch.log(var_a) + var_a / var_b + (mu_a - mu_b) ** 2 / var_b - 1)
+    return 0.5 * (
+        torch.log(var_b) - torch.log(var_a) + var_a / var_b + (mu_a - mu_b) ** 2 / var_b - 1
+    )
 
 
 def kl_divergence(mu_a, var_a, mu_b, var_b):
@@ -83,7 +95,9 @@ def kl_similarity(mu_a, var_a, mu_b, var_b, reduction="sum"):
         return 1.0 / (1.0 + kl_divergence(mu_a, var_a, mu_b, var_b))
     if reduction == "mean_per_dim":
         return (1.0 / (1.0 + kl_per_dim(mu_a, var_a, mu_b, var_b))).mean(-1)
-    raise ValueError(f"unknown similarity reduction {reduction!r}: use 'sum' (paper) or 'mean_per_dim' (official code)")
+    raise ValueError(
+        f"unknown similarity reduction {reduction!r}: use 'sum' (paper) or 'mean_per_dim' (official code)"
+    )
 
 
 def kl_matrix(mu_a, var_a, mu_b, var_b):
@@ -96,7 +110,7 @@ def kl_matrix(mu_a, var_a, mu_b, var_b):
     inv_b = 1.0 / var_b
     log_term = torch.log(var_b).sum(-1)[None, :] - torch.log(var_a).sum(-1)[:, None]
     trace = var_a @ inv_b.T
-    maha = (mu_a ** 2) @ inv_b.T - 2 * mu_a @ (mu_b * inv_b).T + (mu_b ** 2 * inv_b).sum(-1)[None, :]
+    maha = (mu_a**2) @ inv_b.T - 2 * mu_a @ (mu_b * inv_b).T + (mu_b**2 * inv_b).sum(-1)[None, :]
     return (0.5 * (log_term + trace + maha - mu_a.shape[-1])).float()
 
 
@@ -109,6 +123,7 @@ def similarity_matrix(mu_a, var_a, mu_b, var_b, reduction="sum"):
 
 # ---------------------------------------------------------------- loss (Eq. 3)
 
+
 def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, reduction="sum"):
     """Eq. 3 over a batch of triplets; pre/ent/con are (mu, var) pairs of [B, d].
 
@@ -117,24 +132,42 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
     """
     if setting not in LOSS_SETTINGS:
         raise ValueError(f"unknown loss setting {setting!r}; choose from {LOSS_SETTINGS}")
-    shapes = {name: [tuple(t.shape) for t in pair] for name, pair in (("pre", pre), ("ent", ent), ("con", con))}
+    shapes = {
+        name: [tuple(t.shape) for t in pair]
+        for name, pair in (("pre", pre), ("ent", ent), ("con", con))
+    }
     if len({s for pair in shapes.values() for s in pair}) != 1 or len(shapes["pre"][0]) != 2:
-        raise ValueError(f"contrastive loss: (mu, var) of premises, entailments and contradictions must all be "
-                         f"[B, d] of one shape; got {shapes}")
-    if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"contrastive loss: temperature={temperature!r}: a finite number > 0 is needed")
-    if len(pre[0]) < 2:   # the other rows of the batch are the negatives: one row has none
-        raise ValueError(f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at least 2")
-    blocks = [similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T]  # [i, j] = sim(ent_j||pre_i)
+        raise ValueError(
+            f"contrastive loss: (mu, var) of premises, entailments and contradictions must all be "
+            f"[B, d] of one shape; got {shapes}"
+        )
+    if not (
+        isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0
+    ):
+        raise ValueError(
+            f"contrastive loss: temperature={temperature!r}: a finite number > 0 is needed"
+        )
+    if len(pre[0]) < 2:  # the other rows of the batch are the negatives: one row has none
+        raise ValueError(
+            f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at least 2"
+        )
+    blocks = [
+        similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T
+    ]  # [i, j] = sim(ent_j||pre_i)
     if "con" in setting:
-        blocks.append(similarity_matrix(con[0], con[1], pre[0], pre[1], reduction).T)  # sim(con_j||pre_i)
+        blocks.append(
+            similarity_matrix(con[0], con[1], pre[0], pre[1], reduction).T
+        )  # sim(con_j||pre_i)
     if "rev" in setting:
-        blocks.append(similarity_matrix(pre[0], pre[1], ent[0], ent[1], reduction).T)  # sim(pre_j||ent_i)
+        blocks.append(
+            similarity_matrix(pre[0], pre[1], ent[0], ent[1], reduction).T
+        )  # sim(pre_j||ent_i)
     logits = torch.cat(blocks, dim=1) / temperature
     return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
 
 
 # ---------------------------------------------------------------- encoding
+
 
 @torch.no_grad()
 def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
@@ -146,7 +179,7 @@ def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     d = model.config.hidden_size
     mu, var = torch.empty(len(sentences), d), torch.empty(len(sentences), d)
-    pending = []   # (index list, mu, var) still on the device
+    pending = []  # (index list, mu, var) still on the device
 
     def copy_pending():
         if pending:
@@ -154,9 +187,12 @@ def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
             mu[idx] = torch.cat([m for _, m, _ in pending]).cpu()
             var[idx] = torch.cat([v for _, _, v in pending]).cpu()
             pending.clear()
+
     with eval_mode(model), autocast_for(device):
         for k, idx in enumerate(length_batches(features, order, batch_size, device), 1):
-            batch = on_model_device(model, tokenizer.pad([features[i] for i in idx], return_tensors="pt"))
+            batch = on_model_device(
+                model, tokenizer.pad([features[i] for i in idx], return_tensors="pt")
+            )
             m, v = model(batch)
             pending.append((idx, m.float(), v.float()))
             if k % BATCHES_PER_COPY == 0 or sum(len(p[0]) for p in pending) >= ROWS_PER_COPY:

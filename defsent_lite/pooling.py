@@ -4,6 +4,7 @@ Padding never leaks in: mean divides by the real token count, max ignores padded
 positions. All tokens the model attends to count, special tokens included (as
 Sentence-BERT and DefSent pool).
 """
+
 import torch
 
 # DefSent+ (after Jiang et al., 2022), as the official code writes it: the trailing space is a token
@@ -31,14 +32,18 @@ def max(hidden, mask):
 def prompt(hidden, mask, input_ids, mask_token_id):
     """State at the mask token of the prompt template (exactly one per sentence)."""
     if input_ids is None or mask_token_id is None:
-        raise ValueError("prompt pooling needs the input ids and the tokenizer's mask_token_id "
-                         f"(got input_ids={'None' if input_ids is None else 'given'}, mask_token_id={mask_token_id!r})")
+        raise ValueError(
+            "prompt pooling needs the input ids and the tokenizer's mask_token_id "
+            f"(got input_ids={'None' if input_ids is None else 'given'}, mask_token_id={mask_token_id!r})"
+        )
     at = input_ids == mask_token_id
     counts = at.sum(1)
     if not torch.all(counts == 1):
         bad = int((counts != 1).nonzero()[0])
-        raise ValueError(f"prompt pooling: row {bad} has {int(counts[bad])} mask tokens, expected 1 "
-                         "(was the prompt truncated by max_length?)")
+        raise ValueError(
+            f"prompt pooling: row {bad} has {int(counts[bad])} mask tokens, expected 1 "
+            "(was the prompt truncated by max_length?)"
+        )
     return hidden[at]
 
 

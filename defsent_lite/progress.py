@@ -1,4 +1,5 @@
 """Whether the long loops (encoding, entry building, training) draw tqdm bars."""
+
 import os
 
 

@@ -4,6 +4,7 @@ Adam or AdamW, linear warm-up (then constant, or linear decay), gradient clippin
 bf16/fp16 autocast on GPU, a seed, periodic evaluation with best-state tracking, and a
 hard stop with the step number when the loss is NaN or inf.
 """
+
 import copy
 import math
 from typing import NamedTuple
@@ -67,8 +68,10 @@ def read_losses(pending, history, total, lr, describe_batch=None):
     for (step, batch, _), value in zip(pending, values):
         if not math.isfinite(value):
             info = f" ({describe_batch(batch)})" if describe_batch else ""
-            raise NonFiniteLoss(f"loss became {value} at step {step} of {total}{info}; "
-                                f"try a lower learning rate than {lr:g}")
+            raise NonFiniteLoss(
+                f"loss became {value} at step {step} of {total}{info}; "
+                f"try a lower learning rate than {lr:g}"
+            )
         history["loss"].append(value)
     pending.clear()
 
@@ -81,6 +84,7 @@ class Settings(NamedTuple):
     warm-up lasts total * warmup_ratio steps unrounded (the official DefSent schedule: factor
     step / (0.1 * total)), else floor(total * warmup_ratio) steps. mixed_precision: bf16/fp16
     autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere."""
+
     lr: float
     optimizer: str = "adamw"
     weight_decay: float = 0.0
@@ -93,8 +97,18 @@ class Settings(NamedTuple):
     mixed_precision: bool = True
 
 
-def train(model, loss_fn, batches, settings, params=None, eval_fn=None, eval_every=None,
-          describe_batch=None, progress=None, desc="train"):
+def train(
+    model,
+    loss_fn,
+    batches,
+    settings,
+    params=None,
+    eval_fn=None,
+    eval_every=None,
+    describe_batch=None,
+    progress=None,
+    desc="train",
+):
     """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)` as `settings` (a
     Settings) say; params: the parameters trained (default all).
 
@@ -103,10 +117,15 @@ def train(model, loss_fn, batches, settings, params=None, eval_fn=None, eval_eve
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
     if not isinstance(settings, Settings):
-        raise TypeError(f"{desc}: settings must be a train.Settings (lr, optimizer, schedule), not "
-                        f"{type(settings).__name__}")
+        raise TypeError(
+            f"{desc}: settings must be a train.Settings (lr, optimizer, schedule), not "
+            f"{type(settings).__name__}"
+        )
     s = settings
-    lr, warmup_ratio = checks.rate(s.lr, f"{desc}: lr"), checks.fraction(s.warmup_ratio, f"{desc}: warmup_ratio")
+    lr, warmup_ratio = (
+        checks.rate(s.lr, f"{desc}: lr"),
+        checks.fraction(s.warmup_ratio, f"{desc}: warmup_ratio"),
+    )
     if not batches:
         raise ValueError(f"{desc}: no training batches (is the training data empty?)")
     empty = [i for i, b in enumerate(batches, 1) if is_empty_batch(b)]
@@ -117,10 +136,14 @@ def train(model, loss_fn, batches, settings, params=None, eval_fn=None, eval_eve
     total = len(batches)
     warmup = total * warmup_ratio if s.fractional_warmup else math.floor(total * warmup_ratio)
     factors = [warmup_factor(i, warmup, total, s.decay, s.warmup_from_zero) for i in range(total)]
-    if max(factors) == 0:   # e.g. one step whose warm-up starts from 0: the run would train nothing
-        raise ValueError(f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} steps"
-                         f"{', from 0' if s.warmup_from_zero else ''}); give it more training data or batches")
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: factors[i] if i < total else factors[-1])
+    if max(factors) == 0:  # e.g. one step whose warm-up starts from 0: the run would train nothing
+        raise ValueError(
+            f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} steps"
+            f"{', from 0' if s.warmup_from_zero else ''}); give it more training data or batches"
+        )
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda i: factors[i] if i < total else factors[-1]
+    )
     device = next(model.parameters()).device
     amp = amp_dtype(device) if s.mixed_precision else None
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
@@ -128,25 +151,29 @@ def train(model, loss_fn, batches, settings, params=None, eval_fn=None, eval_eve
     best_state = None
     show = progress_bars.shown(progress)
     read_every = LOSS_READ_EVERY.get(device.type, LOSS_READ_EVERY_ACCELERATOR)
-    pending = []   # (step, batch, loss) not yet read on the host
+    pending = []  # (step, batch, loss) not yet read on the host
     model.train()
     bar = tqdm(batches, desc=desc, disable=not show, leave=False)
     for step, batch in enumerate(bar, 1):
         with autocast_for(device, enabled=s.mixed_precision):
             loss = loss_fn(model, batch)
         if not torch.is_tensor(loss) or loss.numel() != 1:
-            raise TypeError(f"{desc}: loss_fn returned {type(loss).__name__} "
-                            f"{tuple(loss.shape) if torch.is_tensor(loss) else loss!r:.80} at step {step}; "
-                            "it must return the batch's loss as a one-number tensor")
+            raise TypeError(
+                f"{desc}: loss_fn returned {type(loss).__name__} "
+                f"{tuple(loss.shape) if torch.is_tensor(loss) else loss!r:.80} at step {step}; "
+                "it must return the batch's loss as a one-number tensor"
+            )
         pending.append((step, batch, loss.detach().reshape(())))
-        if read_every == 1:   # checked before its update: a NaN never reaches the weights
+        if read_every == 1:  # checked before its update: a NaN never reaches the weights
             read_losses(pending, history, total, lr, describe_batch)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
         if s.grad_clip:
             scaler.unscale_(opt)
             torch.nn.utils.clip_grad_norm_(params, s.grad_clip)
-        scaler.step(opt)  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
+        scaler.step(
+            opt
+        )  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
         scaler.update()
         sched.step()
         evaluate = eval_fn and ((eval_every and step % eval_every == 0) or step == total)
@@ -155,8 +182,10 @@ def train(model, loss_fn, batches, settings, params=None, eval_fn=None, eval_eve
         if evaluate:
             score = eval_fn(model)
             if not math.isfinite(score):
-                raise NonFinite(f"{desc}: evaluation score {score} at step {step} of {total}; "
-                                f"try a lower learning rate than {lr:g}")
+                raise NonFinite(
+                    f"{desc}: evaluation score {score} at step {step} of {total}; "
+                    f"try a lower learning rate than {lr:g}"
+                )
             history["eval"].append((step, score))
             if history["best_score"] is None or score > history["best_score"]:
                 history["best_step"], history["best_score"] = step, score
@@ -186,4 +215,4 @@ def batched(items, batch_size, seed=None):
     if seed is not None:
         g = torch.Generator().manual_seed(seed)
         items = [items[i] for i in torch.randperm(len(items), generator=g).tolist()]
-    return [items[i:i + batch_size] for i in range(0, len(items), batch_size)]
+    return [items[i : i + batch_size] for i in range(0, len(items), batch_size)]

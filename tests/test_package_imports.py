@@ -3,6 +3,8 @@ tooling (nbval, pytest, jupytext, nbclient, nbformat) or the tests' stand-in mod
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "defsent_lite"
 TOOLING = {"nbval", "pytest", "jupytext", "nbclient", "nbformat", "standins", "nbcompare", "run_notebooks"}
 
@@ -89,3 +91,16 @@ def test_a_notebooks_first_call_loads_the_catalogue_and_the_settings_only():
     assert module_level_closure("defsent_lite.repro.preflight") == {
         "defsent_lite.repro.preflight", "defsent_lite.runtime.config", "defsent_lite.runtime.digest",
         "defsent_lite.data.sources", "defsent_lite.data.checksums"}
+
+
+def test_the_package_is_kept_in_the_configured_format():
+    """Issue 47: one formatter at 100 columns ([tool.ruff] in pyproject.toml), applied to the
+    package; `ruff format defsent_lite` after an edit keeps this green."""
+    import shutil
+    import subprocess
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e .[test] installs it)")
+    done = subprocess.run([ruff, "format", "--check", str(PACKAGE)], cwd=PACKAGE.parent,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

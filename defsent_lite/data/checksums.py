@@ -1,6 +1,7 @@
 """The SHA-256 every data file should have: pinned in checksums.sha256 (the verified copies), or
 recorded at its first download (RECORD_FILE in the data root) where no pin exists. The preflight
 reads them without loading the downloader."""
+
 from pathlib import Path
 
 CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
@@ -39,8 +40,14 @@ def read_record(root):
         parts = line.split(maxsplit=1)
         if not parts:
             continue
-        if len(parts) != 2 or len(parts[0]) != 64 or any(c not in "0123456789abcdef" for c in parts[0]):
-            raise ValueError(f"{path}:{i}: expected '<sha256>  <relative path>', got {line[:80]!r} "
-                             "(delete the line, or the file, and download again)")
+        if (
+            len(parts) != 2
+            or len(parts[0]) != 64
+            or any(c not in "0123456789abcdef" for c in parts[0])
+        ):
+            raise ValueError(
+                f"{path}:{i}: expected '<sha256>  <relative path>', got {line[:80]!r} "
+                "(delete the line, or the file, and download again)"
+            )
         record[parts[1]] = parts[0]
     return record

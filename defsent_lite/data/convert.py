@@ -4,6 +4,7 @@ SNLI and MultiNLI are published as jsonl (one JSON object per pair, with parses 
 labels); the layout keeps four columns as csv: pairID,sentence1,sentence2,label (label = the
 pair's gold_label, '-' where annotators did not agree), rows in the original order, text as is.
 """
+
 import csv
 import json
 from pathlib import Path

@@ -2,6 +2,7 @@
 
 A dictionary is a list of (entry, definition) pairs; readers live in readers.py.
 """
+
 import random
 import re
 import statistics
@@ -23,12 +24,14 @@ def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1), grouped=False):
     n_train = len(words) * ratios[0] // sum(ratios)
     n_dev = len(words) * (ratios[0] + ratios[1]) // sum(ratios) - n_train
     split_of = {w: "train" for w in words[:n_train]}
-    split_of.update({w: "dev" for w in words[n_train:n_train + n_dev]})
-    split_of.update({w: "test" for w in words[n_train + n_dev:]})
+    split_of.update({w: "dev" for w in words[n_train : n_train + n_dev]})
+    split_of.update({w: "test" for w in words[n_train + n_dev :]})
     out = {"train": [], "dev": [], "test": []}
     if grouped:
         rank = {w: i for i, w in enumerate(words)}
-        pairs = sorted(pairs, key=lambda p: rank[p[0]])  # stable: a word's definitions keep their order
+        pairs = sorted(
+            pairs, key=lambda p: rank[p[0]]
+        )  # stable: a word's definitions keep their order
     for w, d in pairs:
         out[split_of[w]].append((w, d))
     return out
@@ -37,7 +40,14 @@ def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1), grouped=False):
 # The official DefSent extraction's clean-up of Ishiwatari et al.'s tokenised definitions, in its
 # order: spaces before . , ; ) ' and after ( removed; ``quoted text'' -> its text, capitalised
 # (str.capitalize: the rest lower-cased); a ‘quoted’ span -> ’span’ (sic).
-DETOKENISE_REPLACEMENTS = ((" .", "."), (" ,", ","), (" ;", ";"), ("( ", "("), (" )", ")"), (" '", "'"))
+DETOKENISE_REPLACEMENTS = (
+    (" .", "."),
+    (" ,", ","),
+    (" ;", ";"),
+    ("( ", "("),
+    (" )", ")"),
+    (" '", "'"),
+)
 
 
 def detokenised(pairs):
@@ -64,8 +74,11 @@ def single_token_ids(words, tokenizer):
 
 def definition_stats(pairs):
     """Words, definitions and mean definition length in whitespace-separated words."""
-    return dict(words=len({w for w, _ in pairs}), definitions=len(pairs),
-                avg_length=statistics.fmean(len(d.split()) for _, d in pairs) if pairs else float("nan"))
+    return dict(
+        words=len({w for w, _ in pairs}),
+        definitions=len(pairs),
+        avg_length=statistics.fmean(len(d.split()) for _, d in pairs) if pairs else float("nan"),
+    )
 
 
 def token_length_stats(definitions, tokenizer, known=None):
@@ -97,9 +110,11 @@ def require_oxford_train(data_dir=None):
     with WordNet) is never used in its place."""
     path = config.data_root(data_dir) / "dictionary" / "oxford" / "ishiwatari" / "train.txt"
     if not path.is_file():
-        raise readers.DataMissing(f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
-                               f"(`python -m defsent_lite.data.download fetch --only oxford --root {config.data_root(data_dir)}`); "
-                               "only the smoke and cpu scales fall back to valid+test with WordNet")
+        raise readers.DataMissing(
+            f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
+            f"(`python -m defsent_lite.data.download fetch --only oxford --root {config.data_root(data_dir)}`); "
+            "only the smoke and cpu scales fall back to valid+test with WordNet"
+        )
     return path
 
 
@@ -125,7 +140,6 @@ def defsentplus_dataset(name, data_dir=None):
     raise ValueError(f"unknown DefSent+ dataset {name!r}: choose a, b or c")
 
 
-
 def defsent_table1(pairs, tokenizers, seed=SPLIT_SEED):
     """DefSent Table 1 rows {(group, split): [words, definitions, avg_length]}.
 
@@ -138,25 +152,39 @@ def defsent_table1(pairs, tokenizers, seed=SPLIT_SEED):
     groups = {"All": splits}
     for label, tok in tokenizers.items():
         keep = single_token_ids([w for w, _ in pairs], tok) if tok is not None else None
-        groups[label] = ({k: [p for p in v if p[0] in keep] for k, v in splits.items()}
-                         if keep is not None else None)
+        groups[label] = (
+            {k: [p for p in v if p[0] in keep] for k, v in splits.items()}
+            if keep is not None
+            else None
+        )
     rows = {}
     for label, group in groups.items():
         for name in ("train", "dev", "test"):
             s = definition_stats(group[name]) if group is not None else {}
-            rows[(label, name.capitalize())] = [s.get("words", float("nan")), s.get("definitions", float("nan")),
-                                                s.get("avg_length", float("nan"))]
+            rows[(label, name.capitalize())] = [
+                s.get("words", float("nan")),
+                s.get("definitions", float("nan")),
+                s.get("avg_length", float("nan")),
+            ]
     return rows
 
 
 def defsentplus_table1(bert_tokenizer, roberta_tokenizer=None, data_dir=None):
     """DefSent+ Table 1 rows {label: [definitions, entries, max/median length BERT, RoBERTa]}."""
-    labels = {"a": "a (Oxford + WordNet)", "b": "b (Oxford)", "c": "c (Oxford single words in BERT vocab.)"}
+    labels = {
+        "a": "a (Oxford + WordNet)",
+        "b": "b (Oxford)",
+        "c": "c (Oxford single words in BERT vocab.)",
+    }
     rows, bert_lengths, roberta_lengths = {}, {}, {}
     for name, label in labels.items():
         pairs, _ = defsentplus_dataset(name, data_dir)
         defs = [d for _, d in pairs]
         bert = token_length_stats(defs, bert_tokenizer, bert_lengths)
-        rob = token_length_stats(defs, roberta_tokenizer, roberta_lengths) if roberta_tokenizer else (float("nan"),) * 2
+        rob = (
+            token_length_stats(defs, roberta_tokenizer, roberta_lengths)
+            if roberta_tokenizer
+            else (float("nan"),) * 2
+        )
         rows[label] = [len(pairs), len({e for e, _ in pairs}), *bert, *rob]
     return rows

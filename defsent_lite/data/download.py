@@ -9,6 +9,7 @@ match its own; only then are all of its files renamed into place together (stage
 folder of the root, removed on any error or interrupt). Sources are independent: one failure does
 not stop the others, and a summary lists each as fetched, already present or failed (why).
 """
+
 import argparse
 import contextlib
 import csv
@@ -29,19 +30,27 @@ from typing import NamedTuple
 
 try:
     import fcntl
-except ImportError:   # not on Windows: the record is then written without a lock
+except ImportError:  # not on Windows: the record is then written without a lock
     fcntl = None
 
 from defsent_lite.runtime import cache, config
 from defsent_lite.data import convert, readers
 from defsent_lite.data import sources as catalogue
-from defsent_lite.data.checksums import RECORD_FILE, accepted, known_checksums, offline_copies, read_record
+from defsent_lite.data.checksums import (
+    RECORD_FILE,
+    accepted,
+    known_checksums,
+    offline_copies,
+    read_record,
+)
 
-MAX_DOWNLOAD_BYTES = 1 << 30     # 1 GiB: the largest source (naacl_data.zip) is far below
-DOWNLOAD_DEADLINE = 2 * 3600     # seconds for one whole download: a server trickling bytes is given up
-MAX_MEMBER_BYTES = 512 << 20     # 512 MiB per extracted file
-MAX_INFLATION = 100              # an archive member may be at most 100x the archive (zip bombs)
-MAX_BYTES_PER_ROW = 1_000        # a CSV checked by its row count (nli_for_simcse.csv: three short sentences a row)
+MAX_DOWNLOAD_BYTES = 1 << 30  # 1 GiB: the largest source (naacl_data.zip) is far below
+DOWNLOAD_DEADLINE = 2 * 3600  # seconds for one whole download: a server trickling bytes is given up
+MAX_MEMBER_BYTES = 512 << 20  # 512 MiB per extracted file
+MAX_INFLATION = 100  # an archive member may be at most 100x the archive (zip bombs)
+MAX_BYTES_PER_ROW = (
+    1_000  # a CSV checked by its row count (nli_for_simcse.csv: three short sentences a row)
+)
 STAGING_PREFIX = ".download-"
 
 
@@ -51,12 +60,13 @@ class DownloadError(RuntimeError):
 
 class SourceReport(NamedTuple):
     name: str
-    status: str       # fetched | already present | failed
-    detail: str       # files written, or why it failed
+    status: str  # fetched | already present | failed
+    detail: str  # files written, or why it failed
     files: list
 
 
 # ---------------------------------------------------------------- checksums
+
 
 def sha256_of(path):
     return digest_of(path, "sha256")
@@ -91,6 +101,7 @@ def source_url(src, mirror=None):
 
 # ---------------------------------------------------------------- fetching and extracting
 
+
 def fetch(url, dest, max_bytes=MAX_DOWNLOAD_BYTES, timeout=60, deadline=DOWNLOAD_DEADLINE):
     """Stream `url` to `dest` and return its sha256. The whole body or an error: fewer bytes than
     Content-Length, more than max_bytes, an HTML page instead of data, or a body still arriving
@@ -98,32 +109,49 @@ def fetch(url, dest, max_bytes=MAX_DOWNLOAD_BYTES, timeout=60, deadline=DOWNLOAD
     received, h, announced = 0, hashlib.sha256(), None
     give_up = time.monotonic() + deadline
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "defsent_lite"}),
-                                    timeout=timeout) as r, open(dest, "wb") as f:
+        with (
+            urllib.request.urlopen(
+                urllib.request.Request(url, headers={"User-Agent": "defsent_lite"}), timeout=timeout
+            ) as r,
+            open(dest, "wb") as f,
+        ):
             announced = r.headers.get("Content-Length")
             if announced and int(announced) > max_bytes:
-                raise DownloadError(f"{url}: announces {announced} bytes, over the {max_bytes}-byte cap")
-            for block in iter(lambda: r.read1(1 << 20), b""):   # read1: whatever has arrived, at most 1 MiB
+                raise DownloadError(
+                    f"{url}: announces {announced} bytes, over the {max_bytes}-byte cap"
+                )
+            for block in iter(
+                lambda: r.read1(1 << 20), b""
+            ):  # read1: whatever has arrived, at most 1 MiB
                 if time.monotonic() > give_up:
-                    raise DownloadError(f"{url}: still arriving after {deadline:g} s ({received} bytes so far); "
-                                        "the server is too slow, try again later or another host")
-                if received == 0 and block.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):
-                    raise DownloadError(f"{url}: an HTML page came instead of the data file "
-                                        f"(Content-Type {r.headers.get('Content-Type')!r}); is the URL still served?")
+                    raise DownloadError(
+                        f"{url}: still arriving after {deadline:g} s ({received} bytes so far); "
+                        "the server is too slow, try again later or another host"
+                    )
+                if received == 0 and block.lstrip()[:15].lower().startswith(
+                    (b"<!doctype html", b"<html")
+                ):
+                    raise DownloadError(
+                        f"{url}: an HTML page came instead of the data file "
+                        f"(Content-Type {r.headers.get('Content-Type')!r}); is the URL still served?"
+                    )
                 received += len(block)
                 if received > max_bytes:
                     raise DownloadError(f"{url}: more than {max_bytes} bytes, over the cap")
                 h.update(block)
                 f.write(block)
     except http.client.IncompleteRead as e:
-        raise DownloadError(f"{url}: connection closed after {received + len(e.partial)} bytes "
-                            f"of {announced}") from None
+        raise DownloadError(
+            f"{url}: connection closed after {received + len(e.partial)} bytes of {announced}"
+        ) from None
     except (OSError, http.client.HTTPException) as e:
         if isinstance(e, DownloadError):
             raise
         raise DownloadError(f"{url}: {type(e).__name__}: {e}") from None
     if announced is not None and received != int(announced):
-        raise DownloadError(f"{url}: received {received} bytes of the {announced} announced (connection closed?)")
+        raise DownloadError(
+            f"{url}: received {received} bytes of the {announced} announced (connection closed?)"
+        )
     return h.hexdigest()
 
 
@@ -157,13 +185,17 @@ def extract(archive, member, dest, url, max_bytes=MAX_MEMBER_BYTES, inflation=MA
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as e:
         if isinstance(e, DownloadError):
             raise
-        raise DownloadError(f"{url}: could not read {member!r} from the archive "
-                            f"({type(e).__name__}: {e}); truncated or not a zip/tar?") from None
+        raise DownloadError(
+            f"{url}: could not read {member!r} from the archive "
+            f"({type(e).__name__}: {e}); truncated or not a zip/tar?"
+        ) from None
 
 
 def _check_size(size, cap, url, member):
     if size > cap:
-        raise DownloadError(f"{url}: member {member!r} inflates to {size} bytes, over the {cap}-byte cap")
+        raise DownloadError(
+            f"{url}: member {member!r} inflates to {size} bytes, over the {cap}-byte cap"
+        )
 
 
 def _copy_capped(src, out, cap, url, member):
@@ -177,6 +209,7 @@ def _copy_capped(src, out, cap, url, member):
 
 # ---------------------------------------------------------------- one source, all or nothing
 
+
 def _staged_files(src, url, checksums, staging):
     """Fetch and check every file of a source into `staging`; {destination: staged path}."""
     archive = staging / "archive"
@@ -184,7 +217,9 @@ def _staged_files(src, url, checksums, staging):
     if src.get("sha256") and digest != src["sha256"]:
         raise DownloadError(f"{url}: sha256 {digest} does not match the pinned {src['sha256']}")
     if src.get("md5") and digest_of(archive, "md5") != src["md5"]:
-        raise DownloadError(f"{url}: md5 {digest_of(archive, 'md5')} does not match the publisher's {src['md5']}")
+        raise DownloadError(
+            f"{url}: md5 {digest_of(archive, 'md5')} does not match the publisher's {src['md5']}"
+        )
     staged = {}
     for member, rel in src["members"].items():
         path = staging / "files" / rel
@@ -195,7 +230,9 @@ def _staged_files(src, url, checksums, staging):
             extract(archive, member, path, url)
         expected, got = checksums.get(rel), sha256_of(path)
         if expected and got != expected:
-            raise DownloadError(f"{url}: {member or 'the file'} has sha256 {got}, but {rel} is pinned to {expected}")
+            raise DownloadError(
+                f"{url}: {member or 'the file'} has sha256 {got}, but {rel} is pinned to {expected}"
+            )
         if not expected and not (src.get("sha256") or src.get("md5")):
             _check_content(src, path, url)
         staged[rel] = path
@@ -214,14 +251,18 @@ def _check_content(src, path, url):
     """A source without a pinned checksum is checked by what it must contain: first its size
     against its row count, then every row, streamed (a huge body is never held in memory)."""
     if "rows" not in src:
-        raise DownloadError(f"{url}: no pinned SHA-256 and no content check for {src['name']}; refusing")
+        raise DownloadError(
+            f"{url}: no pinned SHA-256 and no content check for {src['name']}; refusing"
+        )
     size, cap = path.stat().st_size, src["rows"] * MAX_BYTES_PER_ROW
     if size > cap:
-        raise DownloadError(f"{url}: {size} bytes for {src['rows']} rows, over the {cap}-byte cap "
-                            f"({MAX_BYTES_PER_ROW} bytes a row); not parsed")
+        raise DownloadError(
+            f"{url}: {size} bytes for {src['rows']} rows, over the {cap}-byte cap "
+            f"({MAX_BYTES_PER_ROW} bytes a row); not parsed"
+        )
     try:
         rows = readers.count_simcse_nli(path)
-    except (ValueError, csv.Error) as e:   # a decoding error is a ValueError
+    except (ValueError, csv.Error) as e:  # a decoding error is a ValueError
         raise DownloadError(f"{url}: not the expected CSV ({type(e).__name__}: {e})") from None
     if rows != src["rows"]:
         raise DownloadError(f"{url}: {rows} rows, expected {src['rows']}")
@@ -244,8 +285,15 @@ def hosts(src):
     second = []
     for m in src.get("mirrors", []):
         own = "members" in m
-        second.append(dict(src, url=m["url"], members=m.get("members", src["members"]),
-                           sha256=None if own else src.get("sha256"), md5=None if own else src.get("md5")))
+        second.append(
+            dict(
+                src,
+                url=m["url"],
+                members=m.get("members", src["members"]),
+                sha256=None if own else src.get("sha256"),
+                md5=None if own else src.get("md5"),
+            )
+        )
     return [src] + second
 
 
@@ -271,7 +319,12 @@ def download_source(src, root, checksums, mirror=None, log=print):
             if unpinned:
                 add_to_record(root, unpinned)
             tried = f" (after {len(failures)} failed: {'; '.join(failures)})" if failures else ""
-            return SourceReport(src["name"], "fetched", f"{len(staged)} files from {url}{tried}", [root / rel for rel in staged])
+            return SourceReport(
+                src["name"],
+                "fetched",
+                f"{len(staged)} files from {url}{tried}",
+                [root / rel for rel in staged],
+            )
         except DownloadError as e:
             failures.append(str(e))
             if len(places) > 1:
@@ -280,7 +333,9 @@ def download_source(src, root, checksums, mirror=None, log=print):
             shutil.rmtree(staging, ignore_errors=True)
     if len(failures) == 1:
         return SourceReport(src["name"], "failed", failures[0], [])
-    return SourceReport(src["name"], "failed", f"every host failed ({len(failures)}): " + " | ".join(failures), [])
+    return SourceReport(
+        src["name"], "failed", f"every host failed ({len(failures)}): " + " | ".join(failures), []
+    )
 
 
 @contextlib.contextmanager
@@ -314,7 +369,7 @@ def write_record(root, record):
 def remove_stale_staging(root):
     """Staging folders of downloads that were killed (their process is gone) are removed."""
     for folder in Path(root).glob(f"{STAGING_PREFIX}*"):
-        pid = folder.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        pid = folder.name[len(STAGING_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not cache.process_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -323,7 +378,9 @@ def download(root, only=None, sources=None, checksums=None, mirror=None, log=pri
     """Fetch the selected sources into root, each on its own; a list of SourceReport. mirror: a base
     URL replacing every host (default: DEFSENT_MIRROR)."""
     mirror = os.environ.get("DEFSENT_MIRROR") if mirror is None else mirror
-    root = config.data_root(root)   # a relative root resolves as the readers resolve it, not against the cwd
+    root = config.data_root(
+        root
+    )  # a relative root resolves as the readers resolve it, not against the cwd
     root.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(root)
     checksums = known_checksums() if checksums is None else checksums
@@ -331,6 +388,7 @@ def download(root, only=None, sources=None, checksums=None, mirror=None, log=pri
 
 
 # ---------------------------------------------------------------- verify
+
 
 def verify(data_dir=None, checksums=None, sources=None, every_known=False):
     """{relative path: 'ok' | 'missing' | 'MISMATCH' | 'not a file' | 'no checksum'} for the files
@@ -359,6 +417,7 @@ def verify(data_dir=None, checksums=None, sources=None, every_known=False):
 
 # ---------------------------------------------------------------- command line
 
+
 def summary(reports):
     """The table printed at the end of a download."""
     width = max(len(r.name) for r in reports)
@@ -366,37 +425,67 @@ def summary(reports):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m defsent_lite.data.download", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m defsent_lite.data.download",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="fetch the original archives (needs internet)")
     f.add_argument("--root", default=str(config.data_root()))
-    f.add_argument("--only", nargs="+", metavar="SOURCE", help="source names: " + " ".join(catalogue.source_names()))
-    f.add_argument("--for", dest="notebook", metavar="NN", choices=catalogue.NOTEBOOKS,
-                   help="what notebook NN reads (e.g. 30), with --scale")
-    f.add_argument("--scale", default=config.scale_name(), choices=sorted(config.SCALES),
-                   help="the notebook's scale (paper needs the paper's datasets, no offline stand-ins)")
-    f.add_argument("--mirror", default=os.environ.get("DEFSENT_MIRROR"),
-                   help="base URL that replaces every host (a local mirror; env DEFSENT_MIRROR)")
-    v = sub.add_parser("verify", help="check the downloaded files under a data root against their SHA-256")
+    f.add_argument(
+        "--only",
+        nargs="+",
+        metavar="SOURCE",
+        help="source names: " + " ".join(catalogue.source_names()),
+    )
+    f.add_argument(
+        "--for",
+        dest="notebook",
+        metavar="NN",
+        choices=catalogue.NOTEBOOKS,
+        help="what notebook NN reads (e.g. 30), with --scale",
+    )
+    f.add_argument(
+        "--scale",
+        default=config.scale_name(),
+        choices=sorted(config.SCALES),
+        help="the notebook's scale (paper needs the paper's datasets, no offline stand-ins)",
+    )
+    f.add_argument(
+        "--mirror",
+        default=os.environ.get("DEFSENT_MIRROR"),
+        help="base URL that replaces every host (a local mirror; env DEFSENT_MIRROR)",
+    )
+    v = sub.add_parser(
+        "verify", help="check the downloaded files under a data root against their SHA-256"
+    )
     v.add_argument("--root", default=str(config.data_root()))
-    v.add_argument("--all", action="store_true", help="every file of the ../shared/data layout, not only downloaded ones")
+    v.add_argument(
+        "--all",
+        action="store_true",
+        help="every file of the ../shared/data layout, not only downloaded ones",
+    )
     args = p.parse_args(argv)
     if args.cmd == "fetch":
         try:
             chosen = select(args.only, notebook=args.notebook, scale=args.scale)
         except ValueError as e:
             p.error(str(e))
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed download still cleans its staging
+        signal.signal(
+            signal.SIGTERM, lambda *_: sys.exit(143)
+        )  # a killed download still cleans its staging
         try:
             reports = download(args.root, sources=chosen, mirror=args.mirror)
-        except ValueError as e:   # e.g. a malformed digest record: named, no traceback
+        except ValueError as e:  # e.g. a malformed digest record: named, no traceback
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(summary(reports))
         failed = sum(r.status == "failed" for r in reports)
-        print(f"{len(reports) - failed} of {len(reports)} sources ready under {config.data_root(args.root)}" +
-              (f"; {failed} failed" if failed else ""))
+        print(
+            f"{len(reports) - failed} of {len(reports)} sources ready under {config.data_root(args.root)}"
+            + (f"; {failed} failed" if failed else "")
+        )
         return 1 if failed else 0
     try:
         report = verify(args.root, every_known=args.all)
@@ -407,8 +496,10 @@ def main(argv=None):
         if status != "ok":
             print(f"{status:11s} {rel}")
     bad = sum(s != "ok" for s in report.values())
-    print(f"{sum(s == 'ok' for s in report.values())} of {len(report)} files ok under {args.root}" +
-          (f"; {bad} missing, wrong or without a checksum" if bad else ""))
+    print(
+        f"{sum(s == 'ok' for s in report.values())} of {len(report)} files ok under {args.root}"
+        + (f"; {bad} missing, wrong or without a checksum" if bad else "")
+    )
     return 1 if bad else 0
 
 

@@ -8,6 +8,7 @@ A missing file raises DataMissing naming the path and how to get the data; a mal
 line raises ValueError naming `file:line`. Nothing is skipped silently, except the STS
 rule that a pair with an empty gold score is dropped (SentEval does the same).
 """
+
 import csv
 import functools
 import io
@@ -19,8 +20,10 @@ from pathlib import Path
 from defsent_lite.runtime import cache, config
 from defsent_lite.data.sources import STS_SUBSETS
 
-HOW_TO_GET = ("point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
-              "`python -m defsent_lite.data.download fetch --root <folder>` on a connected machine")
+HOW_TO_GET = (
+    "point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
+    "`python -m defsent_lite.data.download fetch --root <folder>` on a connected machine"
+)
 
 
 class DataMissing(FileNotFoundError):
@@ -44,25 +47,34 @@ def read_text(path, encoding="utf-8"):
     if encoding.replace("_", "-").lower() in ("utf-8", "utf8") and raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     if b"\x00" in raw:
-        line = raw[:raw.index(b"\x00")].count(b"\n") + 1
+        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
         raise ValueError(f"{path}:{line}: a NUL byte (is this a text file?)")
-    if encoding.replace("_", "-").lower() in ("latin-1", "latin1", "iso-8859-1") and not raw.isascii():
-        for line, text in enumerate(raw.split(b"\n"), 1):   # line by line: one UTF-8 line is enough
+    if (
+        encoding.replace("_", "-").lower() in ("latin-1", "latin1", "iso-8859-1")
+        and not raw.isascii()
+    ):
+        for line, text in enumerate(raw.split(b"\n"), 1):  # line by line: one UTF-8 line is enough
             if not text.isascii() and _is_utf8(text):
-                raise ValueError(f"{path}:{line}: UTF-8 text in a file read as latin-1 (SentEval's "
-                                 "encoding): it would be garbled; use the original latin-1 file")
+                raise ValueError(
+                    f"{path}:{line}: UTF-8 text in a file read as latin-1 (SentEval's "
+                    "encoding): it would be garbled; use the original latin-1 file"
+                )
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
+        line = raw[: e.start].count(b"\n") + 1
         column = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
-        raise ValueError(f"{path}:{line}: byte 0x{raw[e.start]:02x} at column {column} is not valid {encoding} "
-                         f"({e.reason})") from None
-    text = text.lstrip("\ufeff")   # a byte-order mark written twice
+        raise ValueError(
+            f"{path}:{line}: byte 0x{raw[e.start]:02x} at column {column} is not valid {encoding} "
+            f"({e.reason})"
+        ) from None
+    text = text.lstrip("\ufeff")  # a byte-order mark written twice
     if "\ufeff" in text:
-        line = text[:text.index("\ufeff")].count("\n") + 1
-        raise ValueError(f"{path}:{line}: a byte-order mark (U+FEFF) inside the text (files joined "
-                         "together?); remove it")
+        line = text[: text.index("\ufeff")].count("\n") + 1
+        raise ValueError(
+            f"{path}:{line}: a byte-order mark (U+FEFF) inside the text (files joined "
+            "together?); remove it"
+        )
     return text
 
 
@@ -86,8 +98,10 @@ def _fields(path, lineno, line, n, sep="\t", exact=False):
     """Split a line and check it has at least (exact: exactly) n fields."""
     parts = line.split(sep)
     if len(parts) < n or (exact and len(parts) != n):
-        raise ValueError(f"{path}:{lineno}: expected {'' if exact else 'at least '}{n} tab-separated fields, "
-                         f"got {len(parts)}")
+        raise ValueError(
+            f"{path}:{lineno}: expected {'' if exact else 'at least '}{n} tab-separated fields, "
+            f"got {len(parts)}"
+        )
     return parts
 
 
@@ -105,8 +119,10 @@ def _number(path, lineno, text, what):
 def _header(path, line, expected, sep="\t"):
     """Check a file's first line starts with the expected column names (a file without its
     header would otherwise lose its first row)."""
-    if line.split(sep)[:len(expected)] != list(expected):
-        raise ValueError(f"{path}:1: expected a header starting with {sep.join(expected)!r}, got {line[:80]!r}")
+    if line.split(sep)[: len(expected)] != list(expected):
+        raise ValueError(
+            f"{path}:1: expected a header starting with {sep.join(expected)!r}, got {line[:80]!r}"
+        )
 
 
 def _rows(path, rows):
@@ -122,7 +138,7 @@ def _nonempty(path, lineno, *sentences, what="sentence"):
             raise ValueError(f"{path}:{lineno}: empty {what}")
 
 
-STS_GOLD_RANGE = (0.0, 5.0)   # STS 2012-2016, STS-B and SICK-R all score similarity on 0-5
+STS_GOLD_RANGE = (0.0, 5.0)  # STS 2012-2016, STS-B and SICK-R all score similarity on 0-5
 
 
 def _gold(path, lineno, text, what):
@@ -164,8 +180,11 @@ def _sts_year(task, root, variant):
     prefix = "STS2016." if raw16 else "STS."
     s1, s2, gold = [], [], []
     for name in STS_SUBSETS[task]:
-        a, b, g = read_sts_subset(folder / f"{prefix}input.{name}.txt", folder / f"{prefix}gs.{name}.txt",
-                                  fields=4 if raw16 else 2)
+        a, b, g = read_sts_subset(
+            folder / f"{prefix}input.{name}.txt",
+            folder / f"{prefix}gs.{name}.txt",
+            fields=4 if raw16 else 2,
+        )
         s1 += a
         s2 += b
         gold += g
@@ -190,12 +209,24 @@ def read_sick(path):
     rows = []
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
-            _header(path, line, ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment"])
+            _header(
+                path,
+                line,
+                ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment"],
+            )
             continue
         f = _fields(path, i, line, 5)
         _nonempty(path, i, f[1], f[2])
         score = _gold(path, i, f[3], "relatedness")
-        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], relatedness=score, label=_sick_label(path, i, f[4])))
+        rows.append(
+            dict(
+                pair_id=f[0],
+                sentence_a=f[1],
+                sentence_b=f[2],
+                relatedness=score,
+                label=_sick_label(path, i, f[4]),
+            )
+        )
     return _rows(path, rows)
 
 
@@ -220,7 +251,11 @@ def load_sts(task, data_dir=None, variant="raw", split="test"):
     if task == "SICKR":
         name = {"test": "test_annotated"}.get(split, split)
         rows = read_sick(root / "sts" / variant / "SICK" / f"SICK_{name}.txt")
-        return [r["sentence_a"] for r in rows], [r["sentence_b"] for r in rows], [r["relatedness"] for r in rows]
+        return (
+            [r["sentence_a"] for r in rows],
+            [r["sentence_b"] for r in rows],
+            [r["relatedness"] for r in rows],
+        )
     raise ValueError(f"unknown STS task {task!r}; choose from {STS_TASKS}")
 
 
@@ -297,7 +332,9 @@ def load_mrpc(data_dir=None):
             if i == 1:
                 _header(path, line, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"])
                 continue
-            f = _fields(path, i, line, 5, exact=True)   # a tab inside a sentence would shift the columns
+            f = _fields(
+                path, i, line, 5, exact=True
+            )  # a tab inside a sentence would shift the columns
             if f[0] not in ("0", "1"):
                 raise ValueError(f"{path}:{i}: label {f[0]!r} is not 0 or 1")
             _nonempty(path, i, f[3], f[4])
@@ -329,7 +366,9 @@ def read_nli_csv(path):
                 raise ValueError(f"{path}:1: expected header pairID,sentence1,sentence2,label")
             continue
         if len(rec) != 4 or rec[3] not in NLI_LABELS:
-            raise ValueError(f"{path}:{reader.line_num}: expected 4 fields with a label in {NLI_LABELS}")
+            raise ValueError(
+                f"{path}:{reader.line_num}: expected 4 fields with a label in {NLI_LABELS}"
+            )
         _nonempty(path, reader.line_num, rec[1], rec[2])
         rows.append(dict(pair_id=rec[0], premise=rec[1], hypothesis=rec[2], label=rec[3]))
     return _rows(path, rows)
@@ -339,10 +378,19 @@ def load_nli(name, data_dir=None):
     """One NLI evaluation set by name: snli_dev, snli_test, mnli_dev_(mis)matched, sick_test."""
     root = require(config.data_root(data_dir))
     if name == "sick_test":
-        return [dict(pair_id=r["pair_id"], premise=r["sentence_a"], hypothesis=r["sentence_b"], label=r["label"])
-                for r in read_sick(root / "sts" / "raw" / "SICK" / "SICK_test_annotated.txt")]
+        return [
+            dict(
+                pair_id=r["pair_id"],
+                premise=r["sentence_a"],
+                hypothesis=r["sentence_b"],
+                label=r["label"],
+            )
+            for r in read_sick(root / "sts" / "raw" / "SICK" / "SICK_test_annotated.txt")
+        ]
     if name not in NLI_FILES:
-        raise ValueError(f"unknown NLI set {name!r}; choose from {sorted(NLI_FILES) + ['sick_test']}")
+        raise ValueError(
+            f"unknown NLI set {name!r}; choose from {sorted(NLI_FILES) + ['sick_test']}"
+        )
     return read_nli_csv(root / NLI_FILES[name])
 
 
@@ -351,16 +399,36 @@ def read_sick_full(path):
     rows = []
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
-            _header(path, line, ["pair_ID", "sentence_A", "sentence_B", "entailment_label", "relatedness_score",
-                                 "entailment_AB", "entailment_BA"])
+            _header(
+                path,
+                line,
+                [
+                    "pair_ID",
+                    "sentence_A",
+                    "sentence_B",
+                    "entailment_label",
+                    "relatedness_score",
+                    "entailment_AB",
+                    "entailment_BA",
+                ],
+            )
             continue
         f = _fields(path, i, line, 12)
         _nonempty(path, i, f[1], f[2])
         for value, allowed in ((f[5], SICK_AB), (f[6], SICK_BA)):
             if value not in allowed:
                 raise ValueError(f"{path}:{i}: direction label {value!r} is not one of {allowed}")
-        rows.append(dict(pair_id=f[0], sentence_a=f[1], sentence_b=f[2], label=_sick_label(path, i, f[3]),
-                         ab=f[5], ba=f[6], split=f[11]))
+        rows.append(
+            dict(
+                pair_id=f[0],
+                sentence_a=f[1],
+                sentence_b=f[2],
+                label=_sick_label(path, i, f[3]),
+                ab=f[5],
+                ba=f[6],
+                split=f[11],
+            )
+        )
     return _rows(path, rows)
 
 
@@ -370,8 +438,10 @@ SICK_BA = ("B_entails_A", "B_neutral_A", "B_contradicts_A")
 
 def read_simcse_nli(path):
     """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source 'nli_for_simcse')."""
-    rows = [dict(premise=a, entailment=b, contradiction=c, source="nli_for_simcse")
-            for a, b, c in _simcse_nli_fields(path, io.StringIO(read_text(path), newline=""))]
+    rows = [
+        dict(premise=a, entailment=b, contradiction=c, source="nli_for_simcse")
+        for a, b, c in _simcse_nli_fields(path, io.StringIO(read_text(path), newline=""))
+    ]
     return _rows(path, rows)
 
 
@@ -389,7 +459,9 @@ def _simcse_nli_fields(path, lines):
         raise ValueError(f"{path}:1: expected header sent0,sent1,hard_neg, got {str(header)[:200]}")
     for f3 in reader:
         if len(f3) != 3 or not all(x.strip() for x in f3):
-            raise ValueError(f"{path}:{reader.line_num}: expected 3 non-empty fields, got {f3!r:.200}")
+            raise ValueError(
+                f"{path}:{reader.line_num}: expected 3 non-empty fields, got {f3!r:.200}"
+            )
         yield f3
 
 
@@ -399,15 +471,20 @@ def read_triplets(path):
     for i, line in enumerate(read_lines(path), 1):
         if i == 1:
             _header(path, line, ["premise", "entailment", "contradiction"])
-            width = len(line.split("\t"))   # 3, or 4 with a source column: every row as many
+            width = len(line.split("\t"))  # 3, or 4 with a source column: every row as many
             continue
         f = _fields(path, i, line, width, exact=True)
         _nonempty(path, i, *f[:3])
-        rows.append(dict(premise=f[0], entailment=f[1], contradiction=f[2], source=f[3] if len(f) > 3 else ""))
+        rows.append(
+            dict(
+                premise=f[0], entailment=f[1], contradiction=f[2], source=f[3] if len(f) > 3 else ""
+            )
+        )
     return _rows(path, rows)
 
 
 # ---------------------------------------------------------------- dictionaries
+
 
 def read_oxford_tsv(path):
     """Oxford TSV of ../shared/data (header word, definition, example): (word, definition) pairs."""
@@ -416,7 +493,7 @@ def read_oxford_tsv(path):
         if i == 1:
             if not line.startswith("word\tdefinition"):
                 raise ValueError(f"{path}:1: expected header 'word<TAB>definition<TAB>example'")
-            width = len(line.split("\t"))   # every row has the header's columns
+            width = len(line.split("\t"))  # every row has the header's columns
             continue
         f = _fields(path, i, line, width, exact=True)
         _word(path, i, f[0])
@@ -464,8 +541,13 @@ def wordnet_definitions(data_dir=None):
     """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased.
     Read once per process (about 0.5 s from the data files), then served from memory as a fresh list."""
     folder = wordnet_folder(data_dir)
-    return list(_wordnet_definitions(str(config.data_root(data_dir)), str(folder) if folder else None,
-                                     os.environ.get("NLTK_DATA", "")))
+    return list(
+        _wordnet_definitions(
+            str(config.data_root(data_dir)),
+            str(folder) if folder else None,
+            os.environ.get("NLTK_DATA", ""),
+        )
+    )
 
 
 def wordnet_identity(data_dir=None):
@@ -474,15 +556,19 @@ def wordnet_identity(data_dir=None):
     folder = wordnet_folder(data_dir)
     if folder is not None:
         return dict(wordnet_files=cache.data_identity(str(folder.parent), folder.name))
-    return dict(nltk_reader=cache.data_identity(data_dir, "dictionary/wordnet"),
-                nltk_data=os.environ.get("NLTK_DATA", ""))
+    return dict(
+        nltk_reader=cache.data_identity(data_dir, "dictionary/wordnet"),
+        nltk_data=os.environ.get("NLTK_DATA", ""),
+    )
 
 
 @functools.lru_cache(maxsize=2)
 def _wordnet_definitions(data_dir, folder, nltk_data):
     # keyed by the files actually read, and cached on disk too: later kernels load the parsed
     # glosses in about 1 s
-    pairs = cache.cached_json("wordnet", wordnet_identity(data_dir), lambda: _read_wordnet(data_dir))
+    pairs = cache.cached_json(
+        "wordnet", wordnet_identity(data_dir), lambda: _read_wordnet(data_dir)
+    )
     return [tuple(p) for p in pairs]
 
 
@@ -496,11 +582,18 @@ def wordnet_folder(data_dir=None):
     None (a zipped or elsewhere-installed corpus, left to nltk's reader)."""
     roots = [config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"]
     roots += [Path(p) for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
-    return next((r / "corpora" / "wordnet" for r in roots if (r / "corpora" / "wordnet" / "data.noun").is_file()), None)
+    return next(
+        (
+            r / "corpora" / "wordnet"
+            for r in roots
+            if (r / "corpora" / "wordnet" / "data.noun").is_file()
+        ),
+        None,
+    )
 
 
-WORDNET_POS_FILES = ("adj", "adv", "noun", "verb")   # nltk's all_synsets order
-_SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")   # "galore(ip)" -> "galore"
+WORDNET_POS_FILES = ("adj", "adv", "noun", "verb")  # nltk's all_synsets order
+_SYNTACTIC_MARKER = re.compile(r"(.*?)(\([^()]*\))?$")  # "galore(ip)" -> "galore"
 _QUOTED_EXAMPLE = re.compile(r"[\"].*?[\"]")
 
 
@@ -513,12 +606,14 @@ def read_wordnet_data_files(folder):
         path = Path(folder) / f"data.{pos}"
         with open(path, encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
-                if line[0].isspace():   # the license header
+                if line[0].isspace():  # the license header
                     continue
                 try:
                     pairs += synset_line_pairs(line)
                 except (ValueError, IndexError):
-                    raise ValueError(f"{path}:{lineno}: not a WordNet synset line: {line[:80]!r}") from None
+                    raise ValueError(
+                        f"{path}:{lineno}: not a WordNet synset line: {line[:80]!r}"
+                    ) from None
     return pairs
 
 
@@ -526,20 +621,29 @@ def synset_line_pairs(line):
     """(lemma, definition) of each lemma of one synset line of a WordNet data file."""
     columns, gloss = line.strip().split("|")
     tokens = columns.split()
-    names = tokens[4:4 + 2 * int(tokens[3], 16):2]
+    names = tokens[4 : 4 + 2 * int(tokens[3], 16) : 2]
     definition = _QUOTED_EXAMPLE.sub("", gloss).strip().strip("; ")
-    return [(_SYNTACTIC_MARKER.match(n).group(1).replace("_", " ").lower(), definition) for n in names]
+    return [
+        (_SYNTACTIC_MARKER.match(n).group(1).replace("_", " ").lower(), definition) for n in names
+    ]
 
 
 def _read_wordnet_with_nltk(data_dir):
     nltk_dir = config.data_root(data_dir) / "dictionary" / "wordnet" / "nltk_data"
     import nltk  # here, not at the top: importing nltk takes 1.5 s and only this fallback needs it
     from nltk.corpus import wordnet as wn
+
     if nltk_dir.exists() and str(nltk_dir.resolve()) not in os.environ.get("NLTK_DATA", ""):
         if str(nltk_dir) not in nltk.data.path:
             nltk.data.path.insert(0, str(nltk_dir))
     try:
         synsets = list(wn.all_synsets())
     except LookupError:
-        raise DataMissing(f"WordNet not found (looked in {nltk_dir} and NLTK_DATA): {HOW_TO_GET}") from None
-    return [(lemma.replace("_", " ").lower(), s.definition()) for s in synsets for lemma in s.lemma_names()]
+        raise DataMissing(
+            f"WordNet not found (looked in {nltk_dir} and NLTK_DATA): {HOW_TO_GET}"
+        ) from None
+    return [
+        (lemma.replace("_", " ").lower(), s.definition())
+        for s in synsets
+        for lemma in s.lemma_names()
+    ]

@@ -10,6 +10,7 @@ scores the dev set, keeps the model of the best accuracy (strictly better only) 
 tenacity + 1 rounds without improvement, or once past max_epoch. Here each problem follows that
 schedule exactly, with its own rows, and all problems take their step together.
 """
+
 from typing import NamedTuple
 
 import numpy as np
@@ -20,6 +21,7 @@ from defsent_lite.checks import require_finite, NonFinite
 
 class Settings(NamedTuple):
     """SentEval's classifier settings (its MLP defaults; the papers' `params['classifier']`)."""
+
     batch_size: int = 64
     tenacity: int = 5
     epoch_size: int = 4
@@ -31,10 +33,10 @@ class Settings(NamedTuple):
 
 
 class AdamFits(NamedTuple):
-    weight: torch.Tensor      # [P, d, K] the best model of each problem (dev accuracy)
-    bias: torch.Tensor        # [P, K]
+    weight: torch.Tensor  # [P, d, K] the best model of each problem (dev accuracy)
+    bias: torch.Tensor  # [P, K]
     dev_accuracy: torch.Tensor  # [P] its dev accuracy (0-1)
-    epochs: torch.Tensor      # [P] epochs trained before stopping
+    epochs: torch.Tensor  # [P] epochs trained before stopping
 
     def predict(self, X):
         """[P, n] predicted class of every row of X under every problem's best model."""
@@ -66,7 +68,7 @@ def padded(arrays, device):
     """[P, longest] long tensor of the row arrays, padded with -1."""
     out = np.full((len(arrays), max(len(a) for a in arrays)), -1, dtype=np.int64)
     for p, a in enumerate(arrays):
-        out[p, :len(a)] = a
+        out[p, : len(a)] = a
     return torch.as_tensor(out, device=device)
 
 
@@ -76,13 +78,19 @@ def fit_many(X, y, train_rows, dev_rows, l2regs, n_classes, settings=Settings(),
     SentEval's refits). X [n, d] float tensor (its device and dtype are used), y [n] class ids."""
     require_finite(X, "SentEval classifier features")
     device, dtype, P = X.device, X.dtype, len(train_rows)
-    splits = [split_rows(tr, dv, seed, settings.validation_split) for tr, dv in zip(train_rows, dev_rows)]
+    splits = [
+        split_rows(tr, dv, seed, settings.validation_split) for tr, dv in zip(train_rows, dev_rows)
+    ]
     if any(len(tr) == 0 or len(dv) == 0 for tr, dv, _ in splits):
         raise ValueError("SentEval classifier: a problem has no training or no dev rows")
     W0, b0 = initial_layer(X.shape[1], n_classes, seed)
     model = Trainee.start(W0.to(device, dtype), b0.to(device, dtype), P)
-    best = AdamFits(model.W.clone(), model.b.clone(), torch.full((P,), -1.0, dtype=dtype, device=device),
-                    torch.zeros(P, dtype=torch.long, device=device))
+    best = AdamFits(
+        model.W.clone(),
+        model.b.clone(),
+        torch.full((P,), -1.0, dtype=dtype, device=device),
+        torch.zeros(P, dtype=torch.long, device=device),
+    )
     dev = padded([dv for _, dv, _ in splits], device)
     decay = torch.as_tensor(l2regs, dtype=dtype, device=device)
     running = torch.ones(P, dtype=torch.bool, device=device)
@@ -91,7 +99,7 @@ def fit_many(X, y, train_rows, dev_rows, l2regs, n_classes, settings=Settings(),
     epoch = 0
     while bool(running.any()):
         act = running.nonzero().flatten()
-        part = model.take(act)   # the running problems' parameters and Adam state, contiguous
+        part = model.take(act)  # the running problems' parameters and Adam state, contiguous
         for _ in range(settings.epoch_size):
             order = padded(streams.next_epoch(act.tolist()), device)
             train_epoch(X, y, order, part, decay[act], settings)
@@ -114,9 +122,10 @@ def fit_many(X, y, train_rows, dev_rows, l2regs, n_classes, settings=Settings(),
 
 class Trainee(NamedTuple):
     """Each problem's linear layer and torch.optim.Adam's state for it (step count, both moments)."""
-    W: torch.Tensor       # [P, d, K]
-    b: torch.Tensor       # [P, K]
-    steps: torch.Tensor   # [P]
+
+    W: torch.Tensor  # [P, d, K]
+    b: torch.Tensor  # [P, K]
+    steps: torch.Tensor  # [P]
     m_w: torch.Tensor
     v_w: torch.Tensor
     m_b: torch.Tensor
@@ -125,8 +134,15 @@ class Trainee(NamedTuple):
     @staticmethod
     def start(W0, b0, P):
         W, b = W0.expand(P, -1, -1).clone(), b0.expand(P, -1).clone()
-        return Trainee(W, b, torch.zeros(P, dtype=W.dtype, device=W.device), torch.zeros_like(W),
-                       torch.zeros_like(W), torch.zeros_like(b), torch.zeros_like(b))
+        return Trainee(
+            W,
+            b,
+            torch.zeros(P, dtype=W.dtype, device=W.device),
+            torch.zeros_like(W),
+            torch.zeros_like(W),
+            torch.zeros_like(b),
+            torch.zeros_like(b),
+        )
 
     def take(self, rows):
         return Trainee(*(t[rows] for t in self))
@@ -144,13 +160,17 @@ class Streams:
     def __init__(self, splits, dev_given):
         self.rows = [tr for tr, _, _ in splits]
         first = {}
-        self.key = [first.setdefault((len(tr), len(dv), given), i) for i, ((tr, dv, _), given) in
-                    enumerate(zip(splits, dev_given))]
+        self.key = [
+            first.setdefault((len(tr), len(dv), given), i)
+            for i, ((tr, dv, _), given) in enumerate(zip(splits, dev_given))
+        ]
         self.rng = {k: splits[k][2] for k in set(self.key)}
 
     def next_epoch(self, problems):
         """Each problem's train rows in this epoch's order (every running problem is at the same epoch)."""
-        perms = {k: self.rng[k].permutation(len(self.rows[k])) for k in {self.key[p] for p in problems}}
+        perms = {
+            k: self.rng[k].permutation(len(self.rows[k])) for k in {self.key[p] for p in problems}
+        }
         return [self.rows[p][perms[self.key[p]]] for p in problems]
 
 
@@ -158,13 +178,15 @@ def train_epoch(X, y, order, model, decay, settings):
     """One pass of minibatches for every problem of `model` (order: [P, longest] rows, -1 pads)."""
     B = settings.batch_size
     for start in range(0, order.shape[1], B):
-        idx = order[:, start:start + B]
+        idx = order[:, start : start + B]
         valid = idx >= 0
         count = valid.sum(1)
-        Xb = X[idx.clamp_min(0)]                                        # [P, B, d]
+        Xb = X[idx.clamp_min(0)]  # [P, B, d]
         probs = torch.softmax(torch.baddbmm(model.b[:, None, :], Xb, model.W), -1)
         target = torch.nn.functional.one_hot(y[idx.clamp_min(0)], probs.shape[-1]).to(probs.dtype)
-        dlogits = (probs - target) * (valid / count.clamp_min(1)[:, None])[..., None]   # mean cross-entropy
+        dlogits = (probs - target) * (valid / count.clamp_min(1)[:, None])[
+            ..., None
+        ]  # mean cross-entropy
         adam_step(model, Xb.transpose(1, 2) @ dlogits, dlogits.sum(1), count > 0, decay, settings)
 
 
@@ -174,7 +196,7 @@ def adam_step(model, grad_w, grad_b, live, decay, settings):
     b1, b2 = settings.betas
     model.steps.add_(live.to(model.steps.dtype))
     t = model.steps.clamp_min(1)
-    step_size, root = settings.lr / (1 - b1 ** t), torch.sqrt(1 - b2 ** t)
+    step_size, root = settings.lr / (1 - b1**t), torch.sqrt(1 - b2**t)
     pairs = ((model.W, grad_w, model.m_w, model.v_w), (model.b, grad_b, model.m_b, model.v_b))
     for param, grad, m, v in pairs:
         shape = (-1,) + (1,) * (param.dim() - 1)
@@ -189,7 +211,9 @@ def adam_step(model, grad_w, grad_b, live, decay, settings):
 def dev_accuracy(X, y, W, b, dev):
     """[A] accuracy of each problem's current model on its dev rows (dev: [A, longest], -1 pads)."""
     if not torch.isfinite(W).all():
-        raise NonFinite("SentEval classifier: non-finite weights (non-finite features or a diverged fit)")
+        raise NonFinite(
+            "SentEval classifier: non-finite weights (non-finite features or a diverged fit)"
+        )
     valid = dev >= 0
     predicted = AdamFits(W, b, None, None).predict(X).gather(1, dev.clamp_min(0))
     correct = (predicted == y[dev.clamp_min(0)]) & valid

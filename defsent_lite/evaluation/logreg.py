@@ -14,6 +14,7 @@ the eigenvectors of their Gram matrix first (the L2 penalty is unchanged by a ro
 centring is absorbed by the unpenalised intercept, so the minimum is the same), which makes the
 Hessian close to diagonal; its exact diagonal is the preconditioner.
 """
+
 from typing import NamedTuple
 
 import torch
@@ -22,9 +23,11 @@ from defsent_lite.checks import require_finite, NonFinite
 
 
 class Fits(NamedTuple):
-    weights: torch.Tensor     # [D + 1, P, K] in the rotated basis (last row: intercepts); K = 1 for binary
-    objective: torch.Tensor   # [P] f_p at the solution
-    grad_max: torch.Tensor    # [P] largest |gradient| entry at the solution
+    weights: (
+        torch.Tensor
+    )  # [D + 1, P, K] in the rotated basis (last row: intercepts); K = 1 for binary
+    objective: torch.Tensor  # [P] f_p at the solution
+    grad_max: torch.Tensor  # [P] largest |gradient| entry at the solution
     newton_steps: int
     basis: "Basis"
 
@@ -36,15 +39,17 @@ class Fits(NamedTuple):
         """(coef [P, K, d], intercept [P, K]) in the original features, as scikit-learn's coef_ and intercept_."""
         coef = torch.einsum("de,epk->pkd", self.basis.rotation, self.weights[:-1])
         intercept = self.weights[-1] - torch.einsum("d,pkd->pk", self.basis.mean, coef)
-        if intercept.shape[1] > 1:  # softmax intercepts are defined up to a constant: sum zero, as scikit-learn's
+        if (
+            intercept.shape[1] > 1
+        ):  # softmax intercepts are defined up to a constant: sum zero, as scikit-learn's
             intercept = intercept - intercept.mean(1, keepdim=True)
         return coef, intercept
 
 
 class Basis(NamedTuple):
-    features: torch.Tensor    # [n, D + 1]: centred, rotated features and a column of ones
-    mean: torch.Tensor        # [d] the mean that was subtracted
-    rotation: torch.Tensor    # [d, D] eigenvectors of the centred Gram matrix
+    features: torch.Tensor  # [n, D + 1]: centred, rotated features and a column of ones
+    mean: torch.Tensor  # [d] the mean that was subtracted
+    rotation: torch.Tensor  # [d, D] eigenvectors of the centred Gram matrix
 
 
 def rotated_basis(X):
@@ -62,7 +67,9 @@ def predict_labels(logits, shape):
     return labels.T
 
 
-def fit_many(X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, max_cg=50, basis=None):
+def fit_many(
+    X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, max_cg=50, basis=None
+):
     """Fit problem p on the rows where train_masks[p] is True with inverse strength Cs[p].
 
     X [n, d] float, y [n] class ids, train_masks [P, n] bool, Cs [P]. Runs on X's device and dtype.
@@ -74,19 +81,31 @@ def fit_many(X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, ma
     basis = rotated_basis(X) if basis is None else basis
     A = basis.features
     P, D1 = len(train_masks), A.shape[1]
-    weight = train_masks.to(dtype).T                              # [n, P]
+    weight = train_masks.to(dtype).T  # [n, P]
     n_p = weight.sum(0)
     if (n_p == 0).any():
-        raise ValueError(f"logistic regression: problems {(n_p == 0).nonzero().flatten().tolist()[:10]} have no training rows")
-    per_class = train_masks.to(dtype) @ torch.nn.functional.one_hot(y, n_classes).to(dtype)      # [P, classes]
+        raise ValueError(
+            f"logistic regression: problems {(n_p == 0).nonzero().flatten().tolist()[:10]} have no training rows"
+        )
+    per_class = train_masks.to(dtype) @ torch.nn.functional.one_hot(y, n_classes).to(
+        dtype
+    )  # [P, classes]
     if ((per_class > 0).sum(1) < 2).any():
-        raise ValueError(f"logistic regression: problems {((per_class > 0).sum(1) < 2).nonzero().flatten().tolist()[:10]} "
-                         "have training rows of one class only (as scikit-learn, this needs at least two)")
-    weight = weight / n_p                                         # mean over each problem's rows
-    Y = (y == 1).to(dtype)[:, None, None] if K == 1 else torch.nn.functional.one_hot(y, K).to(dtype)[:, None, :]
+        raise ValueError(
+            f"logistic regression: problems {((per_class > 0).sum(1) < 2).nonzero().flatten().tolist()[:10]} "
+            "have training rows of one class only (as scikit-learn, this needs at least two)"
+        )
+    weight = weight / n_p  # mean over each problem's rows
+    Y = (
+        (y == 1).to(dtype)[:, None, None]
+        if K == 1
+        else torch.nn.functional.one_hot(y, K).to(dtype)[:, None, :]
+    )
     penalty = torch.ones(D1, 1, 1, dtype=dtype, device=device)
     penalty[-1] = 0
-    reg = penalty / (torch.as_tensor(Cs, dtype=dtype, device=device) * n_p)[None, :, None]   # [D1, P, 1]
+    reg = (
+        penalty / (torch.as_tensor(Cs, dtype=dtype, device=device) * n_p)[None, :, None]
+    )  # [D1, P, 1]
     W = torch.zeros(D1, P, K, dtype=dtype, device=device)
 
     def logits(W):
@@ -109,8 +128,10 @@ def fit_many(X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, ma
             break
         if step == max_newton:
             bad = active.nonzero().flatten().tolist()
-            raise RuntimeError(f"logistic regression did not converge in {max_newton} Newton steps: problems {bad[:10]} "
-                               f"(largest gradient {float(grad_max.max()):.2e} > tol {tol:g})")
+            raise RuntimeError(
+                f"logistic regression did not converge in {max_newton} Newton steps: problems {bad[:10]} "
+                f"(largest gradient {float(grad_max.max()):.2e} > tol {tol:g})"
+            )
         curv = S * (1 - S) if K == 1 else S
 
         def hess_vec(V):
@@ -120,14 +141,19 @@ def fit_many(X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, ma
             else:
                 R = curv * (Q - (curv * Q).sum(-1, keepdim=True))
             return (A.T @ (R * weight[..., None]).flatten(1)).view(D1, P, K) + reg * V
-        diag = (weight[..., None] * (curv * (1 - curv) if K > 1 else curv)).flatten(1)     # [n, P*K]
-        precond = ((A * A).T.matmul(diag).view(D1, P, K) + reg).clamp_min(torch.finfo(dtype).tiny)  # Hessian diagonal
+
+        diag = (weight[..., None] * (curv * (1 - curv) if K > 1 else curv)).flatten(1)  # [n, P*K]
+        precond = ((A * A).T.matmul(diag).view(D1, P, K) + reg).clamp_min(
+            torch.finfo(dtype).tiny
+        )  # Hessian diagonal
         direction = conjugate_gradients(hess_vec, -grad * active[None, :, None], precond, max_cg)
         W = line_search(W, direction, grad, objective(Z, W), lambda W: objective(logits(W), W))
     final = objective(logits(W), W)
     if not torch.isfinite(final).all():
-        raise NonFinite(f"logistic regression: non-finite objective for problems "
-                        f"{(~torch.isfinite(final)).nonzero().flatten().tolist()[:10]} (non-finite features?)")
+        raise NonFinite(
+            f"logistic regression: non-finite objective for problems "
+            f"{(~torch.isfinite(final)).nonzero().flatten().tolist()[:10]} (non-finite features?)"
+        )
     return Fits(W, final, grad_max, step, basis)
 
 
@@ -142,14 +168,18 @@ def conjugate_gradients(hess_vec, b, precond, max_iter, rel_tol=0.1):
     for _ in range(max_iter):
         Hp = hess_vec(p)
         pHp = (p * Hp).sum((0, 2))
-        alpha = torch.where(pHp > 0, rz / pHp.clamp_min(torch.finfo(b.dtype).tiny), torch.zeros_like(pHp))
+        alpha = torch.where(
+            pHp > 0, rz / pHp.clamp_min(torch.finfo(b.dtype).tiny), torch.zeros_like(pHp)
+        )
         x = x + alpha[None, :, None] * p
         r = r - alpha[None, :, None] * Hp
         if (r.pow(2).sum((0, 2)).sqrt() <= target).all():
             break
         z = r / precond
         rz_new = (r * z).sum((0, 2))
-        beta = torch.where(rz > 0, rz_new / rz.clamp_min(torch.finfo(b.dtype).tiny), torch.zeros_like(rz))
+        beta = torch.where(
+            rz > 0, rz_new / rz.clamp_min(torch.finfo(b.dtype).tiny), torch.zeros_like(rz)
+        )
         p = z + beta[None, :, None] * p
         rz = rz_new
     return x

@@ -6,6 +6,7 @@ most accurate of the grid 0, 0.001, ..., 1 on SNLI dev (the smallest on ties); A
 scikit-learn's precision_recall_curve integrated by trapezoids) and "paper" (Appendix C's text as
 we read it: entailment when score > t, t the most accurate of every midpoint between scores;
 AUPRC over the thresholds 0, 0.001, ..., 1)."""
+
 from typing import NamedTuple
 
 import numpy as np
@@ -37,11 +38,15 @@ def best_threshold(scores, labels, what="NLI threshold"):
     sorted scores (and below the minimum) is tried, so no grid limits the optimum."""
     scores, labels = checked_scores(scores, labels, what)
     s = np.unique(scores)
-    cands = np.concatenate([[s[0] - 1.0], (s[:-1] + s[1:]) / 2]) if len(s) > 1 else np.array([s[0] - 1.0])
+    cands = (
+        np.concatenate([[s[0] - 1.0], (s[:-1] + s[1:]) / 2])
+        if len(s) > 1
+        else np.array([s[0] - 1.0])
+    )
     order = np.sort(scores)
     pos_sorted = np.sort(scores[labels == 1])
     n, n_pos = len(scores), int(labels.sum())
-    pred_pos = n - np.searchsorted(order, cands, side="right")        # predicted entailment
+    pred_pos = n - np.searchsorted(order, cands, side="right")  # predicted entailment
     tp = n_pos - np.searchsorted(pos_sorted, cands, side="right")
     correct = tp + (n - n_pos) - (pred_pos - tp)
     return float(cands[int(np.argmax(correct))])
@@ -54,7 +59,7 @@ def grid_threshold(scores, labels, num=1000, what="NLI threshold"):
     grid = np.arange(num + 1) / num
     order, pos_sorted = np.sort(scores), np.sort(scores[labels == 1])
     n, n_pos = len(scores), int(labels.sum())
-    pred_pos = n - np.searchsorted(order, grid, side="left")          # scores >= t
+    pred_pos = n - np.searchsorted(order, grid, side="left")  # scores >= t
     tp = n_pos - np.searchsorted(pos_sorted, grid, side="left")
     correct = tp + (n - n_pos) - (pred_pos - tp)
     return float(grid[int(np.argmax(correct))])
@@ -62,7 +67,9 @@ def grid_threshold(scores, labels, num=1000, what="NLI threshold"):
 
 def predicted_entailment(scores, threshold, metrics="official"):
     """score >= t (official code) or score > t (paper metrics)."""
-    return np.asarray(scores) >= threshold if metrics == "official" else np.asarray(scores) > threshold
+    return (
+        np.asarray(scores) >= threshold if metrics == "official" else np.asarray(scores) > threshold
+    )
 
 
 def accuracy(scores, labels, threshold, what="NLI accuracy", metrics="paper"):
@@ -82,13 +89,21 @@ def official_auprc(scores, labels, what="AUPRC"):
 def threshold_for(scores, labels, metrics, what="NLI threshold"):
     """The SNLI-dev threshold under a metric set."""
     check_metrics(metrics)
-    return grid_threshold(scores, labels, what=what) if metrics == "official" else best_threshold(scores, labels, what)
+    return (
+        grid_threshold(scores, labels, what=what)
+        if metrics == "official"
+        else best_threshold(scores, labels, what)
+    )
 
 
 def area_under_pr(scores, labels, metrics, what="AUPRC"):
     """AUPRC under a metric set."""
     check_metrics(metrics)
-    return official_auprc(scores, labels, what) if metrics == "official" else auprc(scores, labels, what=what)
+    return (
+        official_auprc(scores, labels, what)
+        if metrics == "official"
+        else auprc(scores, labels, what=what)
+    )
 
 
 def check_metrics(metrics):
@@ -111,7 +126,9 @@ def auprc(scores, labels, thresholds=AUPRC_THRESHOLDS, what="AUPRC"):
     """Area under the precision-recall curve traced by thresholds 0..1 step 0.001 (trapezoids)."""
     scores, labels = checked_scores(scores, labels, what)
     precision, recall = precision_recall_points(scores, labels, thresholds)
-    order = np.argsort(thresholds)[::-1]  # walk the curve from the highest threshold (recall 0) down
+    order = np.argsort(thresholds)[
+        ::-1
+    ]  # walk the curve from the highest threshold (recall 0) down
     return float(np.trapezoid(precision[order], recall[order]))
 
 
@@ -121,7 +138,12 @@ def direction_accuracy(sim_b_given_a, sim_a_given_b):
     require_nonempty(fwd, "direction: pairs")
     if fwd.shape != bwd.shape:
         raise ValueError(f"direction: {len(fwd)} sim(B||A) for {len(bwd)} sim(A||B)")
-    return float(np.mean(require_finite(fwd, "direction: sim(B||A)") > require_finite(bwd, "direction: sim(A||B)")))
+    return float(
+        np.mean(
+            require_finite(fwd, "direction: sim(B||A)")
+            > require_finite(bwd, "direction: sim(A||B)")
+        )
+    )
 
 
 def sentence_lengths(sentences, unit="chars"):
@@ -157,9 +179,9 @@ def mcnemar(correct_1, correct_2, exact=True):
 
 
 class DirectionPairs(NamedTuple):
-    entailing: list   # the sentence that entails
-    entailed: list    # the sentence it entails (same order)
-    bilateral: int    # SICK pairs excluded: both A entails B and B entails A (no unique direction)
+    entailing: list  # the sentence that entails
+    entailed: list  # the sentence it entails (same order)
+    bilateral: int  # SICK pairs excluded: both A entails B and B entails A (no unique direction)
     missing: int = 0  # SICK test pairs excluded: absent from the full file (SICK.txt), no direction
 
 

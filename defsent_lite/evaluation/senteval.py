@@ -14,6 +14,7 @@ torch logistic regression (Adam, batch 64, early stopping on a dev set, tenacity
 with its weight-decay grid {1e-5 .. 1e-2}, every fit of a task at once (`adam_logreg.fit_many`).
 SentEval rounds mean accuracies to 2 decimals (in %) before choosing; so do we.
 """
+
 import warnings
 
 import numpy as np
@@ -30,10 +31,10 @@ from defsent_lite.evaluation.sts import as_numpy
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
 CLASSIFIERS = ("batched", "sklearn", "senteval_torch")
-C_INNER = [2.0 ** t for t in range(-2, 4)]   # InnerKFold and Split classifiers
-C_KFOLD = [2.0 ** t for t in range(-1, 6)]   # KFold classifier (TREC, MRPC)
-L2REGS = [10.0 ** t for t in range(-5, -1)]  # the torch classifier's weight decay, every protocol
-TORCH_CLASSIFIER_DTYPE = torch.float32       # SentEval's; tests compare with a float64 reference
+C_INNER = [2.0**t for t in range(-2, 4)]  # InnerKFold and Split classifiers
+C_KFOLD = [2.0**t for t in range(-1, 6)]  # KFold classifier (TREC, MRPC)
+L2REGS = [10.0**t for t in range(-5, -1)]  # the torch classifier's weight decay, every protocol
+TORCH_CLASSIFIER_DTYPE = torch.float32  # SentEval's; tests compare with a float64 reference
 
 
 def search_grid(classifier, kfold_protocol, search=True):
@@ -62,7 +63,10 @@ def fit_score(X_train, y_train, X_test, y_test, C, seed):
 def best_c_by_cv(X, y, grid, kfold, seed):
     """The C of `grid` with the highest mean k-fold accuracy."""
     folds = stratified_folds(y, kfold, seed)
-    means = [selection_score([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds]) for C in grid]
+    means = [
+        selection_score([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds])
+        for C in grid
+    ]
     return grid[int(np.argmax(means))]
 
 
@@ -77,27 +81,43 @@ def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier=
     return 100.0 * float(np.mean(scores))
 
 
-def cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"):
+def cv_then_test_accuracy(
+    X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"
+):
     """TREC/MRPC: choose C by k-fold on train, refit on all train, score test."""
     if classifier != "sklearn":
-        return batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold, seed, search, classifier)
+        return batched_cv_then_test_accuracy(
+            X_train, y_train, X_test, y_test, kfold, seed, search, classifier
+        )
     C = best_c_by_cv(X_train, y_train, C_KFOLD, kfold, seed) if search else 1.0
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
 
 
-def dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True,
-                           classifier="batched"):
+def dev_then_test_accuracy(
+    X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True, classifier="batched"
+):
     """SST-2: choose C on dev, score test."""
     if classifier != "sklearn":
-        return batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search, classifier)
+        return batched_dev_then_test_accuracy(
+            X_train, y_train, X_dev, y_dev, X_test, y_test, search, classifier
+        )
     C = 1.0
     if search:
-        C = C_INNER[int(np.argmax([selection_score([fit_score(X_train, y_train, X_dev, y_dev, c, seed)])
-                                   for c in C_INNER]))]
+        C = C_INNER[
+            int(
+                np.argmax(
+                    [
+                        selection_score([fit_score(X_train, y_train, X_dev, y_dev, c, seed)])
+                        for c in C_INNER
+                    ]
+                )
+            )
+        ]
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
 
 
 # ---------------------------------------------------------------- the same protocols, batched
+
 
 class Problems:
     """Training rows, regularisation and dev rows of a protocol's fits, all fitted in one batch."""
@@ -119,15 +139,21 @@ class Problems:
         n_classes = int(y.max()) + 1
         if self.classifier == "senteval_torch":
             X = torch.as_tensor(X, dtype=TORCH_CLASSIFIER_DTYPE, device=device)
-            fits = adam_logreg.fit_many(X, torch.as_tensor(y, device=device), self.rows, self.devs, self.regs,
-                                        n_classes)
+            fits = adam_logreg.fit_many(
+                X, torch.as_tensor(y, device=device), self.rows, self.devs, self.regs, n_classes
+            )
             return fits.predict(X).cpu().numpy()
         masks = np.zeros((len(self.rows), self.n), bool)
         for p, rows in enumerate(self.rows):
             masks[p, rows] = True
         dtype = torch.float64 if device.type == "cpu" else torch.float32
-        fits = logreg.fit_many(torch.as_tensor(X, dtype=dtype, device=device), torch.as_tensor(y, device=device),
-                               torch.as_tensor(masks, device=device), self.regs, n_classes=n_classes)
+        fits = logreg.fit_many(
+            torch.as_tensor(X, dtype=dtype, device=device),
+            torch.as_tensor(y, device=device),
+            torch.as_tensor(masks, device=device),
+            self.regs,
+            n_classes=n_classes,
+        )
         return fits.predict().cpu().numpy()
 
 
@@ -137,7 +163,9 @@ def accuracy(predicted, y, problem, rows):
 
 def stratified_folds(y, kfold, seed):
     """SentEval's shuffled stratified folds; both classifiers use these."""
-    return list(StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
+    return list(
+        StratifiedKFold(n_splits=kfold, shuffle=True, random_state=seed).split(np.zeros(len(y)), y)
+    )
 
 
 def add_cv_search(problems, rows, y, grid, kfold, seed):
@@ -149,7 +177,9 @@ def add_cv_search(problems, rows, y, grid, kfold, seed):
 
 def chosen(search, predicted, y, grid):
     """The value with the highest mean held-out accuracy (rounded as SentEval; the first on ties)."""
-    means = [selection_score([accuracy(predicted, y, p, rows) for p, rows in search[C]]) for C in grid]
+    means = [
+        selection_score([accuracy(predicted, y, p, rows) for p, rows in search[C]]) for C in grid
+    ]
     return grid[int(np.argmax(means))]
 
 
@@ -161,12 +191,24 @@ def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, cla
         search = add_cv_search(problems, tr, y, grid, kfold, seed) if inner_search else None
         outer.append((search, {C: problems.add(tr, C) for C in grid}, te))
     predicted = problems.predict(X, y)
-    return 100.0 * float(np.mean([accuracy(predicted, y, refit[chosen(search, predicted, y, grid) if search else grid[0]], te)
-                                  for search, refit, te in outer]))
+    return 100.0 * float(
+        np.mean(
+            [
+                accuracy(
+                    predicted,
+                    y,
+                    refit[chosen(search, predicted, y, grid) if search else grid[0]],
+                    te,
+                )
+                for search, refit, te in outer
+            ]
+        )
+    )
 
 
-def batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True,
-                                  classifier="batched"):
+def batched_cv_then_test_accuracy(
+    X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"
+):
     """cv_then_test_accuracy with the k-fold search and every refit in one batch."""
     X, y = np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
     train, test = np.arange(len(y_train)), np.arange(len(y_train), len(y))
@@ -174,10 +216,14 @@ def batched_cv_then_test_accuracy(X_train, y_train, X_test, y_test, kfold=10, se
     folds = add_cv_search(problems, train, y, grid, kfold, seed) if search else None
     refit = {C: problems.add(train, C) for C in grid}
     predicted = problems.predict(X, y)
-    return 100.0 * accuracy(predicted, y, refit[chosen(folds, predicted, y, grid) if search else grid[0]], test)
+    return 100.0 * accuracy(
+        predicted, y, refit[chosen(folds, predicted, y, grid) if search else grid[0]], test
+    )
 
 
-def batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_test, search=True, classifier="batched"):
+def batched_dev_then_test_accuracy(
+    X_train, y_train, X_dev, y_dev, X_test, y_test, search=True, classifier="batched"
+):
     """dev_then_test_accuracy: one fit per value (the dev set also early-stops the torch
     classifier), chosen on dev, scored on test (SentEval's refit is the same seeded fit)."""
     X, y = np.vstack([X_train, X_dev, X_test]), np.concatenate([y_train, y_dev, y_test])
@@ -185,7 +231,9 @@ def batched_dev_then_test_accuracy(X_train, y_train, X_dev, y_dev, X_test, y_tes
     problems, grid = Problems(len(y), classifier), search_grid(classifier, False, search)
     fits = [problems.add(np.arange(a), C, np.arange(a, b)) for C in grid]
     predicted = problems.predict(X, y)
-    best = int(np.argmax([selection_score([accuracy(predicted, y, p, np.arange(a, b))]) for p in fits]))
+    best = int(
+        np.argmax([selection_score([accuracy(predicted, y, p, np.arange(a, b))]) for p in fits])
+    )
     return 100.0 * accuracy(predicted, y, fits[best], np.arange(b, len(y)))
 
 
@@ -214,7 +262,9 @@ def senteval_sorted(*columns):
     """(sentences..., labels) rows in the order SentEval sorts a task before encoding it and
     cutting its folds: by each sentence's word count, then the label (a stable sort)."""
     *texts, labels = columns
-    order = sorted(range(len(labels)), key=lambda i: (*(len(t[i].split()) for t in texts), labels[i]))
+    order = sorted(
+        range(len(labels)), key=lambda i: (*(len(t[i].split()) for t in texts), labels[i])
+    )
     return tuple([col[i] for i in order] for col in columns)
 
 
@@ -234,8 +284,17 @@ def embed_parts(embed, *parts):
     return [X[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
-                  max_eval=None, classifier="batched"):
+def evaluate_task(
+    task,
+    embed,
+    data_dir=None,
+    kfold=10,
+    inner_search=True,
+    max_examples=None,
+    seed=1111,
+    max_eval=None,
+    classifier="batched",
+):
     """Accuracy (%) on one task; max_examples caps the training data, max_eval the dev and test
     sets of SST-2, TREC and MRPC (smoke runs; seeded subsets); classifier: one of CLASSIFIERS.
 
@@ -251,18 +310,45 @@ def evaluate_task(task, embed, data_dir=None, kfold=10, inner_search=True, max_e
     if task == "SST2":
         d = capped(readers.load_sst2(data_dir), max_examples, max_eval, seed)
         Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
-        return dev_then_test_accuracy(Xtr, np.array(d["train"][1]), Xdv, np.array(d["dev"][1]),
-                                      Xte, np.array(d["test"][1]), seed, inner_search, classifier)
+        return dev_then_test_accuracy(
+            Xtr,
+            np.array(d["train"][1]),
+            Xdv,
+            np.array(d["dev"][1]),
+            Xte,
+            np.array(d["test"][1]),
+            seed,
+            inner_search,
+            classifier,
+        )
     if task == "TREC":
         d = capped(readers.load_trec(data_dir), max_examples, max_eval, seed)
         Xtr, Xte = embed_parts(embed, d["train"][0], d["test"][0])
-        return cv_then_test_accuracy(Xtr, np.array(d["train"][1]), Xte, np.array(d["test"][1]), kfold, seed,
-                                     inner_search, classifier)
+        return cv_then_test_accuracy(
+            Xtr,
+            np.array(d["train"][1]),
+            Xte,
+            np.array(d["test"][1]),
+            kfold,
+            seed,
+            inner_search,
+            classifier,
+        )
     if task == "MRPC":
         d = capped(readers.load_mrpc(data_dir), max_examples, max_eval, seed)
-        ua, ub, va, vb = embed_parts(embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1])
-        return cv_then_test_accuracy(pair_features(ua, ub), np.array(d["train"][2]), pair_features(va, vb),
-                                     np.array(d["test"][2]), kfold, seed, inner_search, classifier)
+        ua, ub, va, vb = embed_parts(
+            embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1]
+        )
+        return cv_then_test_accuracy(
+            pair_features(ua, ub),
+            np.array(d["train"][2]),
+            pair_features(va, vb),
+            np.array(d["test"][2]),
+            kfold,
+            seed,
+            inner_search,
+            classifier,
+        )
     raise ValueError(f"unknown transfer task {task!r}; choose from {TASKS}")
 
 
@@ -271,23 +357,43 @@ def pair_features(u, v):
     return np.hstack([np.abs(u - v), u * v])
 
 
-def evaluate(embed, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
-             max_eval=None, classifier="batched"):
+def evaluate(
+    embed,
+    tasks=None,
+    data_dir=None,
+    kfold=10,
+    inner_search=True,
+    max_examples=None,
+    seed=1111,
+    max_eval=None,
+    classifier="batched",
+):
     """{task: accuracy %} plus 'avg'. `embed(list[str]) -> [n, d]`; CR and MPQA hold 7 empty
     lines, which SentEval keeps and encodes as "." (embed_parts does the same)."""
-    return evaluate_each({"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval,
-                         classifier)["_"]
+    return evaluate_each(
+        {"_": embed}, tasks, data_dir, kfold, inner_search, max_examples, seed, max_eval, classifier
+    )["_"]
 
 
-def evaluate_each(embeds, tasks=None, data_dir=None, kfold=10, inner_search=True, max_examples=None, seed=1111,
-                  max_eval=None, classifier="batched"):
+def evaluate_each(
+    embeds,
+    tasks=None,
+    data_dir=None,
+    kfold=10,
+    inner_search=True,
+    max_examples=None,
+    seed=1111,
+    max_eval=None,
+    classifier="batched",
+):
     """{name: scores} for several embed functions, task by task, so that `encode.embedders`'
     poolings share one forward pass over each task's sentences."""
     out = {name: {} for name in embeds}
     for task in tasks or TASKS:
         for name, embed in embeds.items():
-            out[name][task] = evaluate_task(task, embed, data_dir, kfold, inner_search, max_examples, seed, max_eval,
-                                            classifier)
+            out[name][task] = evaluate_task(
+                task, embed, data_dir, kfold, inner_search, max_examples, seed, max_eval, classifier
+            )
     for scores in out.values():
         scores["avg"] = float(np.mean(list(scores.values())))
     return out

@@ -3,6 +3,7 @@
 STS12-16: each year's subsets concatenated (empty gold dropped, STS13 without SMT);
 STS-B and SICK-R: the test sets. Every distinct sentence is embedded once across tasks.
 """
+
 import numpy as np
 from scipy.stats import spearmanr
 
@@ -34,7 +35,9 @@ def spearman_x100(pred, gold, what="STS"):
     require_finite(gold, f"{what}: gold scores")
     for values, name in ((gold, "gold score"), (pred, "predicted similarity")):
         if np.ptp(values) == 0:
-            raise ValueError(f"{what}: every pair has the same {name} ({values[0]:g}); Spearman is undefined")
+            raise ValueError(
+                f"{what}: every pair has the same {name} ({values[0]:g}); Spearman is undefined"
+            )
     return float(100.0 * spearmanr(pred, gold).statistic)
 
 

@@ -6,6 +6,7 @@ DefSent reports means of 10 seeds (Tables 2, 3, 5, 8; SentEval: 3 seeds), with s
 best of 10 runs for data-augmented ones; GaussCSE averages 5 seeds. None says which standard
 deviation it uses: ours is the population one (ddof=0, numpy's default), `STD_DDOF`.
 """
+
 import math
 import re
 from typing import NamedTuple
@@ -19,8 +20,8 @@ from defsent_lite.paper import defsent as paper_defsent
 
 STD_DDOF = 0
 
-PAPER_MODEL_LABELS = paper_defsent.MODEL_LABELS   # hub names -> the papers' model labels
-POOLING_LABELS = paper_defsent.POOLING_LABELS      # our pooling names -> the papers'
+PAPER_MODEL_LABELS = paper_defsent.MODEL_LABELS  # hub names -> the papers' model labels
+POOLING_LABELS = paper_defsent.POOLING_LABELS  # our pooling names -> the papers'
 
 
 class SeedStats(NamedTuple):
@@ -36,9 +37,14 @@ def over_seeds(values, what="result", ddof=STD_DDOF):
         raise ValueError(f"{what}: no runs to aggregate")
     bad = [i for i, v in enumerate(values) if not math.isfinite(v)]
     if bad:
-        raise ValueError(f"{what}: run {bad[0]} of {len(values)} is {values[bad[0]]}; nothing non-finite is averaged")
-    return SeedStats(float(np.mean(values)), float(np.std(values, ddof=ddof)) if len(values) > ddof else math.nan,
-                     len(values))
+        raise ValueError(
+            f"{what}: run {bad[0]} of {len(values)} is {values[bad[0]]}; nothing non-finite is averaged"
+        )
+    return SeedStats(
+        float(np.mean(values)),
+        float(np.std(values, ddof=ddof)) if len(values) > ddof else math.nan,
+        len(values),
+    )
 
 
 class SeedTable(NamedTuple):
@@ -53,7 +59,10 @@ def table_over_seeds(runs, columns, what="table", ddof=STD_DDOF):
     for label, per_seed in runs.items():
         if any(len(v) != len(columns) for v in per_seed):
             raise ValueError(f"{what} / {label}: every run needs {len(columns)} values ({columns})")
-        stats = [over_seeds([v[j] for v in per_seed], f"{what} / {label} / {c}", ddof) for j, c in enumerate(columns)]
+        stats = [
+            over_seeds([v[j] for v in per_seed], f"{what} / {label} / {c}", ddof)
+            for j, c in enumerate(columns)
+        ]
         means[label], stds[label] = [s.mean for s in stats], [s.std for s in stats]
         counts[label] = len(per_seed)
     frame = lambda d: pd.DataFrame.from_dict(d, orient="index", columns=list(columns))  # noqa: E731
@@ -62,10 +71,17 @@ def table_over_seeds(runs, columns, what="table", ddof=STD_DDOF):
 
 def mean_pm_std(table, digits=2):
     """Display strings "mean ± std" (just the mean for a row of one run)."""
+
     def cell(m, s, n):
         return f"{m:.{digits}f}" if n < 2 else f"{m:.{digits}f} ± {s:.{digits}f}"
-    return pd.DataFrame({c: [cell(table.mean.at[i, c], table.std.at[i, c], table.n[i]) for i in table.mean.index]
-                         for c in table.mean.columns}, index=table.mean.index)
+
+    return pd.DataFrame(
+        {
+            c: [cell(table.mean.at[i, c], table.std.at[i, c], table.n[i]) for i in table.mean.index]
+            for c in table.mean.columns
+        },
+        index=table.mean.index,
+    )
 
 
 def reference_model(model):
@@ -73,14 +89,18 @@ def reference_model(model):
     all-MiniLM-L6-v2 stands in for bert-base-uncased (same vocabulary; 6 layers, not 12); with
     stand-in models on (rehearsal) the line says ours is a random stand-in."""
     if paper_model_label(model) and models.is_standin(model):
-        return str(model), (f"paper rows: {paper_model_label(model)} ({model}); ours: its tiny random stand-in "
-                            "(rehearsal): the structure is checked, the numbers mean nothing")
+        return str(model), (
+            f"paper rows: {paper_model_label(model)} ({model}); ours: its tiny random stand-in "
+            "(rehearsal): the structure is checked, the numbers mean nothing"
+        )
     if paper_model_label(model):
         return str(model), f"paper rows: {paper_model_label(model)} ({model})"
     if model in models.OFFLINE_ALIASES:
-        return "bert-base-uncased", ("paper rows: BERT-base, as context; the offline all-MiniLM-L6-v2 stands in for it "
-                                     "(its vocabulary, 6 layers instead of 12; already tuned for similarity): "
-                                     "no difference is taken")
+        return "bert-base-uncased", (
+            "paper rows: BERT-base, as context; the offline all-MiniLM-L6-v2 stands in for it "
+            "(its vocabulary, 6 layers instead of 12; already tuned for similarity): "
+            "no difference is taken"
+        )
     return None, f"paper rows: none (the papers report no {model})"
 
 
@@ -89,7 +109,11 @@ def comparable(model, scale, paper_model=None):
     under the paper's protocol. Otherwise the paper's rows are context beside ours (no diff).
     paper_model: the model the paper's rows are of (default: `model`, if the papers ran it)."""
     standin = models.is_standin(model)
-    same = str(model) == str(paper_model) if paper_model is not None else paper_model_label(model) is not None
+    same = (
+        str(model) == str(paper_model)
+        if paper_model is not None
+        else paper_model_label(model) is not None
+    )
     return bool(scale["paper_protocol"]) and same and not standin
 
 
@@ -98,13 +122,18 @@ def defsent_reported_pooling(scale, reference, dev_mrr):
     the best by mean dev MRR, as the paper chose; at smoke and cpu scale the pooling of the paper's
     DefSent row for the reference model (BERT-base: CLS), because a short run's dev-MRR margins
     between poolings are within its seed spread (smoke: Max 0.0676 against Mean 0.0667)."""
-    best = checks.best_of(dev_mrr, float, "pooling by dev MRR")   # refuses a NaN
+    best = checks.best_of(dev_mrr, float, "pooling by dev MRR")  # refuses a NaN
     label = paper_model_label(reference)
-    row = next((k for k in paper_defsent.TABLE3 if label and k.startswith(f"DefSent-{label} (")), None)
+    row = next(
+        (k for k in paper_defsent.TABLE3 if label and k.startswith(f"DefSent-{label} (")), None
+    )
     if scale["paper_protocol"] or row is None:
         return best, "the best by dev MRR"
     pooling = {v: k for k, v in POOLING_LABELS.items()}[row.split("(")[-1].rstrip(")")]
-    return pooling, f"the pooling of the paper's row {row!r} (at this scale the dev-MRR margins are noise)"
+    return (
+        pooling,
+        f"the pooling of the paper's row {row!r} (at this scale the dev-MRR margins are noise)",
+    )
 
 
 def paper_model_label(model):
@@ -121,10 +150,15 @@ def paper_row(table, model, *parts, exclude=()):
         return None
     name = re.compile(rf"(?<![A-Za-z]){re.escape(label)}(?![A-Za-z-])")
     text = {k: " ".join(k) if isinstance(k, tuple) else k for k in table}
-    found = [k for k, t in text.items() if name.search(t) and all(p in t for p in parts)
-             and not any(x in t for x in exclude)]
+    found = [
+        k
+        for k, t in text.items()
+        if name.search(t) and all(p in t for p in parts) and not any(x in t for x in exclude)
+    ]
     if len(found) > 1:
-        raise ValueError(f"{len(found)} paper rows match {model} {parts} (exclude {exclude}): {found}")
+        raise ValueError(
+            f"{len(found)} paper rows match {model} {parts} (exclude {exclude}): {found}"
+        )
     return found[0] if found else None
 
 
@@ -137,13 +171,20 @@ def defsent_table5(lr_x, seeds, model):
     rows = {}
     for p, x in lr_x.items():
         key = (label, POOLING_LABELS[p])
-        row = {"lr (ours)": f"2^{x:g}e-6", "lr (paper)": f"2^{paper_defsent.TABLE5_LR_X[key]:g}e-6"
-               if key in paper_defsent.TABLE5_LR_X else ""}
+        row = {
+            "lr (ours)": f"2^{x:g}e-6",
+            "lr (paper)": f"2^{paper_defsent.TABLE5_LR_X[key]:g}e-6"
+            if key in paper_defsent.TABLE5_LR_X
+            else "",
+        }
         for i, c in enumerate(paper_defsent.TABLE2_COLS):
             n = seeds.n[p]
             m, s = seeds.mean.at[p, c], seeds.std.at[p, c]
             row[c] = f"{m:.4f}" if n < 2 else f"{m:.4f} ± {s:.4f}"
-            row[f"{c} (paper)"] = (f"{paper_defsent.TABLE2[key][i]:.4f} ± {paper_defsent.TABLE5_STD[key][i]:.4f}"
-                                   if key in paper_defsent.TABLE5_STD else "")
+            row[f"{c} (paper)"] = (
+                f"{paper_defsent.TABLE2[key][i]:.4f} ± {paper_defsent.TABLE5_STD[key][i]:.4f}"
+                if key in paper_defsent.TABLE5_STD
+                else ""
+            )
         rows[POOLING_LABELS[p]] = row
     return pd.DataFrame(rows).T

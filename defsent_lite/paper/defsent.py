@@ -2,8 +2,12 @@
 (tests/test_reference_numbers.py finds every row in the paper under its name)."""
 
 # Hub names -> the papers' model labels; our pooling names -> the papers' (also DefSent+'s).
-MODEL_LABELS = {"bert-base-uncased": "BERT-base", "bert-large-uncased": "BERT-large",
-                "roberta-base": "RoBERTa-base", "roberta-large": "RoBERTa-large"}
+MODEL_LABELS = {
+    "bert-base-uncased": "BERT-base",
+    "bert-large-uncased": "BERT-large",
+    "roberta-base": "RoBERTa-base",
+    "roberta-large": "RoBERTa-large",
+}
 POOLING_LABELS = {"cls": "CLS", "mean": "Mean", "max": "Max", "prompt": "Prompt"}
 
 # DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
@@ -106,11 +110,14 @@ TABLE9_STD = {
 
 # DefSent, Table 1: words / definitions / average length per split (Oxford, 8:1:1 by word).
 TABLE1 = {
-    ("All", "Train"): [29413, 97759, 9.921], ("All", "Dev"): [3677, 12127, 9.874],
+    ("All", "Train"): [29413, 97759, 9.921],
+    ("All", "Dev"): [3677, 12127, 9.874],
     ("All", "Test"): [3677, 12433, 9.846],
-    ("In BERT vocab.", "Train"): [7732, 54142, 9.531], ("In BERT vocab.", "Dev"): [936, 6544, 9.512],
+    ("In BERT vocab.", "Train"): [7732, 54142, 9.531],
+    ("In BERT vocab.", "Dev"): [936, 6544, 9.512],
     ("In BERT vocab.", "Test"): [979, 6930, 9.551],
-    ("In RoBERTa vocab.", "Train"): [7269, 53935, 9.376], ("In RoBERTa vocab.", "Dev"): [901, 6625, 9.372],
+    ("In RoBERTa vocab.", "Train"): [7269, 53935, 9.376],
+    ("In RoBERTa vocab.", "Dev"): [901, 6625, 9.372],
     ("In RoBERTa vocab.", "Test"): [925, 6945, 9.410],
 }
 
@@ -118,17 +125,21 @@ TABLE1_COLS = ["words", "definitions", "avg_length"]
 
 # DefSent, Table 2: word prediction (MRR, top-1, top-3, top-10), mean of 10 seeds.
 TABLE2 = {
-    ("BERT-base (no fine-tuning)", "CLS"): [.0009, .0000, .0000, .0000],
-    ("BERT-base (no fine-tuning)", "Mean"): [.0132, .0001, .0043, .0242],
-    ("BERT-base (no fine-tuning)", "Max"): [.0327, .0157, .0320, .0626],
-    ("BERT-base", "CLS"): [.3200, .2079, .3670, .5418], ("BERT-base", "Mean"): [.3091, .1972, .3524, .5356],
-    ("BERT-base", "Max"): [.2939, .1840, .3350, .5207],
-    ("BERT-large", "CLS"): [.3587, .2388, .4139, .6011], ("BERT-large", "Mean"): [.3286, .2091, .3792, .5723],
-    ("BERT-large", "Max"): [.2925, .1814, .3356, .5194],
-    ("RoBERTa-base", "CLS"): [.3436, .2241, .3983, .5836], ("RoBERTa-base", "Mean"): [.3365, .2170, .3906, .5783],
-    ("RoBERTa-base", "Max"): [.3072, .1941, .3523, .5386],
-    ("RoBERTa-large", "CLS"): [.3863, .2611, .4460, .6364], ("RoBERTa-large", "Mean"): [.3995, .2699, .4634, .6599],
-    ("RoBERTa-large", "Max"): [.3175, .2015, .3646, .5543],
+    ("BERT-base (no fine-tuning)", "CLS"): [0.0009, 0.0000, 0.0000, 0.0000],
+    ("BERT-base (no fine-tuning)", "Mean"): [0.0132, 0.0001, 0.0043, 0.0242],
+    ("BERT-base (no fine-tuning)", "Max"): [0.0327, 0.0157, 0.0320, 0.0626],
+    ("BERT-base", "CLS"): [0.3200, 0.2079, 0.3670, 0.5418],
+    ("BERT-base", "Mean"): [0.3091, 0.1972, 0.3524, 0.5356],
+    ("BERT-base", "Max"): [0.2939, 0.1840, 0.3350, 0.5207],
+    ("BERT-large", "CLS"): [0.3587, 0.2388, 0.4139, 0.6011],
+    ("BERT-large", "Mean"): [0.3286, 0.2091, 0.3792, 0.5723],
+    ("BERT-large", "Max"): [0.2925, 0.1814, 0.3356, 0.5194],
+    ("RoBERTa-base", "CLS"): [0.3436, 0.2241, 0.3983, 0.5836],
+    ("RoBERTa-base", "Mean"): [0.3365, 0.2170, 0.3906, 0.5783],
+    ("RoBERTa-base", "Max"): [0.3072, 0.1941, 0.3523, 0.5386],
+    ("RoBERTa-large", "CLS"): [0.3863, 0.2611, 0.4460, 0.6364],
+    ("RoBERTa-large", "Mean"): [0.3995, 0.2699, 0.4634, 0.6599],
+    ("RoBERTa-large", "Max"): [0.3175, 0.2015, 0.3646, 0.5543],
 }
 
 TABLE2_COLS = ["mrr", "top1", "top3", "top10"]
@@ -142,7 +153,11 @@ TABLE6 = [
     ("pile", "place or lay as if in a pile", ["pile", "stack", "heap"]),
     ("weird", "very strange; bizarre", ["weird", "strange", "bizarre"]),
     ("sale", "the general activity of selling", ["selling", "sale", "retail"]),
-    ("satellite", "a celestial body orbiting the earth or another planet.", ["planet", "satellite", "orbit"]),
+    (
+        "satellite",
+        "a celestial body orbiting the earth or another planet.",
+        ["planet", "satellite", "orbit"],
+    ),
     ("logic", "the quality of being justifiable by reason", ["reason", "justice", "certainty"]),
     ("custom", "a thing that one does habitually", ["habit", "routine", "ritual"]),
     ("chief", "a person who is in charge", ["leader", "boss", "master"]),
@@ -170,19 +185,31 @@ TABLE7 = [
 # DefSent, Table 5 (Appendix B): the learning rate each (model, pooling) was trained with, as the
 # exponent x of 2^x x 1e-6, and the std over 10 seeds of Table 2's MRR, top-1, top-3, top-10.
 TABLE5_LR_X = {
-    ("BERT-base", "CLS"): 2.5, ("BERT-base", "Mean"): 3.5, ("BERT-base", "Max"): 3.5,
-    ("BERT-large", "CLS"): 2.5, ("BERT-large", "Mean"): 3.5, ("BERT-large", "Max"): 3.0,
-    ("RoBERTa-base", "CLS"): 2.5, ("RoBERTa-base", "Mean"): 3.0, ("RoBERTa-base", "Max"): 2.0,
-    ("RoBERTa-large", "CLS"): 2.0, ("RoBERTa-large", "Mean"): 2.0, ("RoBERTa-large", "Max"): 2.5,
+    ("BERT-base", "CLS"): 2.5,
+    ("BERT-base", "Mean"): 3.5,
+    ("BERT-base", "Max"): 3.5,
+    ("BERT-large", "CLS"): 2.5,
+    ("BERT-large", "Mean"): 3.5,
+    ("BERT-large", "Max"): 3.0,
+    ("RoBERTa-base", "CLS"): 2.5,
+    ("RoBERTa-base", "Mean"): 3.0,
+    ("RoBERTa-base", "Max"): 2.0,
+    ("RoBERTa-large", "CLS"): 2.0,
+    ("RoBERTa-large", "Mean"): 2.0,
+    ("RoBERTa-large", "Max"): 2.5,
 }
 
 TABLE5_STD = {
-    ("BERT-base", "CLS"): [.0020, .0021, .0029, .0022], ("BERT-base", "Mean"): [.0021, .0030, .0038, .0029],
-    ("BERT-base", "Max"): [.0021, .0026, .0023, .0045],
-    ("BERT-large", "CLS"): [.0043, .0047, .0059, .0054], ("BERT-large", "Mean"): [.0044, .0045, .0055, .0072],
-    ("BERT-large", "Max"): [.0138, .0113, .0172, .0181],
-    ("RoBERTa-base", "CLS"): [.0016, .0016, .0027, .0017], ("RoBERTa-base", "Mean"): [.0017, .0014, .0029, .0022],
-    ("RoBERTa-base", "Max"): [.0037, .0039, .0050, .0064],
-    ("RoBERTa-large", "CLS"): [.0040, .0045, .0044, .0041], ("RoBERTa-large", "Mean"): [.0041, .0053, .0042, .0036],
-    ("RoBERTa-large", "Max"): [.0069, .0054, .0087, .0092],
+    ("BERT-base", "CLS"): [0.0020, 0.0021, 0.0029, 0.0022],
+    ("BERT-base", "Mean"): [0.0021, 0.0030, 0.0038, 0.0029],
+    ("BERT-base", "Max"): [0.0021, 0.0026, 0.0023, 0.0045],
+    ("BERT-large", "CLS"): [0.0043, 0.0047, 0.0059, 0.0054],
+    ("BERT-large", "Mean"): [0.0044, 0.0045, 0.0055, 0.0072],
+    ("BERT-large", "Max"): [0.0138, 0.0113, 0.0172, 0.0181],
+    ("RoBERTa-base", "CLS"): [0.0016, 0.0016, 0.0027, 0.0017],
+    ("RoBERTa-base", "Mean"): [0.0017, 0.0014, 0.0029, 0.0022],
+    ("RoBERTa-base", "Max"): [0.0037, 0.0039, 0.0050, 0.0064],
+    ("RoBERTa-large", "CLS"): [0.0040, 0.0045, 0.0044, 0.0041],
+    ("RoBERTa-large", "Mean"): [0.0041, 0.0053, 0.0042, 0.0036],
+    ("RoBERTa-large", "Max"): [0.0069, 0.0054, 0.0087, 0.0092],
 }

@@ -4,7 +4,7 @@
 # GaussCSE, Tables 1 and 3 (Appendix C): NLI accuracy and AUPRC (x100), SNLI / MNLI / SICK, per
 # (model, loss setting), mean of 5 seeds; the supervised SimCSE baseline was run with BERT-base only.
 NLI_COLS = ["SNLI acc", "SNLI AUPRC", "MNLI acc", "MNLI AUPRC", "SICK acc", "SICK AUPRC"]
-MODELS = ["BERT-base", "BERT-large", "RoBERTa-base", "RoBERTa-large"]   # the papers' order of blocks
+MODELS = ["BERT-base", "BERT-large", "RoBERTa-base", "RoBERTa-large"]  # the papers' order of blocks
 
 TABLE3 = {
     "SimCSE (BERT-base)": [74.96, 66.76, 78.18, 75.88, 86.11, 81.41],
@@ -54,20 +54,31 @@ TABLE2 = {
 def rows_for(table, model_label):
     """{row label: numbers} of one model's block (loss settings by name) and the model-free baseline
     rows (SimCSE, length baseline), as Tables 1-4 show them; {} of the block for a model not reported."""
-    return {(k[1] if isinstance(k, tuple) else k): v for k, v in table.items()
-            if not isinstance(k, tuple) or k[0] == model_label}
+    return {
+        (k[1] if isinstance(k, tuple) else k): v
+        for k, v in table.items()
+        if not isinstance(k, tuple) or k[0] == model_label
+    }
 
 
 # GaussCSE, Table 5 (Appendix E): SNLI-dev AUPRC x100 of the grid, per (model, batch size), lr 1e-5 / 3e-5 / 5e-5.
 GRID_LRS = [1e-5, 3e-5, 5e-5]
 
 TABLE5 = {
-    ("bert-base-uncased", 16): [63.05, 65.72, 66.21], ("bert-base-uncased", 32): [62.02, 64.69, 64.84],
-    ("bert-base-uncased", 64): [60.44, 62.93, 64.20], ("bert-base-uncased", 128): [58.99, 61.26, 62.66],
-    ("bert-large-uncased", 16): [64.66, 65.65, 61.09], ("bert-large-uncased", 32): [63.73, 65.56, 63.42],
-    ("bert-large-uncased", 64): [62.24, 65.01, 62.46], ("bert-large-uncased", 128): [60.72, 63.41, 64.68],
-    ("roberta-base", 16): [64.66, 65.78, 66.31], ("roberta-base", 32): [63.06, 65.09, 65.68],
-    ("roberta-base", 64): [61.59, 64.18, 64.95], ("roberta-base", 128): [60.48, 62.54, 63.84],
-    ("roberta-large", 16): [66.22, 67.17, 61.69], ("roberta-large", 32): [65.96, 67.10, 60.64],
-    ("roberta-large", 64): [64.26, 66.01, 66.88], ("roberta-large", 128): [63.07, 64.91, 65.72],
+    ("bert-base-uncased", 16): [63.05, 65.72, 66.21],
+    ("bert-base-uncased", 32): [62.02, 64.69, 64.84],
+    ("bert-base-uncased", 64): [60.44, 62.93, 64.20],
+    ("bert-base-uncased", 128): [58.99, 61.26, 62.66],
+    ("bert-large-uncased", 16): [64.66, 65.65, 61.09],
+    ("bert-large-uncased", 32): [63.73, 65.56, 63.42],
+    ("bert-large-uncased", 64): [62.24, 65.01, 62.46],
+    ("bert-large-uncased", 128): [60.72, 63.41, 64.68],
+    ("roberta-base", 16): [64.66, 65.78, 66.31],
+    ("roberta-base", 32): [63.06, 65.09, 65.68],
+    ("roberta-base", 64): [61.59, 64.18, 64.95],
+    ("roberta-base", 128): [60.48, 62.54, 63.84],
+    ("roberta-large", 16): [66.22, 67.17, 61.69],
+    ("roberta-large", 32): [65.96, 67.10, 60.64],
+    ("roberta-large", 64): [64.26, 66.01, 66.88],
+    ("roberta-large", 128): [63.07, 64.91, 65.72],
 }

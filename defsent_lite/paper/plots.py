@@ -1,4 +1,5 @@
 """Matplotlib figures: ours-minus-paper dots, DefSent+ entry-space views, loss curves, GaussCSE length ratios."""
+
 import textwrap
 
 import matplotlib.pyplot as plt
@@ -13,10 +14,20 @@ def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
     if "diff" not in table.index.get_level_values(-1):
         return None
     rows = list(dict.fromkeys(table.index.get_level_values(0)))
-    labels = [textwrap.fill(str(r) if np.isfinite(table.loc[(r, "diff"), columns].astype(float)).any() else f"{r} (no paper row)",
-                            label_width, break_on_hyphens=False) for r in rows]
+    labels = [
+        textwrap.fill(
+            str(r)
+            if np.isfinite(table.loc[(r, "diff"), columns].astype(float)).any()
+            else f"{r} (no paper row)",
+            label_width,
+            break_on_hyphens=False,
+        )
+        for r in rows
+    ]
     lines = sum(label.count("\n") + 1 for label in labels)
-    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.3 * max(lines, len(rows) * max(1, len(columns) / 6))))
+    fig, ax = plt.subplots(
+        figsize=(7.5, 1.2 + 0.3 * max(lines, len(rows) * max(1, len(columns) / 6)))
+    )
     ys = np.arange(len(rows))[::-1]
     offsets = np.linspace(-0.25, 0.25, len(columns)) if len(columns) > 1 else [0.0]
     for offset, col in zip(offsets, columns):
@@ -36,7 +47,9 @@ def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
 def entry_space_views(views, titles, kinds=("svd", "pca_whitened")):
     """DefSent+ Figures 1-2: one column per entry space, rows = 2-d SVD (uncentered) and whitened PCA."""
     labels = {"svd": "SVD (uncentered)", "pca_whitened": "PCA, whitened"}
-    fig, axes = plt.subplots(len(kinds), len(views), figsize=(3.2 * len(views), 3.0 * len(kinds)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(kinds), len(views), figsize=(3.2 * len(views), 3.0 * len(kinds)), squeeze=False
+    )
     for j, (v, title) in enumerate(zip(views, titles)):
         for i, kind in enumerate(kinds):
             xy = np.asarray(v[kind])
@@ -67,7 +80,9 @@ def loss_curves(curves, chance=None, title="training loss"):
 
 def length_ratio_histograms(ratios, bins=np.linspace(-1.5, 3, 46)):
     """GaussCSE Figure 2: one histogram per test set of log(len(entailing) / len(entailed))."""
-    fig, axes = plt.subplots(1, len(ratios), figsize=(4 * len(ratios), 3), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(ratios), figsize=(4 * len(ratios), 3), sharex=True, squeeze=False
+    )
     for ax, (name, r) in zip(axes[0], ratios.items()):
         ax.hist(r, bins=bins)
         ax.axvline(0, color="k", ls=":")
@@ -84,8 +99,12 @@ def definitions_per_entry(ids_by_dataset, cap=20):
     fig, ax = plt.subplots(figsize=(5, 3))
     for name, ids in ids_by_dataset.items():
         per_entry = np.bincount(ids)
-        ax.hist(np.clip(per_entry, 1, cap), bins=np.arange(1, cap + 2) - 0.5, histtype="step",
-                label=f"{name} (median {np.median(per_entry):.0f})")
+        ax.hist(
+            np.clip(per_entry, 1, cap),
+            bins=np.arange(1, cap + 2) - 0.5,
+            histtype="step",
+            label=f"{name} (median {np.median(per_entry):.0f})",
+        )
     ax.set_xlabel(f"definitions per entry ({cap} = {cap} or more)")
     ax.set_ylabel("entries")
     ax.set_yscale("log")

@@ -2,6 +2,7 @@
 
 The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 """
+
 import os
 import platform
 from pathlib import Path
@@ -63,7 +64,9 @@ def whole_paper_table(table, columns, ours, pairs, ours_label="ours"):
     name = lambda key: ", ".join(map(str, key)) if isinstance(key, tuple) else key  # noqa: E731
     unknown = [k for k in pairs.values() if k is not None and k not in table]
     if unknown:
-        raise KeyError(f"paper rows {unknown} are not in the table (its rows: {[name(k) for k in table]})")
+        raise KeyError(
+            f"paper rows {unknown} are not in the table (its rows: {[name(k) for k in table]})"
+        )
     below = {}
     for ours_row, key in pairs.items():
         below.setdefault(key, []).append(ours_row)
@@ -83,17 +86,18 @@ def whole_beside(table, columns, ours, pairs, ours_label="ours"):
     """whole_paper_table from the pairs a notebook gave side_by_side, {label: (paper key or None,
     our row key)}: each of our rows, named by its label, below the paper row it pairs with."""
     rows = pd.DataFrame({label: ours.loc[o_key, columns] for label, (_, o_key) in pairs.items()}).T
-    return whole_paper_table(table, columns, rows, {label: p_key for label, (p_key, _) in pairs.items()},
-                             ours_label)
+    return whole_paper_table(
+        table, columns, rows, {label: p_key for label, (p_key, _) in pairs.items()}, ours_label
+    )
 
 
-SPREAD_Z = 2.0   # "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
+SPREAD_Z = 2.0  # "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
 
 
 def spread_z(ours, paper_mean, paper_std, runs=1):
     """How far ours lies from the paper's mean, in the standard deviation that a mean of `runs` seeds
     drawn with the paper's spread would have: (ours - mean) / (std / sqrt(runs)). One seed: diff / std."""
-    return (ours - paper_mean) / (paper_std / runs ** 0.5)
+    return (ours - paper_mean) / (paper_std / runs**0.5)
 
 
 def spread_verdict(table, limit=SPREAD_Z):
@@ -107,17 +111,28 @@ def spread_verdict(table, limit=SPREAD_Z):
             continue
         z = table.loc[(label, "z")].dropna()
         outside = z[z.abs() > limit]
-        lines.append(f"{label}: inside the paper's mean +- {limit:g} std in {len(z) - len(outside)} of {len(z)}"
-                     + (" (outside: " + ", ".join(f"{c} z = {v:+.1f}" for c, v in outside.items()) + ")"
-                        if len(outside) else ""))
+        lines.append(
+            f"{label}: inside the paper's mean +- {limit:g} std in {len(z) - len(outside)} of {len(z)}"
+            + (
+                " (outside: " + ", ".join(f"{c} z = {v:+.1f}" for c, v in outside.items()) + ")"
+                if len(outside)
+                else ""
+            )
+        )
     return "\n".join(lines)
 
 
 def versions():
     """Package versions that decide the numbers."""
-    return {"python": platform.python_version(), "torch": torch.__version__,
-            "transformers": transformers.__version__, "scikit-learn": sklearn.__version__,
-            "numpy": numpy.__version__, "scipy": scipy.__version__, "defsent_lite": __version__}
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "scikit-learn": sklearn.__version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "defsent_lite": __version__,
+    }
 
 
 def save_csv(df, name, **meta):
@@ -129,9 +144,9 @@ def save_csv(df, name, **meta):
     """
     path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, **versions(), rows=len(df))   # rows: read_csv refuses a table cut short
+    meta = dict(meta, **versions(), rows=len(df))  # rows: read_csv refuses a table cut short
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:   # written aside, then renamed over the old table: a failed write never loses it
+    try:  # written aside, then renamed over the old table: a failed write never loses it
         with open(partial, "w") as f:
             for k, v in meta.items():
                 f.write(f"# {k}: {v}\n")
@@ -148,7 +163,12 @@ def save_figure(fig, name, **meta):
     path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "\n".join(f"{k}: {v}" for k, v in dict(meta, **versions()).items())
-    fig.savefig(path, dpi=120, bbox_inches="tight", metadata={"Description": text, "Software": "defsent_lite"})
+    fig.savefig(
+        path,
+        dpi=120,
+        bbox_inches="tight",
+        metadata={"Description": text, "Software": "defsent_lite"},
+    )
     return f"results/{name}" if not Path(name).is_absolute() else str(path)
 
 
@@ -170,9 +190,13 @@ def read_csv(path, **kwargs):
             key, _, value = line[2:].rstrip("\n").partition(": ")
             header[key] = value
     table = pd.read_csv(path, skiprows=len(header), **kwargs)
-    if "rows" in header and not {"nrows", "skipfooter", "header"} & set(kwargs) and len(table) != int(header["rows"]):
-        raise ValueError(f"{path}: {len(table)} rows where its header says {header['rows']}: the table was cut "
-                         "short (a run stopped while writing it?); run the notebook that wrote it again")
+    if (
+        "rows" in header
+        and not {"nrows", "skipfooter", "header"} & set(kwargs)
+        and len(table) != int(header["rows"])
+    ):
+        raise ValueError(
+            f"{path}: {len(table)} rows where its header says {header['rows']}: the table was cut "
+            "short (a run stopped while writing it?); run the notebook that wrote it again"
+        )
     return header, table
-
-

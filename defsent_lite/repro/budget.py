@@ -6,6 +6,7 @@ warm-up with the notebook's own model and loss (forward, backward and the optimi
 the same autocast as training). Data loading and the SentEval classifiers are not in the estimate;
 it is printed with the measurements it rests on (docs/reproduction.md: how it compares with a run's real time).
 """
+
 import math
 import time
 from typing import NamedTuple
@@ -13,7 +14,7 @@ from typing import NamedTuple
 import torch
 
 from defsent_lite import encode, train
-from defsent_lite.runtime import config, models
+from defsent_lite.runtime import models
 from defsent_lite.data import readers
 from defsent_lite.evaluation import sts
 
@@ -23,7 +24,9 @@ from defsent_lite.evaluation import sts
 # reaches a fraction of peak; the estimate assumes 40% (an assumption, not measured on a T4 here).
 T4_PEAK_TFLOPS = {"fp32": 8.1, "fp16": 65.0}
 T4_UTILISATION = 0.4
-T4_SOURCE = "NVIDIA T4 datasheet peaks 8.1 TFLOPS fp32 / 65 TFLOPS fp16, at an assumed 40% utilisation"
+T4_SOURCE = (
+    "NVIDIA T4 datasheet peaks 8.1 TFLOPS fp32 / 65 TFLOPS fp16, at an assumed 40% utilisation"
+)
 
 # At the papers' batch sizes a BERT-base step is bound by the host (operator launches and casts),
 # not by the chip's FLOPs: a step costs about this much on any GPU, whatever its peak. Measured by
@@ -37,18 +40,18 @@ STEP_FLOOR_SOURCE = "no faster than the host-bound step measured on an H100 (doc
 class Plan(NamedTuple):
     what: str
     trainings: int
-    steps: int            # optimizer steps over all trainings
-    encoded: int          # sentences encoded for evaluation (and entry spaces)
-    step_s: float         # measured seconds per training step
-    batch_s: float        # measured seconds per encoded batch of `batch` sentences
+    steps: int  # optimizer steps over all trainings
+    encoded: int  # sentences encoded for evaluation (and entry spaces)
+    step_s: float  # measured seconds per training step
+    batch_s: float  # measured seconds per encoded batch of `batch` sentences
     batch: int
     device: str
-    params: int = 0               # parameters of the model (each token costs 6 FLOPs per parameter in
-    train_tokens: float = 0.0     # training, 2 in inference: Kaplan et al., 2020), tokens trained on
-    encoded_tokens: float = 0.0   # (padded as batched) and encoded, over the whole plan
+    params: int = 0  # parameters of the model (each token costs 6 FLOPs per parameter in
+    train_tokens: float = 0.0  # training, 2 in inference: Kaplan et al., 2020), tokens trained on
+    encoded_tokens: float = 0.0  # (padded as batched) and encoded, over the whole plan
     mixed_precision: bool = False  # training under autocast (fp16 on a T4), else fp32
     encode_mixed_precision: bool = False  # encoding under autocast (GaussCSE's), else fp32
-    step_floor_s: float = 0.0     # the least a training step takes on any GPU (STEP_FLOOR_S)
+    step_floor_s: float = 0.0  # the least a training step takes on any GPU (STEP_FLOOR_S)
 
     @property
     def seconds(self):
@@ -62,27 +65,45 @@ class Plan(NamedTuple):
     def t4_seconds(self):
         """The plan's FLOPs at a T4's throughput (T4_SOURCE), training and encoding each at its
         precision; the training never less than steps x step_floor_s (a host-bound step)."""
+
         def tflops(mixed):
             return 1e12 * T4_UTILISATION * T4_PEAK_TFLOPS["fp16" if mixed else "fp32"]
-        training = max(6 * self.params * self.train_tokens / tflops(self.mixed_precision), self.steps * self.step_floor_s)
-        return training + 2 * self.params * self.encoded_tokens / tflops(self.encode_mixed_precision)
+
+        training = max(
+            6 * self.params * self.train_tokens / tflops(self.mixed_precision),
+            self.steps * self.step_floor_s,
+        )
+        return training + 2 * self.params * self.encoded_tokens / tflops(
+            self.encode_mixed_precision
+        )
 
     def flops_line(self):
-        floor = f"; {self.step_floor_s * 1e3:.0f} ms a step at least, {STEP_FLOOR_SOURCE}" if self.step_floor_s else ""
-        return (f"FLOPs: {self.flops / 1e15:.1f} PFLOP ({self.params / 1e6:.0f}M parameters, "
-                f"{self.train_tokens / 1e6:.1f}M tokens trained, {self.encoded_tokens / 1e6:.1f}M encoded): "
-                f"about {hours(self.t4_seconds)} on a T4 ({T4_SOURCE}{floor}).")
+        floor = (
+            f"; {self.step_floor_s * 1e3:.0f} ms a step at least, {STEP_FLOOR_SOURCE}"
+            if self.step_floor_s
+            else ""
+        )
+        return (
+            f"FLOPs: {self.flops / 1e15:.1f} PFLOP ({self.params / 1e6:.0f}M parameters, "
+            f"{self.train_tokens / 1e6:.1f}M tokens trained, {self.encoded_tokens / 1e6:.1f}M encoded): "
+            f"about {hours(self.t4_seconds)} on a T4 ({T4_SOURCE}{floor})."
+        )
 
     def __str__(self):
         warning = ""
         if self.device.startswith("cpu"):
-            warning = (f"WARNING: no GPU: this plan alone is about {hours(self.seconds)} of CPU time here "
-                       "(Colab: Runtime > Change runtime type > GPU). ")
-        return warning + (f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
-                f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
-                f"(warm-up here: {self.step_s:.3f} s per training step, optimizer update included, "
-                f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
-                f"Runs already in the cache are not repeated." + (" " + self.flops_line() if self.params else ""))
+            warning = (
+                f"WARNING: no GPU: this plan alone is about {hours(self.seconds)} of CPU time here "
+                "(Colab: Runtime > Change runtime type > GPU). "
+            )
+        return warning + (
+            f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
+            f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
+            f"(warm-up here: {self.step_s:.3f} s per training step, optimizer update included, "
+            f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
+            f"Runs already in the cache are not repeated."
+            + (" " + self.flops_line() if self.params else "")
+        )
 
 
 def row_tokens(tokenizer, texts, batch=None, sample=4096):
@@ -90,13 +111,16 @@ def row_tokens(tokenizer, texts, batch=None, sample=4096):
     the mean padded length of a training batch in the sample's order (each row padded to its
     batch's longest)."""
     texts = list(texts)
-    texts = [texts[i] for i in sorted({int(k * len(texts) / sample) for k in range(min(sample, len(texts)))})]
+    texts = [
+        texts[i]
+        for i in sorted({int(k * len(texts) / sample) for k in range(min(sample, len(texts)))})
+    ]
     if not texts:
         return 0.0
     lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=512)["input_ids"]]
     if batch is None:
         return sum(lengths) / len(lengths)
-    chunks = [lengths[i:i + batch] for i in range(0, len(lengths), batch)]
+    chunks = [lengths[i : i + batch] for i in range(0, len(lengths), batch)]
     return sum(max(c) * len(c) for c in chunks) / len(lengths)
 
 
@@ -162,9 +186,12 @@ def measure(model, loss_fn, encode_fn, repeats=5, mixed_precision=True):
         model.eval()
         with torch.inference_mode():
             encode_fn(model)
+
     try:
-        return (seconds_per_call(step, device, warmup=2, repeats=repeats),
-                seconds_per_call(infer, device, warmup=2, repeats=repeats))
+        return (
+            seconds_per_call(step, device, warmup=2, repeats=repeats),
+            seconds_per_call(infer, device, warmup=2, repeats=repeats),
+        )
     finally:
         model.train(was_training)
         model.zero_grad(set_to_none=True)
@@ -173,7 +200,9 @@ def measure(model, loss_fn, encode_fn, repeats=5, mixed_precision=True):
 
 def sts_sentences(data_dir=None, max_pairs=None):
     """Sentences one STS evaluation encodes (every task, both sides)."""
-    return sum(2 * len(gold) for _, _, gold in sts.load_tasks(None, data_dir, max_pairs=max_pairs).values())
+    return sum(
+        2 * len(gold) for _, _, gold in sts.load_tasks(None, data_dir, max_pairs=max_pairs).values()
+    )
 
 
 def print_plan(scale, make_plan):
@@ -192,7 +221,10 @@ def transfer_sentences(data_dir=None, settings=None):
     def capped(n, split):
         cap = train_cap if split == "train" else eval_cap
         return min(n, cap) if cap else n
-    n = sum(capped(len(readers.load_binary_task(t, data_dir)[0]), "train") for t in readers.BINARY_FILES)
+
+    n = sum(
+        capped(len(readers.load_binary_task(t, data_dir)[0]), "train") for t in readers.BINARY_FILES
+    )
     n += sum(capped(len(v[0]), k) for k, v in readers.load_sst2(data_dir).items())
     n += sum(capped(len(v[0]), k) for k, v in readers.load_trec(data_dir).items())
     return n + sum(2 * capped(len(v[0]), k) for k, v in readers.load_mrpc(data_dir).items())
@@ -206,6 +238,20 @@ def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     device = next(model.parameters()).device
 
     def infer():
-        encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)   # fp32, as evaluation
-    return Plan(what, 0, 0, encoded, 0.0, seconds_per_call(infer, device), batch, device_name(device),
-                parameters(model), 0.0, encoded * eval_sentence_tokens(tokenizer, data_dir))
+        encode.encode(
+            model, tokenizer, sentences, batch_size=batch, progress=False
+        )  # fp32, as evaluation
+
+    return Plan(
+        what,
+        0,
+        0,
+        encoded,
+        0.0,
+        seconds_per_call(infer, device),
+        batch,
+        device_name(device),
+        parameters(model),
+        0.0,
+        encoded * eval_sentence_tokens(tokenizer, data_dir),
+    )

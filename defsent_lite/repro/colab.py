@@ -8,6 +8,7 @@ An install cell pins the commit that last changed the package (its code and pypr
 code the notebook was committed with, so a later commit never orphans a Drive cache; the tools
 find that commit in git, since a commit cannot name itself.
 """
+
 import os
 from pathlib import Path
 
@@ -16,19 +17,19 @@ import torch
 from defsent_lite import encode
 from defsent_lite.runtime import config
 
-REPOSITORY = "defsent-lite/defsent_lite"   # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
-BRANCH = "main"                            # the badges open the notebooks of this branch
+REPOSITORY = "defsent-lite/defsent_lite"  # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
+BRANCH = "main"  # the badges open the notebooks of this branch
 DRIVE_HOME = "/content/drive/MyDrive/defsent_lite"
 LOCAL_HOME = "/content/defsent_lite"
 
-INSTALL_CELL = '''# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
+INSTALL_CELL = """# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
     commit = "{commit}"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=False)'''
+    colab.setup(drive=False)"""
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 
@@ -42,7 +43,11 @@ def badge(name, repository=REPOSITORY):
 
 def install_cell(commit, repository=REPOSITORY):
     """The first code cell of every notebook: installs the package at `commit` (a full hash)."""
-    if not (isinstance(commit, str) and len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
+    if not (
+        isinstance(commit, str)
+        and len(commit) == 40
+        and all(c in "0123456789abcdef" for c in commit)
+    ):
         raise ValueError(f"install_cell: {commit!r} is not a full commit hash (40 hex digits)")
     return INSTALL_CELL.format(repository=repository, commit=commit)
 
@@ -51,11 +56,15 @@ def device_report(device=None):
     """One line: the GPU, its memory and the precision training will use (or that there is none)."""
     device = config.device(device)
     if device.type != "cuda":
-        return ("no GPU: cpu, fp32. Smoke scale runs here; paper scale needs a GPU "
-                "(Colab: Runtime > Change runtime type > GPU)")
+        return (
+            "no GPU: cpu, fp32. Smoke scale runs here; paper scale needs a GPU "
+            "(Colab: Runtime > Change runtime type > GPU)"
+        )
     props = torch.cuda.get_device_properties(device)
-    return (f"GPU: {props.name}, {props.total_memory / 2**30:.1f} GiB, compute capability {props.major}.{props.minor}"
-            f" -> {encode.precision_name(device)}")
+    return (
+        f"GPU: {props.name}, {props.total_memory / 2**30:.1f} GiB, compute capability {props.major}.{props.minor}"
+        f" -> {encode.precision_name(device)}"
+    )
 
 
 def setup(drive=False):
@@ -63,6 +72,7 @@ def setup(drive=False):
     that data, cache and results survive where the user wants, and print the device."""
     if drive:
         from google.colab import drive as google_drive
+
         google_drive.mount("/content/drive")
     os.environ.setdefault("DEFSENT_HOME", DRIVE_HOME if drive else LOCAL_HOME)
     Path(os.environ["DEFSENT_HOME"]).mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """DefSent's protocol: the dataset split, a cached training run, the learning-rate search,
 the seeded final runs and their plan (the method itself is defsent_lite.defsent)."""
+
 import json
 import math
 from pathlib import Path
@@ -22,46 +23,110 @@ from defsent_lite.repro.scores import seed_scoring
 SENTEVAL_SEEDS = 3
 
 VARIANTS = {
-    "official": dict(freeze_embedding_layer=True, shuffle=False, mixed_precision=False, fractional_warmup=True,
-                     max_length=512, mrr_cutoff=None, prefix_space=True,
-                     data=dict(detokenise=True, dedupe=False, grouped=True)),
-    "paper": dict(freeze_embedding_layer=False, shuffle=True, mixed_precision=True, fractional_warmup=False,
-                  max_length=128, mrr_cutoff=None, prefix_space=False,
-                  data=dict(detokenise=False, dedupe=True, grouped=False)),
+    "official": dict(
+        freeze_embedding_layer=True,
+        shuffle=False,
+        mixed_precision=False,
+        fractional_warmup=True,
+        max_length=512,
+        mrr_cutoff=None,
+        prefix_space=True,
+        data=dict(detokenise=True, dedupe=False, grouped=True),
+    ),
+    "paper": dict(
+        freeze_embedding_layer=False,
+        shuffle=True,
+        mixed_precision=True,
+        fractional_warmup=False,
+        max_length=128,
+        mrr_cutoff=None,
+        prefix_space=False,
+        data=dict(detokenise=False, dedupe=True, grouped=False),
+    ),
 }
 DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
-    ("frozen", "the word prediction layer (tied to the word embeddings)",
-     "the word prediction layer and the whole embeddings module (word, position, token type, LayerNorm)",
-     "the word prediction layer and the word embeddings"),
-    ("batch order", "not stated", "not shuffled: the train file's order, a word's definitions together",
-     "shuffled once (seeded)"),
-    ("precision", "not stated", "fp32 (precision: 32)", "bf16 / fp16 autocast on GPU (fp32 on CPU)"),
-    ("warm-up", "linear over 10% of the data, then constant", "factor step / (0.1 x steps) from 0, then 1",
-     "(step + 1) / floor(0.1 x steps), then 1"),
-    ("definition text", "Ishiwatari et al.'s Oxford data",
-     "detokenised (' .' -> '.', ``x'' -> X, ...; 9.87 words on valid+test)", "the tokenised text (10.97 words)"),
-    ("repeated definitions", "not stated", "kept (one training pair per line)", "a word's repeated definition once"),
-    ("RoBERTa input", "not stated", "tokenizer with add_prefix_space (the first word of a definition gets its space)",
-     "no leading space on the first word"),
+    (
+        "frozen",
+        "the word prediction layer (tied to the word embeddings)",
+        "the word prediction layer and the whole embeddings module (word, position, token type, LayerNorm)",
+        "the word prediction layer and the word embeddings",
+    ),
+    (
+        "batch order",
+        "not stated",
+        "not shuffled: the train file's order, a word's definitions together",
+        "shuffled once (seeded)",
+    ),
+    (
+        "precision",
+        "not stated",
+        "fp32 (precision: 32)",
+        "bf16 / fp16 autocast on GPU (fp32 on CPU)",
+    ),
+    (
+        "warm-up",
+        "linear over 10% of the data, then constant",
+        "factor step / (0.1 x steps) from 0, then 1",
+        "(step + 1) / floor(0.1 x steps), then 1",
+    ),
+    (
+        "definition text",
+        "Ishiwatari et al.'s Oxford data",
+        "detokenised (' .' -> '.', ``x'' -> X, ...; 9.87 words on valid+test)",
+        "the tokenised text (10.97 words)",
+    ),
+    (
+        "repeated definitions",
+        "not stated",
+        "kept (one training pair per line)",
+        "a word's repeated definition once",
+    ),
+    (
+        "RoBERTa input",
+        "not stated",
+        "tokenizer with add_prefix_space (the first word of a definition gets its space)",
+        "no leading space on the first word",
+    ),
     ("definition length", "not stated", "cut at the model's 512 tokens", "cut at 128 tokens"),
-    ("MRR", "mean reciprocal rank",
-     "from the top 10 (a gold word ranked below 10 counts 0): not the default, result key mrr_top10",
-     "both variants: over the whole vocabulary, as the paper's numbers were computed (its untrained rows' MRR exceeds "
-     "the most a top-10 MRR can reach with their own top-1/3/10 accuracies: Max .0327 > .0315, Mean .0132 > .0072, "
-     "CLS .0009 > 0)"),
-    ("split", "8:1:1 by word",
-     "all words split (unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)), then each split keeps its words of one "
-     "token: Table 1's All row is floor's 29,413 / 3,677 / 3,677, its BERT rows 7,732 / 936 / 979 are not 8:1:1",
-     "both variants: the same order and boundaries; a seeded shuffle (seed 0), so not the official run's words"),
-    ("SentEval seeds", "the mean of three evaluations with different random seeds (Table 9)",
-     "sets no seed: SentEval's default 1111 (its folds and classifier) in every evaluation",
-     "both variants: the first three training seeds' encoders, each evaluated with seed 1111 (the same folds)"),
-    ("learning rate", "searched: 2^x 1e-6, x in 0, 0.5, ..., 7, on dev MRR (Table 5: the chosen)",
-     "run scripts pin Table 5's rate per model and pooling",
-     "both variants: the scale's defsent_lr_xs (paper scale 'table5', the scripts'; LR_GRID_XS searches)"),
-    ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "both variants: the same as official"),
-    ("SentEval classifier", "SentEval (not detailed)", "SentEval's torch classifier, 10 folds",
-     "both variants: the scale's transfer_classifier (paper scale: SentEval's torch classifier)"),
+    (
+        "MRR",
+        "mean reciprocal rank",
+        "from the top 10 (a gold word ranked below 10 counts 0): not the default, result key mrr_top10",
+        "both variants: over the whole vocabulary, as the paper's numbers were computed (its untrained rows' MRR exceeds "
+        "the most a top-10 MRR can reach with their own top-1/3/10 accuracies: Max .0327 > .0315, Mean .0132 > .0072, "
+        "CLS .0009 > 0)",
+    ),
+    (
+        "split",
+        "8:1:1 by word",
+        "all words split (unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)), then each split keeps its words of one "
+        "token: Table 1's All row is floor's 29,413 / 3,677 / 3,677, its BERT rows 7,732 / 936 / 979 are not 8:1:1",
+        "both variants: the same order and boundaries; a seeded shuffle (seed 0), so not the official run's words",
+    ),
+    (
+        "SentEval seeds",
+        "the mean of three evaluations with different random seeds (Table 9)",
+        "sets no seed: SentEval's default 1111 (its folds and classifier) in every evaluation",
+        "both variants: the first three training seeds' encoders, each evaluated with seed 1111 (the same folds)",
+    ),
+    (
+        "learning rate",
+        "searched: 2^x 1e-6, x in 0, 0.5, ..., 7, on dev MRR (Table 5: the chosen)",
+        "run scripts pin Table 5's rate per model and pooling",
+        "both variants: the scale's defsent_lr_xs (paper scale 'table5', the scripts'; LR_GRID_XS searches)",
+    ),
+    (
+        "STS / SentEval encoding",
+        "not stated",
+        "fp32, cut at 512 tokens",
+        "both variants: the same as official",
+    ),
+    (
+        "SentEval classifier",
+        "SentEval (not detailed)",
+        "SentEval's torch classifier, 10 folds",
+        "both variants: the scale's transfer_classifier (paper scale: SentEval's torch classifier)",
+    ),
 ]
 
 
@@ -72,15 +137,16 @@ def variant_settings(variant):
 
 def differences():
     """The DefSent settings where the paper's text and the official code differ."""
-    return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code (default)",
-                                                    'variant="paper"'])
+    return variants.differences_table(
+        DIFFERENCES, ["setting", "paper text", "official code (default)", 'variant="paper"']
+    )
 
 
 class LoadedModel(NamedTuple):
-    model: object      # the MLM model (encoder and head)
+    model: object  # the MLM model (encoder and head)
     tokenizer: object
-    head: object       # frozen word-prediction head: head(u) gives the word logits
-    head_kind: str     # PRETRAINED or FALLBACK
+    head: object  # frozen word-prediction head: head(u) gives the word logits
+    head_kind: str  # PRETRAINED or FALLBACK
 
 
 def load_model(name_or_path, device=None, prefix_space=False, allow_fallback=True):
@@ -89,23 +155,37 @@ def load_model(name_or_path, device=None, prefix_space=False, allow_fallback=Tru
     models.mlm_head_check), else the tied-embedding fallback, or an error when not allow_fallback
     (paper scale: a fallback would silently change the method). prefix_space: a byte-level BPE
     tokenizer (RoBERTa) adds a space before the first word, as the official code's does."""
-    model, tokenizer = models.load(name_or_path, mlm_head=True, device=device, eval_mode=False,
-                                   add_prefix_space=prefix_space)
+    model, tokenizer = models.load(
+        name_or_path, mlm_head=True, device=device, eval_mode=False, add_prefix_space=prefix_space
+    )
     defsent.freeze(model.get_input_embeddings())
     check = models.mlm_head_check(model)
     if check.loaded:
-        return LoadedModel(model, tokenizer, defsent.word_prediction_head(model), defsent.PRETRAINED)
+        return LoadedModel(
+            model, tokenizer, defsent.word_prediction_head(model), defsent.PRETRAINED
+        )
     if not allow_fallback:
-        raise ValueError(f"{name_or_path!r}: the MLM head is not the pre-trained one (not in the checkpoint: "
-                         f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: {check.tied}); "
-                         "DefSent needs the real head at this scale")
-    return LoadedModel(model, tokenizer, defsent.TiedEmbeddingHead(model.get_input_embeddings()), defsent.FALLBACK)
+        raise ValueError(
+            f"{name_or_path!r}: the MLM head is not the pre-trained one (not in the checkpoint: "
+            f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: {check.tied}); "
+            "DefSent needs the real head at this scale"
+        )
+    return LoadedModel(
+        model, tokenizer, defsent.TiedEmbeddingHead(model.get_input_embeddings()), defsent.FALLBACK
+    )
 
 
 # ---------------------------------------------------------------- data
 
-def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SPLIT_SEED, paper_data=False,
-                  variant="official"):
+
+def build_dataset(
+    tokenizer,
+    data_dir=None,
+    use_wordnet=None,
+    seed=dictionary.SPLIT_SEED,
+    paper_data=False,
+    variant="official",
+):
     """Word/definition/target-id triples split 8:1:1 by word, and a report of what was dropped.
 
     Oxford (all splits at hand), prepared as the variant says (VARIANTS[...]["data"]: detokenised,
@@ -117,10 +197,18 @@ def build_dataset(tokenizer, data_dir=None, use_wordnet=None, seed=dictionary.SP
     if paper_data:
         dictionary.require_oxford_train(data_dir)
     prep = variant_settings(variant)["data"]
-    cfg = dict(tokenizer=tokenizer.name_or_path, vocab=len(tokenizer), data=cache.data_identity(data_dir, "dictionary"),
-               wordnet=readers.wordnet_identity(data_dir), use_wordnet=use_wordnet, seed=seed, prep=prep)
-    splits, report = cache.cached_json("defsent_data", cfg,
-                                       lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep))
+    cfg = dict(
+        tokenizer=tokenizer.name_or_path,
+        vocab=len(tokenizer),
+        data=cache.data_identity(data_dir, "dictionary"),
+        wordnet=readers.wordnet_identity(data_dir),
+        use_wordnet=use_wordnet,
+        seed=seed,
+        prep=prep,
+    )
+    splits, report = cache.cached_json(
+        "defsent_data", cfg, lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep)
+    )
     return {k: [tuple(x) for x in v] for k, v in splits.items()}, report
 
 
@@ -135,12 +223,17 @@ def _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep):
         pairs = pairs + readers.wordnet_definitions(data_dir)
     pairs = dictionary.merge_entries(pairs, dedupe=prep["dedupe"])
     ids = dictionary.single_token_ids([w for w, _ in pairs], tokenizer)
-    report = dict(source=source, definitions=len(pairs),
-                  dropped_not_single_token=sum(w not in ids for w, _ in pairs),
-                  dropped_empty_definition=sum(w in ids and not d.strip() for w, d in pairs))
+    report = dict(
+        source=source,
+        definitions=len(pairs),
+        dropped_not_single_token=sum(w not in ids for w, _ in pairs),
+        dropped_empty_definition=sum(w in ids and not d.strip() for w, d in pairs),
+    )
     # all words split first, then each split filtered, as the official code (Table 1's counts)
-    splits = {k: [(w, d) for w, d in v if w in ids and d.strip()]
-              for k, v in dictionary.split_by_word(pairs, seed, grouped=prep["grouped"]).items()}
+    splits = {
+        k: [(w, d) for w, d in v if w in ids and d.strip()]
+        for k, v in dictionary.split_by_word(pairs, seed, grouped=prep["grouped"]).items()
+    }
     report["prep"] = prep
     report.update({f"{k}_definitions": len(v) for k, v in splits.items()})
     report.update({f"{k}_words": len({w for w, _ in v}) for k, v in splits.items()})
@@ -149,7 +242,10 @@ def _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep):
 
 def subsample(examples, n, seed):
     """A seeded random subset of n examples (all when n is None or larger)."""
-    if checks.count(n, "the number of examples to keep (train_max / eval_max)") is None or len(examples) <= n:
+    if (
+        checks.count(n, "the number of examples to keep (train_max / eval_max)") is None
+        or len(examples) <= n
+    ):
         return list(examples)
     g = torch.Generator().manual_seed(seed)
     return [examples[i] for i in sorted(torch.randperm(len(examples), generator=g)[:n].tolist())]
@@ -157,10 +253,16 @@ def subsample(examples, n, seed):
 
 def top_k_strings(loaded, sentences, pooling, k=5):
     """top_k_words of a LoadedModel, each sentence's words joined by spaces (the tables' cells)."""
-    return [" ".join(words) for words in defsent.top_k_words(loaded.model, loaded.tokenizer, loaded.head, sentences, pooling, k)]
+    return [
+        " ".join(words)
+        for words in defsent.top_k_words(
+            loaded.model, loaded.tokenizer, loaded.head, sentences, pooling, k
+        )
+    ]
 
 
 # ---------------------------------------------------------------- saving
+
 
 def save(model, tokenizer, head_kind, folder, meta):
     """save_pretrained (with the MLM head only when it is the real one), a metadata file, and a
@@ -176,6 +278,7 @@ def save(model, tokenizer, head_kind, folder, meta):
 
 # ---------------------------------------------------------------- one cached training run
 
+
 def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     """Train DefSent once for `cfg` on `dataset` (build_dataset's, built from data_dir when None)
     and return its result dict; cached by cfg and the dataset's content.
@@ -187,51 +290,106 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
     need_checkpoint, else returned with path None.
     """
-    checks.rate(cfg["lr"], "DefSent lr")   # before a message formats it
+    checks.rate(cfg["lr"], "DefSent lr")  # before a message formats it
     if dataset is None:
-        dataset = build_dataset(models.load_tokenizer(cfg["model"]), data_dir, paper_data=cfg.get("paper_data", False),
-                                variant=cfg["variant"])
+        dataset = build_dataset(
+            models.load_tokenizer(cfg["model"]),
+            data_dir,
+            paper_data=cfg.get("paper_data", False),
+            variant=cfg["variant"],
+        )
     splits, report = dataset
-    v = dict(variant_settings(cfg["variant"]), **{k: cfg[k] for k in VARIANTS["official"] if k in cfg})
+    v = dict(
+        variant_settings(cfg["variant"]), **{k: cfg[k] for k in VARIANTS["official"] if k in cfg}
+    )
     if report.get("prep") != v["data"]:
-        raise ValueError(f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the dataset "
-                         f"given was prepared as {report.get('prep')}: build it with build_dataset(..., variant={cfg['variant']!r})")
+        raise ValueError(
+            f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the dataset "
+            f"given was prepared as {report.get('prep')}: build it with build_dataset(..., variant={cfg['variant']!r})"
+        )
     key = run_key(cfg, splits)
     what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
 
     def compute(folder):
         config.set_seed(cfg["seed"])
-        model, tokenizer, head, head_kind = load_model(cfg["model"], prefix_space=v["prefix_space"],
-                                                       allow_fallback=cfg.get("allow_head_fallback", True))
+        model, tokenizer, head, head_kind = load_model(
+            cfg["model"],
+            prefix_space=v["prefix_space"],
+            allow_fallback=cfg.get("allow_head_fallback", True),
+        )
         train_set = subsample(splits["train"], cfg["train_max"], cfg["seed"])
-        batches = train.batched(train_set, cfg["batch_size"], seed=cfg["seed"] if v["shuffle"] else None)
+        batches = train.batched(
+            train_set, cfg["batch_size"], seed=cfg["seed"] if v["shuffle"] else None
+        )
         settings = train.Settings(
-            lr=cfg["lr"], optimizer=cfg["optimizer"], warmup_ratio=cfg["warmup_ratio"],
-            fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"],
-            mixed_precision=variants.autocast_training(cfg, v))
+            lr=cfg["lr"],
+            optimizer=cfg["optimizer"],
+            warmup_ratio=cfg["warmup_ratio"],
+            fractional_warmup=v["fractional_warmup"],
+            warmup_from_zero=v["fractional_warmup"],
+            mixed_precision=variants.autocast_training(cfg, v),
+        )
 
         def loss_fn(m, b):
             batch = defsent.collate(tokenizer, b, v["max_length"], cfg["pooling"])
             return defsent.loss(m, head, batch, cfg["pooling"], tokenizer.mask_token_id)
 
-        history = train.train(model, loss_fn, batches, settings,
-                              params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
-                              describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...", desc=what)
-        evals = {k: defsent.evaluate(model, tokenizer, head, subsample(splits[k], cfg["eval_max"], 0), cfg["pooling"],
-                             max_length=v["max_length"], what=f"{what} {k}", mrr_cutoff=v["mrr_cutoff"])
-                 for k in ("dev", "test")}
-        meta = dict(method="DefSent", base_model=cfg["model"], pooling=cfg["pooling"], seed=cfg["seed"],
-                    lr=cfg["lr"], variant=cfg["variant"], data=report["source"], train_definitions=len(train_set))
+        history = train.train(
+            model,
+            loss_fn,
+            batches,
+            settings,
+            params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
+            describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...",
+            desc=what,
+        )
+        evals = {
+            k: defsent.evaluate(
+                model,
+                tokenizer,
+                head,
+                subsample(splits[k], cfg["eval_max"], 0),
+                cfg["pooling"],
+                max_length=v["max_length"],
+                what=f"{what} {k}",
+                mrr_cutoff=v["mrr_cutoff"],
+            )
+            for k in ("dev", "test")
+        }
+        meta = dict(
+            method="DefSent",
+            base_model=cfg["model"],
+            pooling=cfg["pooling"],
+            seed=cfg["seed"],
+            lr=cfg["lr"],
+            variant=cfg["variant"],
+            data=report["source"],
+            train_definitions=len(train_set),
+        )
         save(model, tokenizer, head_kind, folder / "model", meta)
-        return dict(dev=evals["dev"], test=evals["test"], head=head_kind, steps=history["steps"],
-                    final_loss=history["loss"][-1], train_definitions=len(train_set), data=report)
+        return dict(
+            dev=evals["dev"],
+            test=evals["test"],
+            head=head_kind,
+            steps=history["steps"],
+            final_loss=history["loss"][-1],
+            train_definitions=len(train_set),
+            data=report,
+        )
+
     entry = cache.cached_run("defsent", key, compute, need_files=need_checkpoint)
-    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
+    return dict(
+        entry.result,
+        path=str(entry.folder / "model") if entry.folder else None,
+        key=cache.config_key(key),
+    )
 
 
 def run_key(cfg, splits):
     """The cache key of run(cfg) on `splits`: its settings (scoring aside) and the data's content."""
-    return dict({k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits))
+    return dict(
+        {k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits)
+    )
 
 
 def needs_training(cfg, splits, need_checkpoint=True):
@@ -241,14 +399,14 @@ def needs_training(cfg, splits, need_checkpoint=True):
     return found is None or (need_checkpoint and found.folder is None)
 
 
-LR_GRID_XS = [i / 2 for i in range(15)]   # the paper's search: 2^x * 1e-6, x in {0, 0.5, ..., 7}
-PINNED = "table5"   # the rate the official run scripts pin per model and pooling (Table 5)
+LR_GRID_XS = [i / 2 for i in range(15)]  # the paper's search: 2^x * 1e-6, x in {0, 0.5, ..., 7}
+PINNED = "table5"  # the rate the official run scripts pin per model and pooling (Table 5)
 
 
 def lr_grid(xs=None):
     """DefSent's learning-rate grid 2^x * 1e-6, x in {0, 0.5, ..., 7}."""
     xs = LR_GRID_XS if xs is None else xs
-    return {x: 2.0 ** x * 1e-6 for x in xs}
+    return {x: 2.0**x * 1e-6 for x in xs}
 
 
 def lr_exponents(xs, model, pooling):
@@ -257,12 +415,15 @@ def lr_exponents(xs, model, pooling):
     is a search on dev MRR (the paper's text: `LR_GRID_XS`)."""
     if xs != PINNED:
         return list(xs)
-    from defsent_lite.paper import aggregate   # the paper's numbers, only for the pinned rates
+    from defsent_lite.paper import aggregate  # the paper's numbers, only for the pinned rates
     from defsent_lite.paper import defsent as paper_defsent
+
     label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
     if label not in paper_defsent.TABLE5_LR_X:
-        raise ValueError(f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} pooling; "
-                         f"give the exponents to search instead (defsent_runs.LR_GRID_XS is the paper's grid)")
+        raise ValueError(
+            f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} pooling; "
+            f"give the exponents to search instead (defsent_runs.LR_GRID_XS is the paper's grid)"
+        )
     return [paper_defsent.TABLE5_LR_X[label]]
 
 
@@ -273,7 +434,11 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     results = {}
     for x, lr in lr_grid(xs).items():
         results[x] = run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False)
-        best = best_of(results, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({base_cfg['pooling']})")
+        best = best_of(
+            results,
+            lambda r: r["dev"]["mrr"],
+            f"DefSent learning-rate search ({base_cfg['pooling']})",
+        )
         results = cache.drop_all_but("defsent", results, best)
     return best, results
 
@@ -282,11 +447,24 @@ def base_config(scale, model, data_dir=None, variant="official"):
     """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
     `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);
     variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key."""
-    return dict(model=model, batch_size=scale["defsent_batch_size"], train_max=scale["defsent_train_max"], eval_max=scale["defsent_eval_max"],
-                optimizer="adam", warmup_ratio=0.1, variant=variant, **without_data(variant_settings(variant)),
-                paper_data=scale["paper_protocol"], allow_head_fallback=not scale["paper_protocol"],
-                **({"train_autocast": scale["train_autocast"]} if scale["train_autocast"] is not None else {}),
-                scoring=seed_scoring(scale, data_dir))
+    return dict(
+        model=model,
+        batch_size=scale["defsent_batch_size"],
+        train_max=scale["defsent_train_max"],
+        eval_max=scale["defsent_eval_max"],
+        optimizer="adam",
+        warmup_ratio=0.1,
+        variant=variant,
+        **without_data(variant_settings(variant)),
+        paper_data=scale["paper_protocol"],
+        allow_head_fallback=not scale["paper_protocol"],
+        **(
+            {"train_autocast": scale["train_autocast"]}
+            if scale["train_autocast"] is not None
+            else {}
+        ),
+        scoring=seed_scoring(scale, data_dir),
+    )
 
 
 def without_data(settings):
@@ -296,6 +474,7 @@ def without_data(settings):
 
 class FinalRuns(NamedTuple):
     """What final_runs chose and trained: the learning-rate exponent, the search, one run per seed."""
+
     lr_x: float
     search: dict
     runs: list
@@ -311,11 +490,21 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
     if dataset is None:
-        dataset = build_dataset(models.load_tokenizer(base["model"]), data_dir, paper_data=base.get("paper_data", False),
-                                variant=base["variant"])
-    best_x, search = lr_search(dict(base, pooling=pooling, seed=seeds[0]), lr_exponents(xs, base["model"], pooling), dataset)
+        dataset = build_dataset(
+            models.load_tokenizer(base["model"]),
+            data_dir,
+            paper_data=base.get("paper_data", False),
+            variant=base["variant"],
+        )
+    best_x, search = lr_search(
+        dict(base, pooling=pooling, seed=seeds[0]),
+        lr_exponents(xs, base["model"], pooling),
+        dataset,
+    )
     lr = lr_grid([best_x])[best_x]
-    return FinalRuns(best_x, search, [seed_run(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)])
+    return FinalRuns(
+        best_x, search, [seed_run(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)]
+    )
 
 
 def seed_run(base, pooling, seed, lr, index, dataset):
@@ -365,42 +554,83 @@ def scored_run(cfg, dataset):
 
 # ---------------------------------------------------------------- what a notebook will run (paper scale)
 
+
 def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up here."""
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
     n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]
-    trainings = sum(n_rates) + len(poolings) * (len(seeds) - 1)  # the search's best rate is the first seed's run
-    if base.get("scoring"):  # later seeds are scored on STS (and the first 3 on SentEval) right after training
+    trainings = sum(n_rates) + len(poolings) * (
+        len(seeds) - 1
+    )  # the search's best rate is the first seed's run
+    if base.get(
+        "scoring"
+    ):  # later seeds are scored on STS (and the first 3 on SentEval) right after training
         with_transfer = min(len(seeds), SENTEVAL_SEEDS) - 1
-        extra_encoded += len(poolings) * ((len(seeds) - 1) * scoring_sentences(dict(base["scoring"], transfer=None))
-                                          + with_transfer * scoring_sentences(dict(base["scoring"], sts_max_pairs=0)))
+        extra_encoded += len(poolings) * (
+            (len(seeds) - 1) * scoring_sentences(dict(base["scoring"], transfer=None))
+            + with_transfer * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
+        )
     v = variant_settings(base["variant"])
-    model, tokenizer, head, _ = load_model(base["model"], prefix_space=v["prefix_space"],
-                                           allow_fallback=base.get("allow_head_fallback", True))
+    model, tokenizer, head, _ = load_model(
+        base["model"],
+        prefix_space=v["prefix_space"],
+        allow_fallback=base.get("allow_head_fallback", True),
+    )
     p = poolings[0]
-    train_batch = defsent.collate(tokenizer, splits["train"][:base["batch_size"]], v["max_length"], p)
+    train_batch = defsent.collate(
+        tokenizer, splits["train"][: base["batch_size"]], v["max_length"], p
+    )
     eval_batch = defsent.collate(tokenizer, splits["dev"][:64], v["max_length"], p)
-    step_s, batch_s = budget.measure(model, lambda m: defsent.loss(m, head, train_batch, p, tokenizer.mask_token_id),
-                                     lambda m: defsent.word_logits(m, head, eval_batch, p, tokenizer.mask_token_id),
-                                     mixed_precision=variants.autocast_training(base, v))
+    step_s, batch_s = budget.measure(
+        model,
+        lambda m: defsent.loss(m, head, train_batch, p, tokenizer.mask_token_id),
+        lambda m: defsent.word_logits(m, head, eval_batch, p, tokenizer.mask_token_id),
+        mixed_precision=variants.autocast_training(base, v),
+    )
     rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
     what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
-    definition_tokens = budget.row_tokens(tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"])
-    eval_tokens = (trainings * n_eval * budget.row_tokens(tokenizer, [d for _, d, _ in splits["dev"]])
-                   + (extra_encoded * budget.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir")) if extra_encoded else 0))
-    return budget.Plan(what, trainings, trainings * math.ceil(n_train / base["batch_size"]),
-                       trainings * n_eval + extra_encoded, step_s, batch_s, 64,
-                       budget.device_name(next(model.parameters()).device), budget.parameters(model),
-                       trainings * n_train * definition_tokens, eval_tokens, variants.autocast_training(base, v))
+    definition_tokens = budget.row_tokens(
+        tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"]
+    )
+    eval_tokens = trainings * n_eval * budget.row_tokens(
+        tokenizer, [d for _, d, _ in splits["dev"]]
+    ) + (
+        extra_encoded
+        * budget.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir"))
+        if extra_encoded
+        else 0
+    )
+    return budget.Plan(
+        what,
+        trainings,
+        trainings * math.ceil(n_train / base["batch_size"]),
+        trainings * n_eval + extra_encoded,
+        step_s,
+        batch_s,
+        64,
+        budget.device_name(next(model.parameters()).device),
+        budget.parameters(model),
+        trainings * n_train * definition_tokens,
+        eval_tokens,
+        variants.autocast_training(base, v),
+    )
 
 
 def scoring_sentences(scoring):
     """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes (sts_max_pairs 0: no
     STS; transfer None: no SentEval)."""
-    sts = budget.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"]) if scoring["sts_max_pairs"] != 0 else 0
-    transfer = budget.transfer_sentences(scoring["data_dir"], scoring["transfer"]) if scoring["transfer"] is not None else 0
+    sts = (
+        budget.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
+        if scoring["sts_max_pairs"] != 0
+        else 0
+    )
+    transfer = (
+        budget.transfer_sentences(scoring["data_dir"], scoring["transfer"])
+        if scoring["transfer"] is not None
+        else 0
+    )
     return sts + transfer
 
 

@@ -4,6 +4,7 @@ original weights), and its STS scores.
 
 Inference (Eq. 14) pools last hidden states (CLS, Mean or Prompt); the pooler is only for training.
 """
+
 import json
 import math
 from pathlib import Path
@@ -23,51 +24,119 @@ from defsent_lite.repro import variants
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
 BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
 # Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7 row is their ICA one).
-SENTEVAL_POOLING = {hub: paper_defsentplus.table7_poolings(label)[1]
-                    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
-STS_FILES = "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
-PAPER_LRS = {hub: paper_defsentplus.table5_rates(label)   # 1st, 2nd, 3rd Training; as many as the model's PST steps
-             for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()}
+SENTEVAL_POOLING = {
+    hub: paper_defsentplus.table7_poolings(label)[1]
+    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()
+}
+STS_FILES = (
+    "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
+)
+PAPER_LRS = {
+    hub: paper_defsentplus.table5_rates(
+        label
+    )  # 1st, 2nd, 3rd Training; as many as the model's PST steps
+    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()
+}
 # What the released code (ryuliuxiaodong/DefSent-Plus) does and what the paper's text says where
 # they differ. "official" is the default; "paper" reads "the default optimizer setting of
 # fine-tuning BERT" (Devlin et al.) as AdamW with weight decay 0.01 and 10% warm-up.
 VARIANTS = {
-    "official": dict(optimizer=dict(optimizer="adamw", weight_decay=0.0, eps=1e-6, warmup_ratio=0.0, decay=True,
-                                    grad_clip=1.0),
-                     max_length=512, ica_standardise=True, mixed_precision=False),
-    "paper": dict(optimizer=dict(optimizer="adamw", weight_decay=0.01, eps=1e-8, warmup_ratio=0.1, decay=True,
-                                 grad_clip=None),
-                  max_length=128, ica_standardise=False, mixed_precision=True),
+    "official": dict(
+        optimizer=dict(
+            optimizer="adamw",
+            weight_decay=0.0,
+            eps=1e-6,
+            warmup_ratio=0.0,
+            decay=True,
+            grad_clip=1.0,
+        ),
+        max_length=512,
+        ica_standardise=True,
+        mixed_precision=False,
+    ),
+    "paper": dict(
+        optimizer=dict(
+            optimizer="adamw",
+            weight_decay=0.01,
+            eps=1e-8,
+            warmup_ratio=0.1,
+            decay=True,
+            grad_clip=None,
+        ),
+        max_length=128,
+        ica_standardise=False,
+        mixed_precision=True,
+    ),
 }
 DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
-    ("optimiser", "BERT's default fine-tuning setting", "AdamW (transformers), eps 1e-6, weight decay 0",
-     "AdamW, eps 1e-8, weight decay 0.01"),
-    ("schedule", "BERT's default (warm-up, linear decay)", "no warm-up, linear decay", "10% warm-up, linear decay"),
+    (
+        "optimiser",
+        "BERT's default fine-tuning setting",
+        "AdamW (transformers), eps 1e-6, weight decay 0",
+        "AdamW, eps 1e-8, weight decay 0.01",
+    ),
+    (
+        "schedule",
+        "BERT's default (warm-up, linear decay)",
+        "no warm-up, linear decay",
+        "10% warm-up, linear decay",
+    ),
     ("gradient clipping", "not stated", "global norm 1.0", "none"),
-    ("definition length", "not stated", "padded to the longest definition (cut only at the models' 512 positions)",
-     "cut at 128 tokens"),
+    (
+        "definition length",
+        "not stated",
+        "padded to the longest definition (cut only at the models' 512 positions)",
+        "cut at 128 tokens",
+    ),
     ("training precision", "not stated", "fp32", "bf16 / fp16 autocast on GPU (fp32 on CPU)"),
-    ("entry embeddings (Eq. 2)", "not stated", "fp32, no cut (models' 512 positions)", "the same as official"),
+    (
+        "entry embeddings (Eq. 2)",
+        "not stated",
+        "fp32, no cut (models' 512 positions)",
+        "the same as official",
+    ),
     ("STS / SentEval encoding", "not stated", "fp32, cut at 512 tokens", "the same as official"),
-    ("repeated pairs (b, c)", "not stated (a: merged)", "kept: the code removes none from the file it reads",
-     "kept, as the code (a: merged and deduplicated, as the text says). Table 1's b and c (122,209; 67,553) "
-     "are 110 and 63 below DefSent's Table 1 totals of the same data (122,319; 67,616), but repeats do not "
-     "explain it: 7 of the 24,464 valid+test pairs at hand repeat"),
-    ("prompt template", 'This sentence: "s" means [MASK]. (Sec. 3.4)',
-     'This sentence : "s" means [MASK] . (spaces before ":" and ".", a trailing space)', "the same as official"),
-    ("ICA candidate", "BERT-base and BERT-large (Table 2's (ICA) rows); none named for RoBERTa",
-     "ICA-transform.py transforms any entry embeddings it is given",
-     "both variants: for BERT (a model outside the paper as BERT-base), not RoBERTa; ica='all' for every model"),
-    ("pooling of a row", "the best of Mean, CLS, Prompt (Sec. 4; Appendix B)",
-     "TestSTS.py scores the pooling it is given",
-     "both variants: the paper's upward selection: dataset c rows and Table 3's checkpoint rows under the best "
-     "pooling of their scores (notebooks 22, 25); Table 4's checkpoint rows under the better SentEval average of "
-     "the poolings its caption names (SimCSE, SynCSE: own or Prompt; SNCSE: Prompt, CLS or Mean)"),
-    ("Table 2's DefSent rows", "DefSent's best pooling (its Table 3: 10 seeds' mean on the raw STS files)",
-     "not in the code (copied from DefSent)",
-     "both variants: our DefSent encoders' mean over seeds on the raw STS files (notebook 22), as DefSent scores "
-     "them, not on SentEval's tokenised files as DefSent+ rows are"),
-    ("ICA", "FastICA, unit-variance whitening", "StandardScaler, then the same FastICA", "FastICA on the raw space"),
+    (
+        "repeated pairs (b, c)",
+        "not stated (a: merged)",
+        "kept: the code removes none from the file it reads",
+        "kept, as the code (a: merged and deduplicated, as the text says). Table 1's b and c (122,209; 67,553) "
+        "are 110 and 63 below DefSent's Table 1 totals of the same data (122,319; 67,616), but repeats do not "
+        "explain it: 7 of the 24,464 valid+test pairs at hand repeat",
+    ),
+    (
+        "prompt template",
+        'This sentence: "s" means [MASK]. (Sec. 3.4)',
+        'This sentence : "s" means [MASK] . (spaces before ":" and ".", a trailing space)',
+        "the same as official",
+    ),
+    (
+        "ICA candidate",
+        "BERT-base and BERT-large (Table 2's (ICA) rows); none named for RoBERTa",
+        "ICA-transform.py transforms any entry embeddings it is given",
+        "both variants: for BERT (a model outside the paper as BERT-base), not RoBERTa; ica='all' for every model",
+    ),
+    (
+        "pooling of a row",
+        "the best of Mean, CLS, Prompt (Sec. 4; Appendix B)",
+        "TestSTS.py scores the pooling it is given",
+        "both variants: the paper's upward selection: dataset c rows and Table 3's checkpoint rows under the best "
+        "pooling of their scores (notebooks 22, 25); Table 4's checkpoint rows under the better SentEval average of "
+        "the poolings its caption names (SimCSE, SynCSE: own or Prompt; SNCSE: Prompt, CLS or Mean)",
+    ),
+    (
+        "Table 2's DefSent rows",
+        "DefSent's best pooling (its Table 3: 10 seeds' mean on the raw STS files)",
+        "not in the code (copied from DefSent)",
+        "both variants: our DefSent encoders' mean over seeds on the raw STS files (notebook 22), as DefSent scores "
+        "them, not on SentEval's tokenised files as DefSent+ rows are",
+    ),
+    (
+        "ICA",
+        "FastICA, unit-variance whitening",
+        "StandardScaler, then the same FastICA",
+        "FastICA on the raw space",
+    ),
 ]
 
 
@@ -78,8 +147,9 @@ def variant_settings(variant):
 
 def differences():
     """The DefSent+ settings where the paper's text and the official code differ."""
-    return variants.differences_table(DIFFERENCES, ["setting", "paper text", "official code (default)",
-                                                    'variant="paper"'])
+    return variants.differences_table(
+        DIFFERENCES, ["setting", "paper text", "official code (default)", 'variant="paper"']
+    )
 
 
 def combination_name(pooling, entry_pooling):
@@ -88,6 +158,7 @@ def combination_name(pooling, entry_pooling):
 
 
 # ---------------------------------------------------------------- model and pooler
+
 
 def roberta_backbone(name_or_path):
     """The original RoBERTa whose MLM head gives the pooler its dense layer: roberta-base or
@@ -112,22 +183,29 @@ def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=
         source = mlm_head_from or roberta_backbone(name_or_path) or name_or_path
         mlm, _ = models.load(source, mlm_head=True, device=device)
         if "transform" in models.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
-            raise ValueError(f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies into "
-                             f"{name_or_path!r}'s pooler; pass mlm_head_from='roberta-base' or 'roberta-large' "
-                             "(the original model, as the official code does)")
+            raise ValueError(
+                f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies into "
+                f"{name_or_path!r}'s pooler; pass mlm_head_from='roberta-base' or 'roberta-large' "
+                "(the original model, as the official code does)"
+            )
         if mlm.lm_head.dense.weight.shape != model.pooler.dense.weight.shape:
-            raise ValueError(f"mlm_head_from={source!r} has hidden size {mlm.config.hidden_size}, "
-                             f"{name_or_path!r} has {model.config.hidden_size}")
+            raise ValueError(
+                f"mlm_head_from={source!r} has hidden size {mlm.config.hidden_size}, "
+                f"{name_or_path!r} has {model.config.hidden_size}"
+            )
         defsentplus.roberta_pooler_from_mlm_head(model, mlm)
     elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
-        raise ValueError(f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
-                         "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train a new one.")
+        raise ValueError(
+            f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
+            "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train a new one."
+        )
     if getattr(model, "pooler", None) is None:
         raise ValueError(f"{type(model).__name__} has no pooler layer")
     return model, tokenizer
 
 
 # ---------------------------------------------------------------- data
+
 
 def entry_dataset(pairs, max_entries=None, seed=0):
     """Entries (sorted names), entry id of each definition, definitions, and a report.
@@ -137,11 +215,16 @@ def entry_dataset(pairs, max_entries=None, seed=0):
     """
     kept = [(e, d) for e, d in pairs if d.strip()]
     names = sorted({e for e, _ in kept})
-    report = dict(definitions_in=len(pairs), dropped_empty_definitions=len(pairs) - len(kept),
-                  dropped_entries_without_definition=len({e for e, _ in pairs}) - len(names))
+    report = dict(
+        definitions_in=len(pairs),
+        dropped_empty_definitions=len(pairs) - len(kept),
+        dropped_entries_without_definition=len({e for e, _ in pairs}) - len(names),
+    )
     if max_entries and len(names) > max_entries:
         g = torch.Generator().manual_seed(seed)
-        names = sorted(names[i] for i in torch.randperm(len(names), generator=g)[:max_entries].tolist())
+        names = sorted(
+            names[i] for i in torch.randperm(len(names), generator=g)[:max_entries].tolist()
+        )
     index = {e: i for i, e in enumerate(names)}
     kept = [(index[e], d) for e, d in kept if e in index]
     report.update(entries=len(names), definitions=len(kept))
@@ -153,25 +236,40 @@ def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data
     paper_data=True: the Oxford train split or an error."""
     if paper_data:
         dictionary.require_oxford_train(data_dir)
-    cfg = dict(dataset=name, max_entries=max_entries, seed=seed, data=cache.data_identity(data_dir, "dictionary"))
-    if name == "a":   # WordNet, by the files actually read (NLTK_DATA's too)
+    cfg = dict(
+        dataset=name,
+        max_entries=max_entries,
+        seed=seed,
+        data=cache.data_identity(data_dir, "dictionary"),
+    )
+    if name == "a":  # WordNet, by the files actually read (NLTK_DATA's too)
         cfg["wordnet"] = readers.wordnet_identity(data_dir)
 
     def compute():
         pairs, used = dictionary.defsentplus_dataset(name, data_dir)
         names, ids, defs, report = entry_dataset(pairs, max_entries, seed)
-        report["source"] = f"dataset {name}: Oxford {'+'.join(used)}" + (" + WordNet 3.0" if name == "a" else "")
+        report["source"] = f"dataset {name}: Oxford {'+'.join(used)}" + (
+            " + WordNet 3.0" if name == "a" else ""
+        )
         return dict(names=names, ids=ids, definitions=defs, report=report)
+
     return cache.cached_json("dsp_data", cfg, compute)
 
 
 # ---------------------------------------------------------------- one training (cached)
 
-def sts_scores(model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None, files=STS_FILES):
+
+def sts_scores(
+    model, tokenizer, poolings, max_pairs, batch_size=64, data_dir=None, files=STS_FILES
+):
     """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14), on SentEval's
     tokenised STS files by default (footnote 9; the released TestSTS.py reads the same files)."""
-    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size), data_dir,
-                             variant=files, max_pairs=max_pairs)
+    return sts.evaluate_each(
+        encode.embedders(model, tokenizer, poolings, batch_size=batch_size),
+        data_dir,
+        variant=files,
+        max_pairs=max_pairs,
+    )
 
 
 def paper_combination(model, dataset):
@@ -185,7 +283,11 @@ def paper_combination(model, dataset):
     if dataset in combos:
         pooling, entry = combos[dataset]
         return pooling, entry, f"Table 2's 1st Training of {label} on {dataset}"
-    return "cls", "mean", f"{model} has no 1st Training row on {dataset} in Table 2: BERT-base's (CLS, AMP)"
+    return (
+        "cls",
+        "mean",
+        f"{model} has no 1st Training row on {dataset} in Table 2: BERT-base's (CLS, AMP)",
+    )
 
 
 def paper_later_combinations(model, dataset):
@@ -200,14 +302,24 @@ def table2_row(model, setting, ica=False):
     combination may differ at a later step), ICA or not; None where the paper has none. The
     released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
     step, dataset = setting.split("-")[0], setting.split("-")[-1]
-    return aggregate.paper_row(paper_defsentplus.TABLE2, model, f" {step}-", f")-{dataset}", *(["ICA"] if ica else []),
-                               exclude=() if ica else ("ICA", "*"))
+    return aggregate.paper_row(
+        paper_defsentplus.TABLE2,
+        model,
+        f" {step}-",
+        f")-{dataset}",
+        *(["ICA"] if ica else []),
+        exclude=() if ica else ("ICA", "*"),
+    )
 
 
 def paired_label(our_setting, paper_key):
     """Our setting, with the paper's in brackets where its combination differs."""
     theirs = paper_defsentplus.setting_of(paper_key) if paper_key else None
-    return our_setting if theirs is None or our_setting.split()[0] == theirs else f"{our_setting} (paper: {theirs})"
+    return (
+        our_setting
+        if theirs is None or our_setting.split()[0] == theirs
+        else f"{our_setting} (paper: {theirs})"
+    )
 
 
 def senteval_pooling(model, result):
@@ -222,7 +334,9 @@ def senteval_pooling(model, result):
 def best_sts_avg(result):
     """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
     scores = [s["avg"] for s in result["sts"].values()]
-    return max(scores) if all(map(math.isfinite, scores)) else math.nan  # a selection over runs refuses NaN
+    return (
+        max(scores) if all(map(math.isfinite, scores)) else math.nan
+    )  # a selection over runs refuses NaN
 
 
 def save_encoder_files(folder, cfg, sts_by_pooling, dim):
@@ -231,8 +345,15 @@ def save_encoder_files(folder, cfg, sts_by_pooling, dim):
     with the run's settings and its best STS pooling (Prompt pooling needs encode.embedders)."""
     models.write_sentence_transformers_config(folder, cfg["pooling"], dim)
     best = max(sts_by_pooling, key=lambda p: sts_by_pooling[p]["avg"])
-    meta = dict(method="DefSent+", base_model=str(cfg["model"]), training_pooling=cfg["pooling"],
-                best_sts_pooling=best, lr=cfg["lr"], seed=cfg["seed"], dataset=cfg["dataset"])
+    meta = dict(
+        method="DefSent+",
+        base_model=str(cfg["model"]),
+        training_pooling=cfg["pooling"],
+        best_sts_pooling=best,
+        lr=cfg["lr"],
+        seed=cfg["seed"],
+        dataset=cfg["dataset"],
+    )
     (Path(folder) / "defsentplus_meta.json").write_text(json.dumps(meta, indent=1))
 
 
@@ -247,8 +368,12 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
     a run whose checkpoint was dropped, unless need_checkpoint: then it is trained again).
     """
     files = cfg.get("sts_files", STS_FILES)
-    key = dict(cfg, space=cache.content_digest(torch.as_tensor(space)), entries=cache.content_digest(ds),
-               sts_data=cache.data_identity(data_dir, f"sts/{files}"))
+    key = dict(
+        cfg,
+        space=cache.content_digest(torch.as_tensor(space)),
+        entries=cache.content_digest(ds),
+        sts_data=cache.data_identity(data_dir, f"sts/{files}"),
+    )
 
     v = variant_settings(cfg.get("variant", "official"))
 
@@ -259,18 +384,42 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         E = torch.as_tensor(space, dtype=torch.float32, device=device)
         examples = list(zip(ds["ids"], ds["definitions"]))
         batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-        settings = train.Settings(lr=cfg["lr"], mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"])
-        history = train.train(model, lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]),
-                              batches, settings, describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
-                              desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})")
+        settings = train.Settings(
+            lr=cfg["lr"], mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"]
+        )
+        history = train.train(
+            model,
+            lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]),
+            batches,
+            settings,
+            describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
+            desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
+        )
         model.save_pretrained(folder / "model")
         tokenizer.save_pretrained(folder / "model")
-        scores = sts_scores(model, tokenizer, cfg["inference_poolings"], cfg["sts_max_pairs"], data_dir=data_dir,
-                            files=files)
+        scores = sts_scores(
+            model,
+            tokenizer,
+            cfg["inference_poolings"],
+            cfg["sts_max_pairs"],
+            data_dir=data_dir,
+            files=files,
+        )
         save_encoder_files(folder / "model", cfg, scores, model.config.hidden_size)
-        return dict(sts=scores, steps=history["steps"], first_loss=history["loss"][0],
-                    final_loss=history["loss"][-1], loss_curve=history["loss"][::max(1, len(batches) // 100)],
-                    chance_loss=math.log(len(E)),
-                    entries=len(E), definitions=len(examples))
+        return dict(
+            sts=scores,
+            steps=history["steps"],
+            first_loss=history["loss"][0],
+            final_loss=history["loss"][-1],
+            loss_curve=history["loss"][:: max(1, len(batches) // 100)],
+            chance_loss=math.log(len(E)),
+            entries=len(E),
+            definitions=len(examples),
+        )
+
     entry = cache.cached_run("defsentplus", key, compute, need_files=need_checkpoint)
-    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None, key=cache.config_key(key))
+    return dict(
+        entry.result,
+        path=str(entry.folder / "model") if entry.folder else None,
+        key=cache.config_key(key),
+    )

@@ -1,6 +1,7 @@
 """GaussCSE's tables, from the runs of gausscse: Tables 1-4 (NLI accuracy / AUPRC, entailment
 direction with the length baseline), McNemar's test, direction accuracy by length ratio (Figure 2's
 pairs), the Appendix E grid beside Table 5; the CLI's printing and CSVs."""
+
 import argparse
 import itertools
 
@@ -19,9 +20,18 @@ from defsent_lite.repro.gausscse_runs import paper_hyperparameters
 
 def tables(runs, tests, sick_full, sick_pairs="one-way"):
     """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
-    nli_rows = {s: {f"{t} {m}": r["nli"][t][k] for t in NLI_TEST_SETS for m, k in (("acc", "acc"), ("AUPRC", "auprc"))}
-                for s, r in runs.items()}
-    direction = {"Length-baseline": length_baselines(tests, sick_full, sick_pairs), **{s: r["direction"] for s, r in runs.items()}}
+    nli_rows = {
+        s: {
+            f"{t} {m}": r["nli"][t][k]
+            for t in NLI_TEST_SETS
+            for m, k in (("acc", "acc"), ("AUPRC", "auprc"))
+        }
+        for s, r in runs.items()
+    }
+    direction = {
+        "Length-baseline": length_baselines(tests, sick_full, sick_pairs),
+        **{s: r["direction"] for s, r in runs.items()},
+    }
     d = pd.DataFrame(direction).T[list(NLI_TEST_SETS)]
     d["avg"] = d.mean(axis=1)
     return pd.DataFrame(nli_rows).T, d
@@ -32,8 +42,13 @@ def baseline_row(baseline):
     return [baseline["nli"][t][k] for t in NLI_TEST_SETS for k in ("acc", "auprc")]
 
 
-LENGTH_RATIO_BINS = {"< 0 (shorter)": (-np.inf, -1e-9), "0 (equal)": (-1e-9, 1e-9), "(0, 0.5]": (1e-9, 0.5),
-                     "(0.5, 1]": (0.5, 1.0), "> 1": (1.0, np.inf)}
+LENGTH_RATIO_BINS = {
+    "< 0 (shorter)": (-np.inf, -1e-9),
+    "0 (equal)": (-1e-9, 1e-9),
+    "(0, 0.5]": (1e-9, 0.5),
+    "(0.5, 1]": (0.5, 1.0),
+    "> 1": (1.0, np.inf),
+}
 
 
 def log_length_ratios(name, rows, sick_full):
@@ -51,8 +66,13 @@ def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
     for name, rows in tests.items():
         groups = pd.cut(log_length_ratios(name, rows, sick_full), edges, labels=list(bins))
         correct = pd.Series(run_result["direction_correct"][name], dtype=float)
-        table[name] = correct.groupby(groups, observed=False).agg(["size", "sum"]).astype(int).set_axis(
-            ["pairs", "right"], axis=1).stack()
+        table[name] = (
+            correct.groupby(groups, observed=False)
+            .agg(["size", "sum"])
+            .astype(int)
+            .set_axis(["pairs", "right"], axis=1)
+            .stack()
+        )
     return pd.DataFrame(table)
 
 
@@ -63,7 +83,17 @@ def mcnemar_table(runs):
         for a, b in itertools.combinations([s for s in gausscse.LOSS_SETTINGS if s in runs], 2):
             for name in NLI_TEST_SETS:
                 nb, nc, p = nli.mcnemar(runs[a][key][name], runs[b][key][name])
-                rows.append(dict(task=task, pair=f"{a} vs {b}", set=name, b=nb, c=nc, p=float(f"{p:.3g}"), significant=p < 0.05))
+                rows.append(
+                    dict(
+                        task=task,
+                        pair=f"{a} vs {b}",
+                        set=name,
+                        b=nb,
+                        c=nc,
+                        p=float(f"{p:.3g}"),
+                        significant=p < 0.05,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -74,7 +104,9 @@ def grid_beside_paper(grid, model, compare=True):
     lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
     rows = {}
     for b in grid.index:
-        paper = pd.Series(paper_gausscse.TABLE5.get((str(model), b), [np.nan] * len(lrs)), index=lrs)
+        paper = pd.Series(
+            paper_gausscse.TABLE5.get((str(model), b), [np.nan] * len(lrs)), index=lrs
+        )
         ours = grid.loc[b].reindex(lrs)
         rows[(b, "paper" if compare else "paper (context)")], rows[(b, "ours")] = paper, ours
         if compare:
@@ -90,8 +122,11 @@ def best_grid_cell(grid, model, margin=4.0):
     ranked = grid.stack().sort_values(ascending=False)
     lead = float(ranked.iloc[0] - ranked.iloc[1]) if len(ranked) > 1 else float("inf")
     (b, lr), paper = ranked.index[0], paper_hyperparameters(model)
-    ours = (f"batch {b}, lr {lr} (leads by {lead:.2f} points)" if lead > margin
-            else f"no cell leads by more than {margin:g} points (the top two differ by {lead:.2f})")
+    ours = (
+        f"batch {b}, lr {lr} (leads by {lead:.2f} points)"
+        if lead > margin
+        else f"no cell leads by more than {margin:g} points (the top two differ by {lead:.2f})"
+    )
     theirs = f"batch {paper[0]}, lr {paper[1]:g}" if paper else "none (not in Table 5)"
     return f"our best cell: {ours}; the paper's for {model}: {theirs}"
 
@@ -113,21 +148,49 @@ def save_tables(runs, eval_sets, out, meta):
     _, tests, sick_full = eval_sets
     nli_table, dir_table = tables(runs, tests, sick_full)
     label = aggregate.paper_model_label(aggregate.reference_model(meta["model"])[0])
-    paper_nli = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE3, label), paper_gausscse.NLI_COLS)
-    paper_dir = results.paper_table(paper_gausscse.rows_for(paper_gausscse.TABLE2, label), paper_gausscse.DIR_COLS)
+    paper_nli = results.paper_table(
+        paper_gausscse.rows_for(paper_gausscse.TABLE3, label), paper_gausscse.NLI_COLS
+    )
+    paper_dir = results.paper_table(
+        paper_gausscse.rows_for(paper_gausscse.TABLE2, label), paper_gausscse.DIR_COLS
+    )
     mc = mcnemar_table(runs)
     with pd.option_context("display.width", 160, "display.max_columns", 20):
-        for name, paper, ours in (("nli", paper_nli, nli_table), ("direction", paper_dir, dir_table)):
-            both = results.side_by_side(paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index})
-            print(both.to_string(), "saved", results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta), sep="\n")
-        print(mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
-              "saved", results.save_csv(mc, f"{out}_mcnemar.csv", **meta), sep="\n")
+        for name, paper, ours in (
+            ("nli", paper_nli, nli_table),
+            ("direction", paper_dir, dir_table),
+        ):
+            both = results.side_by_side(
+                paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index}
+            )
+            print(
+                both.to_string(),
+                "saved",
+                results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta),
+                sep="\n",
+            )
+        print(
+            mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
+            "saved",
+            results.save_csv(mc, f"{out}_mcnemar.csv", **meta),
+            sep="\n",
+        )
         three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
-        by_length = pd.concat({s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()})
-        print("direction accuracy by length of the entailing sentence (characters):", by_length.to_string(),
-              "saved", results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta), sep="\n")
+        by_length = pd.concat(
+            {s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()}
+        )
+        print(
+            "direction accuracy by length of the entailing sentence (characters):",
+            by_length.to_string(),
+            "saved",
+            results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta),
+            sep="\n",
+        )
     for s, r in runs.items():
-        print(s, f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}")
+        print(
+            s,
+            f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}",
+        )
 
 
 def main(argv=None):
@@ -136,33 +199,64 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--model", help="default: the scale's model")
-    ap.add_argument("--variant", default="official", choices=list(gausscse_runs.VARIANTS), help="official code (default) or paper text")
+    ap.add_argument(
+        "--variant",
+        default="official",
+        choices=list(gausscse_runs.VARIANTS),
+        help="official code (default) or paper text",
+    )
     ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
-    ap.add_argument("--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)")
+    ap.add_argument(
+        "--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)"
+    )
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--lr", type=float)
     ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
-    ap.add_argument("--only", nargs="*", choices=gausscse.LOSS_SETTINGS, help="train just these settings (cached), no tables")
-    ap.add_argument("--grid", choices=gausscse.LOSS_SETTINGS, help="grid-search batch size x lr for this setting")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        choices=gausscse.LOSS_SETTINGS,
+        help="train just these settings (cached), no tables",
+    )
+    ap.add_argument(
+        "--grid",
+        choices=gausscse.LOSS_SETTINGS,
+        help="grid-search batch size x lr for this setting",
+    )
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     model = args.model or S["model"]
     base = gausscse_runs.base_config(S, model, variant=args.variant)
     base["reduction"] = args.reduction or base["reduction"]
-    base.update({k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None})
+    base.update(
+        {k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None}
+    )
     seeds = args.seeds or S["gauss_seeds"]
     out = args.out or f"gausscse_{S['name']}"
     if args.grid:
         meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        return save_grid(gausscse_runs.grid_search(base, args.grid), model, f"{out}_grid_{args.grid}.csv", dict(meta, setting=args.grid))
+        return save_grid(
+            gausscse_runs.grid_search(base, args.grid),
+            model,
+            f"{out}_grid_{args.grid}.csv",
+            dict(meta, setting=args.grid),
+        )
     if args.only:  # e.g. two processes with one thread each on a 2-core machine
         gausscse_runs.run_settings(base, seeds, settings=args.only)
         return
     runs = gausscse_runs.run_settings(base, seeds)
-    meta = dict(model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
-                epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
-                data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
-                     f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}")
+    meta = dict(
+        model=model,
+        scale=S["name"],
+        seeds=seeds,
+        lr=base["lr"],
+        batch_size=base["batch_size"],
+        epochs=base["epochs"],
+        variant=args.variant,
+        reduction=base["reduction"],
+        data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
+        f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}",
+    )
     save_tables(runs, gausscse_data.eval_data(base["test_max"]), out, meta)
 
 

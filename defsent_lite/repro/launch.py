@@ -12,6 +12,7 @@ looks up. The cache makes many writers safe: an entry is written whole by a rena
 live in a folder of its own, a killed writer leaves no result.json (so nothing reads as done) and
 its folder is removed by the next writer; relaunching runs only what is missing.
 """
+
 import argparse
 import importlib
 import math
@@ -23,7 +24,11 @@ from typing import NamedTuple
 
 from defsent_lite.runtime import cache, config
 
-DEFSENT_NOTEBOOKS, GAUSSCSE_NOTEBOOKS, PST_NOTEBOOKS = ("10", "11", "12", "13"), ("30", "31", "32", "33"), ("21",)
+DEFSENT_NOTEBOOKS, GAUSSCSE_NOTEBOOKS, PST_NOTEBOOKS = (
+    ("10", "11", "12", "13"),
+    ("30", "31", "32", "33"),
+    ("21",),
+)
 NOTEBOOKS = DEFSENT_NOTEBOOKS + PST_NOTEBOOKS + GAUSSCSE_NOTEBOOKS
 # GPU time of a run: its steps at the host-bound step measured on an H100 with BERT-base
 # (budget.STEP_FLOOR_S); a large model about three times that (one H200, issue 49's measurements).
@@ -32,42 +37,54 @@ LARGE_FACTOR = 3.0
 
 class Training(NamedTuple):
     """One independent training of a notebook's protocol."""
+
     notebook: str
-    method: str           # DefSent, DefSent+ (PST), GaussCSE
-    settings: dict        # what tells it apart: model, pooling or setting, seed, lr, batch size
-    steps: int            # optimizer steps
-    key: str = None       # its cache key (cache.config_key); None without the data to compute it
-    todo: bool = None     # still to train (None: unknown without the data)
-    call: tuple = None    # (module:function, kwargs) a worker runs; None: not launchable
-    waits_for: str = ""   # why it cannot be launched now
+    method: str  # DefSent, DefSent+ (PST), GaussCSE
+    settings: dict  # what tells it apart: model, pooling or setting, seed, lr, batch size
+    steps: int  # optimizer steps
+    key: str = None  # its cache key (cache.config_key); None without the data to compute it
+    todo: bool = None  # still to train (None: unknown without the data)
+    call: tuple = None  # (module:function, kwargs) a worker runs; None: not launchable
+    waits_for: str = ""  # why it cannot be launched now
 
     @property
     def gpu_hours(self):
         factor = LARGE_FACTOR if "large" in str(self.settings.get("model", "")) else 1.0
         from defsent_lite.repro import budget
+
         floor = budget.STEP_FLOOR_S["gausscse" if self.method == "GaussCSE" else "defsent"]
         return self.steps * floor * factor / 3600
 
 
 # ---------------------------------------------------------------- what a notebook trains
 
+
 def trainings(notebook, scale=None, data_dir=None, model=None, variant="official", log=print):
     """The independent trainings notebook `notebook` needs at `scale`, with the notebook's defaults
     (its scale's model, every pooling or loss setting and seed). Without the data here, the runs
     are counted from the papers' published sizes and their keys are unknown."""
     from defsent_lite.repro import preflight
+
     notebook = str(notebook)
     if notebook not in NOTEBOOKS:
-        raise ValueError(f"notebook {notebook!r}: the launcher knows the trainings of {', '.join(NOTEBOOKS)}")
+        raise ValueError(
+            f"notebook {notebook!r}: the launcher knows the trainings of {', '.join(NOTEBOOKS)}"
+        )
     settings = config.scale(scale)
     model = model or settings["model"]
     try:
-        preflight.check(notebook, settings["name"], data_dir, [model], fetch=False, log=lambda *a: None)
+        preflight.check(
+            notebook, settings["name"], data_dir, [model], fetch=False, log=lambda *a: None
+        )
         missing = None
     except preflight.PreflightFailed as e:
-        missing = "; ".join(line.strip(" -") for line in str(e).splitlines()[1:] if line.startswith("  - "))
-        log(f"notebook {notebook} at {settings['name']} scale, not here: {missing}: its runs are counted from "
-            "the papers' published sizes and their cache keys are unknown")
+        missing = "; ".join(
+            line.strip(" -") for line in str(e).splitlines()[1:] if line.startswith("  - ")
+        )
+        log(
+            f"notebook {notebook} at {settings['name']} scale, not here: {missing}: its runs are counted from "
+            "the papers' published sizes and their cache keys are unknown"
+        )
     if notebook in DEFSENT_NOTEBOOKS:
         return defsent_trainings(notebook, settings, model, variant, data_dir, missing)
     if notebook in PST_NOTEBOOKS:
@@ -81,35 +98,68 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
     from defsent_lite.paper import defsent as paper_defsent
     from defsent_lite.repro import defsent_runs
     from defsent_lite.runtime import models
+
     base = defsent_runs.base_config(scale, model, data_dir, variant)
     if missing:
         label = "In RoBERTa vocab." if "roberta" in model else "In BERT vocab."
         n_train = paper_defsent.TABLE1[(label, "Train")][1]
         dataset = None
     else:
-        dataset = defsent_runs.build_dataset(models.load_tokenizer(model), data_dir, paper_data=base["paper_data"],
-                                             variant=variant)
+        dataset = defsent_runs.build_dataset(
+            models.load_tokenizer(model), data_dir, paper_data=base["paper_data"], variant=variant
+        )
         n_train = len(dataset[0]["train"])
     steps = math.ceil(min(n_train, base["train_max"] or math.inf) / base["batch_size"])
     out = []
     for pooling in ("cls", "mean", "max"):
-        xs, seeds = defsent_runs.lr_exponents(scale["defsent_lr_xs"], model, pooling), scale["seeds"]
+        xs, seeds = (
+            defsent_runs.lr_exponents(scale["defsent_lr_xs"], model, pooling),
+            scale["seeds"],
+        )
         searched = len(xs) > 1
         for x in xs if searched else []:
             cfg = dict(base, pooling=pooling, seed=seeds[0], lr=defsent_runs.lr_grid([x])[x])
-            out.append(defsent_training(notebook, cfg, steps, dataset, "search_run", dict(cfg=cfg, data_dir=data_dir)))
+            out.append(
+                defsent_training(
+                    notebook, cfg, steps, dataset, "search_run", dict(cfg=cfg, data_dir=data_dir)
+                )
+            )
         best = xs[0] if not searched else chosen_rate(base, pooling, seeds[0], xs, dataset)
         # pinned: every seed at once; searched: the best rate's run is the first seed's, the later
         # seeds wait until every rate's run is cached
-        indexed = list(enumerate(seeds))[1 if searched else 0:] if best is not None else []
+        indexed = list(enumerate(seeds))[1 if searched else 0 :] if best is not None else []
         for index, seed in indexed:
-            cfg = defsent_runs.seed_config(base, pooling, seed, defsent_runs.lr_grid([best])[best], index)
-            out.append(defsent_training(notebook, cfg, steps, dataset, "seed_run",
-                                        dict(base=base, pooling=pooling, seed=seed, lr=cfg["lr"], index=index,
-                                             data_dir=data_dir)))
+            cfg = defsent_runs.seed_config(
+                base, pooling, seed, defsent_runs.lr_grid([best])[best], index
+            )
+            out.append(
+                defsent_training(
+                    notebook,
+                    cfg,
+                    steps,
+                    dataset,
+                    "seed_run",
+                    dict(
+                        base=base,
+                        pooling=pooling,
+                        seed=seed,
+                        lr=cfg["lr"],
+                        index=index,
+                        data_dir=data_dir,
+                    ),
+                )
+            )
         if searched and best is None:
-            out += [Training(notebook, "DefSent", dict(model=model, pooling=pooling, seed=s), steps,
-                             waits_for=f"the {pooling} rate search") for s in seeds[1:]]
+            out += [
+                Training(
+                    notebook,
+                    "DefSent",
+                    dict(model=model, pooling=pooling, seed=s),
+                    steps,
+                    waits_for=f"the {pooling} rate search",
+                )
+                for s in seeds[1:]
+            ]
     return out
 
 
@@ -117,26 +167,44 @@ def chosen_rate(base, pooling, seed, xs, dataset):
     """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else None."""
     from defsent_lite import checks
     from defsent_lite.repro import defsent_runs
+
     if dataset is None:
         return None
-    found = {x: cache.lookup("defsent", defsent_runs.run_key(dict(base, pooling=pooling, seed=seed,
-                                                                  lr=defsent_runs.lr_grid([x])[x]), dataset[0]))
-             for x in xs}
+    found = {
+        x: cache.lookup(
+            "defsent",
+            defsent_runs.run_key(
+                dict(base, pooling=pooling, seed=seed, lr=defsent_runs.lr_grid([x])[x]), dataset[0]
+            ),
+        )
+        for x in xs
+    }
     if any(f is None for f in found.values()):
         return None
-    return checks.best_of({x: f.result for x, f in found.items()}, lambda r: r["dev"]["mrr"],
-                          f"DefSent learning-rate search ({pooling})")
+    return checks.best_of(
+        {x: f.result for x, f in found.items()},
+        lambda r: r["dev"]["mrr"],
+        f"DefSent learning-rate search ({pooling})",
+    )
 
 
 def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
     from defsent_lite.repro import defsent_runs
-    shown = dict(model=cfg["model"], pooling=cfg["pooling"], seed=cfg["seed"], lr=cfg["lr"], batch=cfg["batch_size"])
+
+    shown = dict(
+        model=cfg["model"],
+        pooling=cfg["pooling"],
+        seed=cfg["seed"],
+        lr=cfg["lr"],
+        batch=cfg["batch_size"],
+    )
     if dataset is None:
         return Training(notebook, "DefSent", shown, steps)
     key = cache.config_key(defsent_runs.run_key(cfg, dataset[0]))
     if function == "seed_run":
-        todo = defsent_runs.seed_run_needs_training(kwargs["base"], cfg["pooling"], cfg["seed"], cfg["lr"],
-                                                    kwargs["index"], dataset)
+        todo = defsent_runs.seed_run_needs_training(
+            kwargs["base"], cfg["pooling"], cfg["seed"], cfg["lr"], kwargs["index"], dataset
+        )
     else:
         todo = defsent_runs.needs_training(cfg, dataset[0], need_checkpoint=False)
     call = (f"defsent_lite.repro.launch:defsent_{function}", kwargs)
@@ -150,30 +218,63 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     from defsent_lite.paper import gausscse as paper_gausscse
     from defsent_lite.repro import gausscse_data, gausscse_runs
     from defsent_lite import gausscse
+
     base = gausscse_runs.base_config(scale, model, data_dir, variant)
     if notebook == "33":
-        base.update(train_max=scale["gauss_grid_train_max"], dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
-        runs = [(cfg, False) for cfg in gausscse_runs.grid_cells(base, "ent+con+rev", scale["gauss_grid_batch_sizes"],
-                                                               paper_gausscse.GRID_LRS).values()]
+        base.update(
+            train_max=scale["gauss_grid_train_max"],
+            dev_max=scale["gauss_grid_dev_max"] or base["dev_max"],
+        )
+        runs = [
+            (cfg, False)
+            for cfg in gausscse_runs.grid_cells(
+                base, "ent+con+rev", scale["gauss_grid_batch_sizes"], paper_gausscse.GRID_LRS
+            ).values()
+        ]
     elif notebook == "32":
         runs = [(dict(base, setting="ent+rev"), False)]
     else:
-        runs = [r for s in gausscse.LOSS_SETTINGS for r in gausscse_runs.seed_runs(base, s, scale["gauss_seeds"])]
+        runs = [
+            r
+            for s in gausscse.LOSS_SETTINGS
+            for r in gausscse_runs.seed_runs(base, s, scale["gauss_seeds"])
+        ]
     if missing:
         n = min(sources.by_name("nli_for_simcse")["rows"], base["train_max"] or math.inf)
     else:
-        n = len(gausscse_data.training_triplets(data_dir, base["exclude_sources"], base["train_max"], 0,
-                                                base["train_source"]))
+        n = len(
+            gausscse_data.training_triplets(
+                data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"]
+            )
+        )
     out = []
     for cfg, keep in runs:
-        shown = dict(model=model, setting=cfg["setting"], seed=cfg["seed"], lr=cfg["lr"], batch=cfg["batch_size"])
+        shown = dict(
+            model=model,
+            setting=cfg["setting"],
+            seed=cfg["seed"],
+            lr=cfg["lr"],
+            batch=cfg["batch_size"],
+        )
         steps = cfg["epochs"] * (n // cfg["batch_size"])
         if missing:
             out.append(Training(notebook, "GaussCSE", shown, steps))
             continue
-        call = ("defsent_lite.repro.gausscse_runs:run", dict(cfg=cfg, data_dir=data_dir, keep_model=keep))
-        out.append(Training(notebook, "GaussCSE", shown, steps, cache.config_key(gausscse_runs.run_key(cfg, data_dir)),
-                            gausscse_runs.needs_training(cfg, data_dir, keep), call))
+        call = (
+            "defsent_lite.repro.gausscse_runs:run",
+            dict(cfg=cfg, data_dir=data_dir, keep_model=keep),
+        )
+        out.append(
+            Training(
+                notebook,
+                "GaussCSE",
+                shown,
+                steps,
+                cache.config_key(gausscse_runs.run_key(cfg, data_dir)),
+                gausscse_runs.needs_training(cfg, data_dir, keep),
+                call,
+            )
+        )
     return out
 
 
@@ -184,16 +285,30 @@ def pst_trainings(notebook, scale, model, variant, data_dir):
     from defsent_lite.paper import aggregate
     from defsent_lite.paper import defsentplus as paper_defsentplus
     from defsent_lite.repro import pst
-    cfg, _ = pst.model_pst_config(scale, model, "a", aggregate.reference_model(model)[0], variant=variant)
+
+    cfg, _ = pst.model_pst_config(
+        scale, model, "a", aggregate.reference_model(model)[0], variant=variant
+    )
     definitions, entries = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][:2]
-    n = definitions if cfg["max_entries"] is None else round(cfg["max_entries"] * definitions / entries)
+    n = (
+        definitions
+        if cfg["max_entries"] is None
+        else round(cfg["max_entries"] * definitions / entries)
+    )
     steps, out = math.ceil(n / cfg["batch_size"]), []
     for k, lr in enumerate(cfg["lrs"], 1):
         spaces = ["plain"] + (["ICA"] if cfg["ica"] and k == len(cfg["lrs"]) else [])
-        out += [Training(notebook, "DefSent+", dict(model=model, step=k, space=space, seed=s, lr=lr,
-                                                    batch=cfg["batch_size"]),
-                         steps, waits_for="launched step by step (pst_stages): each step needs the last's best")
-                for space in spaces for s in cfg["seeds"]]
+        out += [
+            Training(
+                notebook,
+                "DefSent+",
+                dict(model=model, step=k, space=space, seed=s, lr=lr, batch=cfg["batch_size"]),
+                steps,
+                waits_for="launched step by step (pst_stages): each step needs the last's best",
+            )
+            for space in spaces
+            for s in cfg["seeds"]
+        ]
     return out
 
 
@@ -204,17 +319,35 @@ def pst_stages(notebook, scale, model, variant, data_dir, workers):
     the one before has finished; one worker builds and trains in the same job."""
     from defsent_lite.paper import aggregate
     from defsent_lite.repro import pst
+
     model = model or config.scale(scale)["model"]
-    cfg, _ = pst.model_pst_config(config.scale(scale), model, "a", aggregate.reference_model(model)[0],
-                                  variant=variant)
+    cfg, _ = pst.model_pst_config(
+        config.scale(scale), model, "a", aggregate.reference_model(model)[0], variant=variant
+    )
     shares = [s for s in (cfg["seeds"][i::workers] for i in range(workers)) if s]
 
     def job(step, seeds, name):
-        call = ("defsent_lite.repro.pst:run_share", dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds))
-        return Training(notebook, "DefSent+", dict(model=model, step=step, seeds=seeds), len(seeds),
-                        f"pst-{step}-{name}", True, call)
-    return [([job(k, [], "space")] if len(shares) > 1 else [], [job(k, s, i) for i, s in enumerate(shares)])
-            for k in range(1, len(cfg["lrs"]) + 1)]
+        call = (
+            "defsent_lite.repro.pst:run_share",
+            dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds),
+        )
+        return Training(
+            notebook,
+            "DefSent+",
+            dict(model=model, step=step, seeds=seeds),
+            len(seeds),
+            f"pst-{step}-{name}",
+            True,
+            call,
+        )
+
+    return [
+        (
+            [job(k, [], "space")] if len(shares) > 1 else [],
+            [job(k, s, i) for i, s in enumerate(shares)],
+        )
+        for k in range(1, len(cfg["lrs"]) + 1)
+    ]
 
 
 # ---------------------------------------------------------------- what a worker runs
@@ -226,16 +359,19 @@ def defsent_dataset(model, data_dir, paper_data, variant):
     """The DefSent dataset, built once per worker process."""
     from defsent_lite.repro import defsent_runs
     from defsent_lite.runtime import models
+
     key = (model, data_dir, paper_data, variant)
     if key not in _DATASETS:
-        _DATASETS[key] = defsent_runs.build_dataset(models.load_tokenizer(model), data_dir, paper_data=paper_data,
-                                                    variant=variant)
+        _DATASETS[key] = defsent_runs.build_dataset(
+            models.load_tokenizer(model), data_dir, paper_data=paper_data, variant=variant
+        )
     return _DATASETS[key]
 
 
 def defsent_seed_run(base, pooling, seed, lr, index, data_dir):
     """defsent_runs.seed_run, as final_runs runs it (the first seed keeps its checkpoint)."""
     from defsent_lite.repro import defsent_runs
+
     dataset = defsent_dataset(base["model"], data_dir, base["paper_data"], base["variant"])
     return defsent_runs.seed_run(base, pooling, seed, lr, index, dataset)
 
@@ -243,6 +379,7 @@ def defsent_seed_run(base, pooling, seed, lr, index, data_dir):
 def defsent_search_run(cfg, data_dir):
     """One rate of defsent_runs.lr_search (its checkpoint stays until the notebook's search drops it)."""
     from defsent_lite.repro import defsent_runs
+
     dataset = defsent_dataset(cfg["model"], data_dir, cfg["paper_data"], cfg["variant"])
     return defsent_runs.run(cfg, dataset, need_checkpoint=False)
 
@@ -263,12 +400,15 @@ def work(jobs, threads=None, standins=False):
         config.use_standins()
     if threads:
         import torch
+
         torch.set_num_threads(threads)
     records = []
     for label, kind, key, (target, kwargs) in jobs:
         start = time.time()
         if busy_elsewhere(kind, key):
-            records.append(dict(label, status="skipped: another writer is training it", seconds=0.0))
+            records.append(
+                dict(label, status="skipped: another writer is training it", seconds=0.0)
+            )
             continue
         module, function = target.split(":")
         try:
@@ -277,14 +417,23 @@ def work(jobs, threads=None, standins=False):
         except Exception:
             print(f"FAILED {label}", file=sys.stderr)
             traceback.print_exc()
-            records.append(dict(label, status="failed", seconds=time.time() - start, error=traceback.format_exc()))
+            records.append(
+                dict(
+                    label,
+                    status="failed",
+                    seconds=time.time() - start,
+                    error=traceback.format_exc(),
+                )
+            )
     return records
 
 
 # ---------------------------------------------------------------- launching
 
+
 class Outcome(NamedTuple):
     """What a launch did: one record per training a job ran, and the jobs' log files."""
+
     records: list
     logs: list
 
@@ -305,33 +454,52 @@ def shares(todo, workers):
 
 
 def job_inputs(share):
-    return [(dict(t.settings, notebook=t.notebook, method=t.method),
-             "defsent" if t.method == "DefSent" else "gausscse", t.key, t.call) for t in share]
+    return [
+        (
+            dict(t.settings, notebook=t.notebook, method=t.method),
+            "defsent" if t.method == "DefSent" else "gausscse",
+            t.key,
+            t.call,
+        )
+        for t in share
+    ]
 
 
 def executors(kind, workers, folder, partition=None, timeout_min=24 * 60, gpus=None):
     """One submitit executor per job: local (job i sees GPU i % gpus alone; none on a CPU machine) or
     SLURM (one GPU per array task, `workers` at a time)."""
     import submitit
+
     if kind == "local":
         gpus = torch_gpus() if gpus is None else gpus
         out = []
         for i in range(workers):
             ex = submitit.LocalExecutor(folder=folder)
-            ex.update_parameters(timeout_min=timeout_min, gpus_per_node=1 if gpus else 0,
-                                 visible_gpus=(i % gpus,) if gpus else ())
+            ex.update_parameters(
+                timeout_min=timeout_min,
+                gpus_per_node=1 if gpus else 0,
+                visible_gpus=(i % gpus,) if gpus else (),
+            )
             out.append(ex)
         return out
     if kind == "slurm":
         ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
-        ex.update_parameters(timeout_min=timeout_min, gpus_per_node=1, tasks_per_node=1, cpus_per_task=8,
-                             slurm_partition=partition, slurm_array_parallelism=workers, name="defsent_lite")
+        ex.update_parameters(
+            timeout_min=timeout_min,
+            gpus_per_node=1,
+            tasks_per_node=1,
+            cpus_per_task=8,
+            slurm_partition=partition,
+            slurm_array_parallelism=workers,
+            name="defsent_lite",
+        )
         return [ex]
     raise ValueError(f"executor {kind!r}: choose local or slurm")
 
 
 def torch_gpus():
     import torch
+
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
@@ -339,12 +507,23 @@ def start(todo, kind="local", workers=2, folder="launch_logs", partition=None, t
     """Submit the trainings as up to `workers` jobs; returns [(job, its trainings)] without waiting."""
     parts = shares(todo, workers)
     exs = executors(kind, workers, folder, partition, timeout_min)
-    threads = max(1, (os.cpu_count() or 1) // len(parts)) if kind == "local" and not torch_gpus() else None
+    threads = (
+        max(1, (os.cpu_count() or 1) // len(parts))
+        if kind == "local" and not torch_gpus()
+        else None
+    )
     if kind == "local":
-        jobs = [ex.submit(work, job_inputs(p), threads, config.standins_enabled()) for ex, p in zip(exs, parts)]
+        jobs = [
+            ex.submit(work, job_inputs(p), threads, config.standins_enabled())
+            for ex, p in zip(exs, parts)
+        ]
     else:
-        jobs = exs[0].map_array(work, [job_inputs(p) for p in parts], [None] * len(parts),
-                                 [config.standins_enabled()] * len(parts))
+        jobs = exs[0].map_array(
+            work,
+            [job_inputs(p) for p in parts],
+            [None] * len(parts),
+            [config.standins_enabled()] * len(parts),
+        )
     return list(zip(jobs, parts))
 
 
@@ -358,22 +537,44 @@ def collect(started):
             records += job.result()
             print(f"job {job.job_id}: {len(part)} training(s) done", flush=True)
         except Exception as e:
-            records += [dict(label, status="failed", error=f"job {job.job_id} died: {str(e)[-2000:]}", log=logs[-1])
-                        for label, _, _, _ in job_inputs(part)]
+            records += [
+                dict(
+                    label,
+                    status="failed",
+                    error=f"job {job.job_id} died: {str(e)[-2000:]}",
+                    log=logs[-1],
+                )
+                for label, _, _, _ in job_inputs(part)
+            ]
     return Outcome(records, logs)
 
 
-def launch(notebooks, scale=None, data_dir=None, model=None, variant="official", kind="local", workers=2,
-           folder="launch_logs", partition=None, timeout_min=24 * 60, log=print):
+def launch(
+    notebooks,
+    scale=None,
+    data_dir=None,
+    model=None,
+    variant="official",
+    kind="local",
+    workers=2,
+    folder="launch_logs",
+    partition=None,
+    timeout_min=24 * 60,
+    log=print,
+):
     """List the notebooks' trainings, submit the missing ones, and repeat while a round unlocks more
     (DefSent's seeds wait for its rate search when rates are searched). Returns the Outcome."""
     records, logs, tried = [], [], set()
     while True:
-        listed = [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log=log)]
+        listed = [
+            t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log=log)
+        ]
         todo = [t for t in listed if t.todo and t.call and t.key not in tried]
         if not todo:
             break
-        log(f"launching {len(todo)} trainings as {min(workers, len(todo))} {kind} job(s) ({folder})")
+        log(
+            f"launching {len(todo)} trainings as {min(workers, len(todo))} {kind} job(s) ({folder})"
+        )
         out = collect(start(todo, kind, workers, folder, partition, timeout_min))
         tried |= {t.key for t in todo}
         records, logs = records + out.records, logs + out.logs
@@ -381,36 +582,59 @@ def launch(notebooks, scale=None, data_dir=None, model=None, variant="official",
             where = f" (log {r['log']})" if "log" in r else ""
             log(f"FAILED {describe(r)}: {r['error'].strip().splitlines()[-1]}{where}")
     for notebook in [nb for nb in notebooks if str(nb) in PST_NOTEBOOKS]:
-        for k, (space, shares) in enumerate(pst_stages(notebook, scale, model, variant, data_dir, workers), 1):
+        for k, (space, shares) in enumerate(
+            pst_stages(notebook, scale, model, variant, data_dir, workers), 1
+        ):
             log(f"notebook {notebook}: PST step {k} in {len(space) + len(shares)} job(s)")
-            outs = [collect(start(jobs, kind, len(jobs), folder, partition, timeout_min)) for jobs in (space, shares) if jobs]
-            records, logs = records + [r for o in outs for r in o.records], logs + [f for o in outs for f in o.logs]
+            outs = [
+                collect(start(jobs, kind, len(jobs), folder, partition, timeout_min))
+                for jobs in (space, shares)
+                if jobs
+            ]
+            records, logs = (
+                records + [r for o in outs for r in o.records],
+                logs + [f for o in outs for f in o.logs],
+            )
             if any(o.failed for o in outs):
-                log(f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's best run)")
+                log(
+                    f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's best run)"
+                )
                 break
     outcome = Outcome(records, logs)
-    listed = [t for nb in notebooks if str(nb) not in PST_NOTEBOOKS
-              for t in trainings(nb, scale, data_dir, model, variant, log=lambda *a: None)]
+    listed = [
+        t
+        for nb in notebooks
+        if str(nb) not in PST_NOTEBOOKS
+        for t in trainings(nb, scale, data_dir, model, variant, log=lambda *a: None)
+    ]
     left = [t for t in listed if t.todo is not False]
-    log(f"{sum(r['status'] == 'trained' for r in records)} job(s) or training(s) done, {len(outcome.failed)} failed; "
+    log(
+        f"{sum(r['status'] == 'trained' for r in records)} job(s) or training(s) done, {len(outcome.failed)} failed; "
         f"{len(listed) - len(left)} of {len(listed)} listed trainings in the cache"
-        + (f"; {len(left)} missing (relaunch to retry)" if left else ""))
+        + (f"; {len(left)} missing (relaunch to retry)" if left else "")
+    )
     return outcome
 
 
 def describe(label):
-    return ", ".join(f"{k} {v}" for k, v in label.items() if k not in ("status", "error", "seconds", "log"))
+    return ", ".join(
+        f"{k} {v}" for k, v in label.items() if k not in ("status", "error", "seconds", "log")
+    )
 
 
 # ---------------------------------------------------------------- the command
 
+
 def summary(listed):
     """Per notebook and method: trainings, how many are cached, steps and estimated GPU-hours."""
     import pandas as pd
+
     rows = {}
     for t in listed:
-        row = rows.setdefault((t.notebook, t.method), dict(trainings=0, cached=0, unknown=0, waiting=0, steps=0,
-                                                           gpu_hours=0.0))
+        row = rows.setdefault(
+            (t.notebook, t.method),
+            dict(trainings=0, cached=0, unknown=0, waiting=0, steps=0, gpu_hours=0.0),
+        )
         row["trainings"] += 1
         row["cached"] += t.todo is False
         row["unknown"] += t.todo is None and not t.waits_for
@@ -423,34 +647,67 @@ def summary(listed):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m defsent_lite.repro.launch", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m defsent_lite.repro.launch", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("notebooks", nargs="+", help=f"notebook numbers ({', '.join(NOTEBOOKS)})")
     parser.add_argument("--scale", default=None, help="default DEFSENT_SCALE, else smoke")
     parser.add_argument("--data", default=None, help="data root (default DEFSENT_DATA, else found)")
     parser.add_argument("--model", default=None, help="default: the scale's model")
     parser.add_argument("--variant", default="official", choices=("official", "paper"))
-    parser.add_argument("--dry-run", action="store_true", help="list the trainings and their GPU-hours; run nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list the trainings and their GPU-hours; run nothing"
+    )
     parser.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
     parser.add_argument("--executor", default="local", choices=("local", "slurm"))
-    parser.add_argument("--workers", type=int, default=None, help="jobs at once (default: local GPUs, else 2)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="jobs at once (default: local GPUs, else 2)"
+    )
     parser.add_argument("--partition", default=None, help="SLURM partition")
     parser.add_argument("--timeout-min", type=int, default=24 * 60, help="a job's time limit")
     parser.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
     args = parser.parse_args(argv)
-    listed = [t for nb in args.notebooks for t in trainings(nb, args.scale, args.data, args.model, args.variant)]
-    print(f"scale {config.scale(args.scale)['name']}; GPU-hours: steps x the host-bound step measured on an H100 "
-          f"(BERT-base; large models x{LARGE_FACTOR:g}); evaluation not included")
+    listed = [
+        t
+        for nb in args.notebooks
+        for t in trainings(nb, args.scale, args.data, args.model, args.variant)
+    ]
+    print(
+        f"scale {config.scale(args.scale)['name']}; GPU-hours: steps x the host-bound step measured on an H100 "
+        f"(BERT-base; large models x{LARGE_FACTOR:g}); evaluation not included"
+    )
     print(summary(listed).to_string())
     if args.list:
         for t in listed:
             state = t.waits_for or {True: "to train", False: "cached", None: "unknown"}[t.todo]
-            print(t.notebook, t.method, describe(t.settings), f"steps {t.steps}", t.key or "-", state, sep=" | ")
+            print(
+                t.notebook,
+                t.method,
+                describe(t.settings),
+                f"steps {t.steps}",
+                t.key or "-",
+                state,
+                sep=" | ",
+            )
     if args.dry_run:
         return 0
     workers = args.workers or max(torch_gpus(), 2)
-    from defsent_lite.repro import launch as this   # jobs pickle this module's functions by name, not __main__'s
-    outcome = this.launch(args.notebooks, args.scale, args.data, args.model, args.variant, args.executor, workers,
-                     args.logs, args.partition, args.timeout_min)
+    from defsent_lite.repro import (
+        launch as this,
+    )  # jobs pickle this module's functions by name, not __main__'s
+
+    outcome = this.launch(
+        args.notebooks,
+        args.scale,
+        args.data,
+        args.model,
+        args.variant,
+        args.executor,
+        workers,
+        args.logs,
+        args.partition,
+        args.timeout_min,
+    )
     return 1 if outcome.failed else 0
 
 

@@ -10,6 +10,7 @@ models: their hub names must be in DEFSENT_MODEL_FOLDERS (`python tests/standins
 them), and they stand in for the rest of the process (config.use_standins;
 the environment is left as it is).
 """
+
 import os
 import sys
 from pathlib import Path
@@ -30,9 +31,9 @@ class PreflightFailed(RuntimeError):
 
 
 class DataCheck(NamedTuple):
-    missing: list     # (need, [relative paths missing from its downloadable option])
-    stand_ins: list   # notes of offline options in use
-    changed: list = []   # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
+    missing: list  # (need, [relative paths missing from its downloadable option])
+    stand_ins: list  # notes of offline options in use
+    changed: list = []  # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
 
 
 def on_colab():
@@ -44,7 +45,9 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
     root = config.data_root(data_dir)
     missing, stand_ins, changed = [], [], []
     for need in sources.needs(notebook, scale):
-        complete = [o for o in need.options if all((root / p).is_file() for p in o.paths(catalogue))]
+        complete = [
+            o for o in need.options if all((root / p).is_file() for p in o.paths(catalogue))
+        ]
         if complete:
             if complete[0].note:
                 stand_ins.append(f"{need.what}: {complete[0].note}")
@@ -53,30 +56,53 @@ def check_data(notebook, scale, data_dir=None, catalogue=None):
                 changed.append((need.what, differ))
             continue
         option = next(o for o in need.options if o.sources)
-        missing.append((need.what, [p for p in option.paths(catalogue) if not (root / p).is_file()]))
+        missing.append(
+            (need.what, [p for p in option.paths(catalogue) if not (root / p).is_file()])
+        )
     return DataCheck(missing, stand_ins, changed)
 
 
 def changed_files(root, paths):
     """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
     download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
-    pinned, recorded, offline = checksums.known_checksums(), checksums.read_record(root), checksums.offline_copies()
+    pinned, recorded, offline = (
+        checksums.known_checksums(),
+        checksums.read_record(root),
+        checksums.offline_copies(),
+    )
     known = {p: checksums.accepted(p, pinned, recorded, offline) for p in paths}
     return [p for p in paths if known[p] and file_digest(root / p) not in known[p]]
 
 
-WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+WEIGHTS = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 
 
 def folder_problem(folder):
     """None when a model folder holds a config, weights and a tokenizer, else what it lacks."""
     folder = Path(folder)
-    lacks = [what for what, present in (
-        ("config.json", (folder / "config.json").is_file()),
-        ("weights (" + " or ".join(WEIGHTS[::2]) + ")", any((folder / w).is_file() for w in WEIGHTS)),
-        ("a tokenizer (tokenizer.json, vocab.txt or vocab.json)",
-         any((folder / t).is_file() for t in ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer_config.json"))))
-        if not present]
+    lacks = [
+        what
+        for what, present in (
+            ("config.json", (folder / "config.json").is_file()),
+            (
+                "weights (" + " or ".join(WEIGHTS[::2]) + ")",
+                any((folder / w).is_file() for w in WEIGHTS),
+            ),
+            (
+                "a tokenizer (tokenizer.json, vocab.txt or vocab.json)",
+                any(
+                    (folder / t).is_file()
+                    for t in ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer_config.json")
+                ),
+            ),
+        )
+        if not present
+    ]
     return f"{folder}, a folder without {', '.join(lacks)}" if lacks else None
 
 
@@ -95,17 +121,27 @@ def model_problem(name):
             return str(e)
     if Path(name).expanduser().is_dir():
         return folder_problem(Path(name).expanduser())
-    if str(name).startswith((".", "/", "~")) or os.sep + os.sep in str(name) or str(name).count("/") > 1:
+    if (
+        str(name).startswith((".", "/", "~"))
+        or os.sep + os.sep in str(name)
+        or str(name).count("/") > 1
+    ):
         return f"{name}: no such folder here, and not a hub model name (owner/name)"
     if config.standins_enabled():
-        return (f"{name}: this scale runs stand-in models, and DEFSENT_MODEL_FOLDERS has none for it "
-                "(`python tests/standins.py DIR` builds them and prints the setting)")
+        return (
+            f"{name}: this scale runs stand-in models, and DEFSENT_MODEL_FOLDERS has none for it "
+            "(`python tests/standins.py DIR` builds them and prints the setting)"
+        )
     try:
         if isinstance(try_to_load_from_cache(name, "config.json"), str):
             return None
         if config.hub_offline():
             return f"{name}: not in the Hugging Face cache and HF_HUB_OFFLINE is set"
-        return None if file_exists(name, "config.json") else f"{name}: no such model on the Hugging Face hub"
+        return (
+            None
+            if file_exists(name, "config.json")
+            else f"{name}: no such model on the Hugging Face hub"
+        )
     except HFValidationError:
         return f"{name}: no such folder here, and not a valid hub model name (owner/name)"
     except Exception as e:  # no network, hub down: say so rather than fail later
@@ -115,9 +151,11 @@ def model_problem(name):
 def paper_cpu_warning(scale_name, device=None):
     """The line a paper-scale notebook prints first on a machine without a GPU (None elsewhere)."""
     if scale_name in ("paper", "colab") and config.device(device).type != "cuda":
-        return ("WARNING: paper scale on a CPU. Every training below runs in fp32 on "
-                f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
-                "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU).")
+        return (
+            "WARNING: paper scale on a CPU. Every training below runs in fp32 on "
+            f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
+            "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU)."
+        )
     return None
 
 
@@ -133,15 +171,23 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     if config.scale(scale)["standins"] and not config.standins_enabled():
         config.use_standins()  # the rehearsal scale's models are the stand-ins
     if config.standins_enabled():
-        log("stand-in models: hub names (bert-base-uncased, roberta-base, ...) load the tiny random models "
-            "of DEFSENT_MODEL_FOLDERS; their numbers check the paper path, they mean nothing")
+        log(
+            "stand-in models: hub names (bert-base-uncased, roberta-base, ...) load the tiny random models "
+            "of DEFSENT_MODEL_FOLDERS; their numbers check the paper path, they mean nothing"
+        )
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
     if (result.missing or result.changed) and (on_colab() if fetch is None else fetch):
-        from defsent_lite.data import download   # the downloader loads only when there is something to fetch
-        reports = download.download(config.data_root(data_dir), sources=download.select(notebook=notebook, scale=scale),
-                                    log=log)
+        from defsent_lite.data import (
+            download,
+        )  # the downloader loads only when there is something to fetch
+
+        reports = download.download(
+            config.data_root(data_dir),
+            sources=download.select(notebook=notebook, scale=scale),
+            log=log,
+        )
         log(download.summary(reports))
         result = check_data(notebook, scale, data_dir)
     problems = [p for p in map(model_problem, dict.fromkeys(models_needed)) if p]
@@ -152,22 +198,26 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
             lines.append(f"  - {what}: missing {shown}")
         for what, paths in result.changed:
             shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-            lines.append(f"  - {what}: {shown} differ(s) from the pinned SHA-256 (truncated or edited?)")
+            lines.append(
+                f"  - {what}: {shown} differ(s) from the pinned SHA-256 (truncated or edited?)"
+            )
         lines += [f"  - model {p}" for p in problems]
         if result.missing or result.changed:
             lines.append(f"Fetch the data with:\n  {fetch_command(notebook, scale, data_dir)}")
         raise PreflightFailed("\n".join(lines))
     needs = sources.needs(notebook, scale)
-    log(f"preflight: {len(needs)} data needs met ({', '.join(n.what for n in needs)}); "
-        f"models: {', '.join(models_needed) or 'none'}")
+    log(
+        f"preflight: {len(needs)} data needs met ({', '.join(n.what for n in needs)}); "
+        f"models: {', '.join(models_needed) or 'none'}"
+    )
     for note in result.stand_ins:
         log(f"offline stand-in (smoke/cpu only) - {note}")
     return result
 
 
 class NotebookStart(NamedTuple):
-    scale: dict   # config.scale(): the scale's settings
-    model: str    # the model asked for, else the scale's
+    scale: dict  # config.scale(): the scale's settings
+    model: str  # the model asked for, else the scale's
 
 
 def start(notebook, scale, data_dir=None, model=None, fetch=None, log=print):

@@ -6,6 +6,7 @@ the poolings asked for together share one forward pass (`encode.embedders`). A t
 scores are cached under the run's key (`trained_sts`, `trained_transfer`), so they outlive its
 checkpoint: DefSent keeps only the first seed's (see `defsent_runs.final_runs`).
 """
+
 from defsent_lite import encode
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.evaluation import senteval, sts
@@ -27,11 +28,17 @@ def untrained_sts(name_or_path, poolings, max_pairs, data_dir=None, batch_size=6
     """{pooling: STS scores} of the model as loaded (max_pairs evenly spaced pairs per task);
     files: "raw" (the official releases: DefSent, GaussCSE) or "senteval" (SentEval's tokenised
     files: DefSent+)."""
+
     def compute(missing):
         model, tokenizer = models.load(name_or_path)
         embeds = encode.embedders(model, tokenizer, missing, batch_size=batch_size)
         return sts.evaluate_each(embeds, data_dir, variant=files, max_pairs=max_pairs)
-    cfg = dict(model=str(name_or_path), max_pairs=max_pairs, data=cache.data_identity(data_dir, f"sts/{files}"))
+
+    cfg = dict(
+        model=str(name_or_path),
+        max_pairs=max_pairs,
+        data=cache.data_identity(data_dir, f"sts/{files}"),
+    )
     return cached_per_pooling("sts_untrained", cfg, list(poolings), compute)
 
 
@@ -41,8 +48,11 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
 
     def compute(missing):
         model, tokenizer = models.load(name_or_path)
-        embeds = encode.embedders(model, tokenizer, missing, batch_size=batch_size, allow_empty=True)
+        embeds = encode.embedders(
+            model, tokenizer, missing, batch_size=batch_size, allow_empty=True
+        )
         return senteval.evaluate_each(embeds, data_dir=data_dir, **settings)
+
     cfg = dict(model=str(name_or_path), data=cache.data_identity(data_dir, "senteval"), **settings)
     return cached_per_pooling("transfer_untrained", cfg, list(poolings), compute)
 
@@ -52,18 +62,29 @@ def transfer_scores(name_or_path, pooling, scale, data_dir=None, batch_size=64):
     return encoder_transfer(name_or_path, pooling, transfer_settings(scale), data_dir, batch_size)
 
 
-def transfer_before_after(model, trained_path, pooling, scale, data_dir=None, names=("untrained", "trained"),
-                          untrained_poolings=None):
+def transfer_before_after(
+    model,
+    trained_path,
+    pooling,
+    scale,
+    data_dir=None,
+    names=("untrained", "trained"),
+    untrained_poolings=None,
+):
     """SentEval rows (named `names`, columns results.TRANSFER_COLS) of a model as loaded (cached)
     and of an encoder trained from it under `pooling`, with the scale's settings. The model as
     loaded is scored under `pooling`, or under whichever of `untrained_poolings` has the higher
     average (a published row that reports the better of several), named in the table's attrs."""
     batch = scale["encode_batch_size"]
-    candidates = untrained_transfer(model, list(untrained_poolings or [pooling]), scale, data_dir, batch)
+    candidates = untrained_transfer(
+        model, list(untrained_poolings or [pooling]), scale, data_dir, batch
+    )
     best = max(candidates, key=lambda p: candidates[p]["avg"])
     rows = [candidates[best], transfer_scores(trained_path, pooling, scale, data_dir, batch)]
-    table = results.paper_table({n: [r[c] for c in results.TRANSFER_COLS] for n, r in zip(names, rows)},
-                                results.TRANSFER_COLS)
+    table = results.paper_table(
+        {n: [r[c] for c in results.TRANSFER_COLS] for n, r in zip(names, rows)},
+        results.TRANSFER_COLS,
+    )
     table.attrs["untrained_pooling"] = best
     return table
 
@@ -78,11 +99,18 @@ def encoder_transfer(name_or_path, pooling, settings, data_dir=None, batch_size=
 def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
     """STS scores of a trained run's encoder (`run`: a result with "key" and "path"), cached by the
     run's key; computed from its checkpoint the first time only."""
+
     def compute():
         model, tokenizer = models.load(checkpoint_of(run, "STS"))
-        return sts.evaluate(encode.embedder(model, tokenizer, pooling, batch_size=batch_size), data_dir,
-                            max_pairs=max_pairs)
-    return cache.cached_json("sts_trained", trained_sts_key(run, pooling, max_pairs, data_dir), compute)
+        return sts.evaluate(
+            encode.embedder(model, tokenizer, pooling, batch_size=batch_size),
+            data_dir,
+            max_pairs=max_pairs,
+        )
+
+    return cache.cached_json(
+        "sts_trained", trained_sts_key(run, pooling, max_pairs, data_dir), compute
+    )
 
 
 def mean_trained_sts(runs, pooling, max_pairs, data_dir=None, batch_size=64):
@@ -97,31 +125,50 @@ def mean_trained_sts(runs, pooling, max_pairs, data_dir=None, batch_size=64):
 def trained_transfer(run, pooling, settings, data_dir=None, batch_size=64):
     """SentEval scores of a trained run's encoder under `settings` (`transfer_settings(scale)`),
     cached by the run's key; computed from its checkpoint the first time only."""
+
     def compute():
-        return encoder_transfer(checkpoint_of(run, "SentEval"), pooling, settings, data_dir, batch_size)
-    return cache.cached_json("transfer_trained", trained_transfer_key(run, pooling, settings, data_dir), compute)
+        return encoder_transfer(
+            checkpoint_of(run, "SentEval"), pooling, settings, data_dir, batch_size
+        )
+
+    return cache.cached_json(
+        "transfer_trained", trained_transfer_key(run, pooling, settings, data_dir), compute
+    )
 
 
 def trained_sts_key(run, pooling, max_pairs, data_dir=None):
-    return dict(run=run["key"], pooling=pooling, max_pairs=max_pairs, data=cache.data_identity(data_dir, "sts/raw"))
+    return dict(
+        run=run["key"],
+        pooling=pooling,
+        max_pairs=max_pairs,
+        data=cache.data_identity(data_dir, "sts/raw"),
+    )
 
 
 def trained_transfer_key(run, pooling, settings, data_dir=None):
-    return dict(run=run["key"], pooling=pooling, data=cache.data_identity(data_dir, "senteval"), **settings)
+    return dict(
+        run=run["key"], pooling=pooling, data=cache.data_identity(data_dir, "senteval"), **settings
+    )
 
 
 def checkpoint_of(run, what):
     if run.get("path") is None:
-        raise FileNotFoundError(f"{what} scores of run {run['key']} are not cached and its checkpoint was dropped; "
-                                "train it again (final_runs does so when its scores are missing)")
+        raise FileNotFoundError(
+            f"{what} scores of run {run['key']} are not cached and its checkpoint was dropped; "
+            "train it again (final_runs does so when its scores are missing)"
+        )
     return run["path"]
 
 
 def seed_scoring(scale, data_dir=None):
     """What a trained DefSent seed is scored on before its checkpoint is dropped: the STS and
     SentEval evaluations that notebooks 11 and 12 show, with the scale's settings."""
-    return dict(sts_max_pairs=scale["sts_max_pairs"], transfer=transfer_settings(scale),
-                batch_size=scale["encode_batch_size"], data_dir=str(config.data_root(data_dir)))
+    return dict(
+        sts_max_pairs=scale["sts_max_pairs"],
+        transfer=transfer_settings(scale),
+        batch_size=scale["encode_batch_size"],
+        data_dir=str(config.data_root(data_dir)),
+    )
 
 
 def score_trained(run, pooling, scoring):
@@ -129,26 +176,40 @@ def score_trained(run, pooling, scoring):
     skipped where scoring["transfer"] is None)."""
     trained_sts(run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"])
     if scoring["transfer"] is not None:
-        trained_transfer(run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"])
+        trained_transfer(
+            run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"]
+        )
 
 
 def trained_scores_cached(run, pooling, scoring):
     """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
     d = scoring["data_dir"]
-    return (cache.lookup_json("sts_trained", trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)) is not None
-            and (scoring["transfer"] is None
-                 or cache.lookup_json("transfer_trained", trained_transfer_key(run, pooling, scoring["transfer"], d)) is not None))
+    return cache.lookup_json(
+        "sts_trained", trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)
+    ) is not None and (
+        scoring["transfer"] is None
+        or cache.lookup_json(
+            "transfer_trained", trained_transfer_key(run, pooling, scoring["transfer"], d)
+        )
+        is not None
+    )
 
 
 def transfer_settings(scale):
     """The SentEval protocol settings of a scale, as `senteval.evaluate` takes them."""
-    return dict(kfold=scale["transfer_kfold"], inner_search=scale["transfer_inner_search"],
-                max_examples=scale["transfer_max_examples"], max_eval=scale["transfer_max_eval"],
-                classifier=scale["transfer_classifier"])
+    return dict(
+        kfold=scale["transfer_kfold"],
+        inner_search=scale["transfer_inner_search"],
+        max_examples=scale["transfer_max_examples"],
+        max_eval=scale["transfer_max_eval"],
+        classifier=scale["transfer_classifier"],
+    )
 
 
 def transfer_text(scale):
     """A scale's SentEval protocol in words, for a result file's metadata."""
-    return (f"SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} "
-            f"dev-test examples, {scale['transfer_kfold']}-fold, "
-            f"inner C search {scale['transfer_inner_search']}")
+    return (
+        f"SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} "
+        f"dev-test examples, {scale['transfer_kfold']}-fold, "
+        f"inner C search {scale['transfer_inner_search']}"
+    )

@@ -32,4 +32,8 @@ class whole:
 def autocast_training(cfg, settings):
     """Whether a run trains under bf16/fp16 autocast: the scale's `train_autocast` when it sets one
     (the one-Colab-session scale: True, a listed difference), else the variant's `mixed_precision`."""
-    return cfg["train_autocast"] if cfg.get("train_autocast") is not None else settings["mixed_precision"]
+    return (
+        cfg["train_autocast"]
+        if cfg.get("train_autocast") is not None
+        else settings["mixed_precision"]
+    )

@@ -9,6 +9,7 @@ SHA-256 of its result and of every file it stands for (a saved model, a tensor),
 in its own folder first. A corrupt or truncated entry is reported with its path and recomputed.
 Nothing non-finite is cached.
 """
+
 import contextlib
 import functools
 import hashlib
@@ -34,8 +35,15 @@ from defsent_lite.runtime.digest import file_digest
 PACKAGE = Path(__file__).resolve().parents[1]
 # modules (relative to the package) that never change a cached result: progress bars, plots,
 # downloading, preflight, Colab setup
-NOT_IN_CODE_IDENTITY = {"progress.py", "paper/plots.py", "data/download.py", "data/sources.py",
-                        "data/convert.py", "repro/preflight.py", "repro/colab.py"}
+NOT_IN_CODE_IDENTITY = {
+    "progress.py",
+    "paper/plots.py",
+    "data/download.py",
+    "data/sources.py",
+    "data/convert.py",
+    "repro/preflight.py",
+    "repro/colab.py",
+}
 
 
 class CorruptEntry(UserWarning):
@@ -43,11 +51,12 @@ class CorruptEntry(UserWarning):
 
 
 class Entry(NamedTuple):
-    result: object   # the JSON result
-    folder: Path     # where the entry's files are (a saved model, a tensor); None for a plain result
+    result: object  # the JSON result
+    folder: Path  # where the entry's files are (a saved model, a tensor); None for a plain result
 
 
 # ---------------------------------------------------------------- identities
+
 
 @functools.lru_cache(maxsize=4)
 def code_identity(package=PACKAGE):
@@ -67,7 +76,7 @@ def files_under(folder):
     files, seen = [], set()
     for top, dirs, names in os.walk(folder, followlinks=True):
         real = os.path.realpath(top)
-        if real in seen:   # a link back up: walked already
+        if real in seen:  # a link back up: walked already
             dirs[:] = []
             continue
         seen.add(real)
@@ -126,11 +135,15 @@ def local_models(cfg, folders):
                 visit(v)
         elif isinstance(value, str) and value not in found:
             folder = folders.get(value)
-            if folder is None and len(value) < 1024 and ("/" in value or value.startswith((".", "~"))):
+            if (
+                folder is None
+                and len(value) < 1024
+                and ("/" in value or value.startswith((".", "~")))
+            ):
                 try:
                     candidate = Path(value).expanduser()
                     folder = candidate if (candidate / "config.json").is_file() else None
-                except (OSError, ValueError):   # not a path at all (a NUL byte, a name too long)
+                except (OSError, ValueError):  # not a path at all (a NUL byte, a name too long)
                     folder = None
             if folder is not None and Path(folder).is_dir():
                 found[value] = model_folder_identity(folder)
@@ -159,6 +172,7 @@ def run_dir(kind, cfg):
 
 # ---------------------------------------------------------------- reading and writing entries
 
+
 def atomic_write_text(path, text):
     """Write under a unique temporary name in the same folder, then rename over `path`."""
     path = Path(path)
@@ -184,7 +198,7 @@ def plain_numbers(obj):
         return plain_numbers(obj.tolist())
     if isinstance(obj, np.generic):
         return obj.item()
-    if torch.is_tensor(obj):   # a torch scalar or tensor: numbers, never its repr ('tensor(nan)')
+    if torch.is_tensor(obj):  # a torch scalar or tensor: numbers, never its repr ('tensor(nan)')
         return plain_numbers(obj.detach().cpu().tolist())
     return obj
 
@@ -203,11 +217,17 @@ def _read_entry(path):
     if hashlib.sha256(_canonical(result).encode()).hexdigest() != digest:
         raise ValueError("the result does not match its recorded SHA-256")
     folder = path.parent / entry["files_in"] if entry.get("files_in") else None
-    if folder is not None:   # every file of the folder is listed with its checksum: none is optional
-        on_disk = {f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()} if folder.is_dir() else set()
+    if folder is not None:  # every file of the folder is listed with its checksum: none is optional
+        on_disk = (
+            {f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()}
+            if folder.is_dir()
+            else set()
+        )
         unlisted = sorted(on_disk - set(entry.get("files") or {}))
         if unlisted:
-            raise ValueError(f"{folder} holds files its entry does not list ({', '.join(unlisted[:3])})")
+            raise ValueError(
+                f"{folder} holds files its entry does not list ({', '.join(unlisted[:3])})"
+            )
     for rel, (size, sha) in (entry.get("files") or {}).items():
         f = folder / rel
         if not f.is_file():
@@ -227,14 +247,16 @@ def lookup(kind, cfg):
     try:
         return _read_entry(path)
     except ValueError as e:
-        warnings.warn(f"cache entry {path} is corrupt: {e}; recomputing", CorruptEntry, stacklevel=2)
+        warnings.warn(
+            f"cache entry {path} is corrupt: {e}; recomputing", CorruptEntry, stacklevel=2
+        )
         return None
 
 
 def store(kind, cfg, result, folder=None):
     """Cache a JSON-serialisable result (and the files under `folder`, a folder inside the run's
     folder that the writer filled); refuses NaN/inf anywhere in the result. Returns the Entry."""
-    result = plain_numbers(result)   # a numpy float is stored as a number, never as its string
+    result = plain_numbers(result)  # a numpy float is stored as a number, never as its string
     bad = first_non_finite(result)
     if bad:
         raise NonFinite(f"refusing to cache a non-finite result of {kind} {config_key(cfg)}: {bad}")
@@ -243,11 +265,19 @@ def store(kind, cfg, result, folder=None):
     path.parent.mkdir(parents=True, exist_ok=True)
     files = {}
     if folder is not None:
-        files = {f.relative_to(folder).as_posix(): (f.stat().st_size, file_digest(f))
-                 for f in sorted(Path(folder).rglob("*")) if f.is_file()}
-    entry = dict(config=cfg, code=code_identity(), sha256=hashlib.sha256(text.encode()).hexdigest(),
-                 files_in=Path(folder).name if folder is not None else None, files=files,
-                 result=json.loads(json.dumps(result, default=str)))  # as computed: key order kept for tables
+        files = {
+            f.relative_to(folder).as_posix(): (f.stat().st_size, file_digest(f))
+            for f in sorted(Path(folder).rglob("*"))
+            if f.is_file()
+        }
+    entry = dict(
+        config=cfg,
+        code=code_identity(),
+        sha256=hashlib.sha256(text.encode()).hexdigest(),
+        files_in=Path(folder).name if folder is not None else None,
+        files=files,
+        result=json.loads(json.dumps(result, default=str)),
+    )  # as computed: key order kept for tables
     atomic_write_text(path, json.dumps(entry, indent=1, default=str))
     return Entry(entry["result"], Path(folder) if folder is not None else None)
 
@@ -288,11 +318,13 @@ def cached_run(kind, cfg, compute, need_files=True):
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    remove_orphans(parent, keep=folder)   # e.g. the files of the corrupt entry this one replaced
+    remove_orphans(parent, keep=folder)  # e.g. the files of the corrupt entry this one replaced
     return entry
 
 
-ORPHAN_AGE = 3600   # seconds: a files folder of the old naming (no writer pid) unreferenced this long is gone
+ORPHAN_AGE = (
+    3600  # seconds: a files folder of the old naming (no writer pid) unreferenced this long is gone
+)
 # A writer's folder is named by its host and process: files-<host>-<pid>-<random>. On this host a
 # writer is alive while its process is; on another host (a cache on Drive or a cluster's shared
 # filesystem, where its process id means nothing here) while its lease file is fresh: the writer
@@ -380,13 +412,16 @@ def cached_tensor(kind, cfg, compute):
             raise NonFinite(f"refusing to cache a tensor of {kind} with NaN or inf values")
         torch.save(value, folder / "tensor.pt")
         return dict(shape=list(value.shape), dtype=str(value.dtype))
+
     entry = cached_run(kind, cfg, compute_into)
     path = entry.folder / "tensor.pt"
-    try:   # weights_only: a pickled object in the file is refused, never run
+    try:  # weights_only: a pickled object in the file is refused, never run
         return torch.load(path, weights_only=True)
     except Exception as e:
-        raise ValueError(f"cache entry {path} ({kind}) is not a plain tensor file "
-                         f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); delete its folder to recompute it") from None
+        raise ValueError(
+            f"cache entry {path} ({kind}) is not a plain tensor file "
+            f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); delete its folder to recompute it"
+        ) from None
 
 
 def drop_files(kind, cfg):

