@@ -71,8 +71,7 @@ VARIANT = "official"  # the released code (default); "paper": the text (defsent_
 import pandas as pd
 
 from defsent_lite import defsent
-from defsent_lite.paper import aggregate, results
-from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import defsent_tables, results
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -231,32 +230,10 @@ print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: fraction; paper=exact"]
-runs = {p: f.runs for p, f in final.items()}
-cols = paper_defsent.TABLE2_COLS
-per_seed = {p: [[r["test"][c] for c in cols] for r in runs[p]] for p in POOLINGS}
-seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent word prediction")
-ours = {}
-for p in POOLINGS:
-    ours[("no fine-tuning", p)] = [untrained[p][c] for c in cols]
-    ours[("DefSent", p)] = seeds.mean.loc[p].tolist()
-ours2 = results.paper_table(ours, cols)
-paper2 = results.paper_table(paper_defsent.TABLE2, cols)
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-pair = {}
-for p in POOLINGS:
-    pooling_label = aggregate.POOLING_LABELS[p]
-    untrained_key = aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label,
-                                        "no fine-tuning")
-    trained_key = aggregate.paper_row(paper_defsent.TABLE2, reference, pooling_label,
-                                      exclude=("no fine-tuning",))
-    pair[f"no fine-tuning / {pooling_label}"] = (untrained_key, ("no fine-tuning", p))
-    pair[f"DefSent / {pooling_label}"] = (trained_key, ("DefSent", p))
-paper_std = results.paper_table(paper_defsent.TABLE5_STD, cols)
-compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table2 = results.side_by_side(paper2, ours2, pair, digits=4, compare=compare, std=paper_std,
-                              runs=int(seeds.n.min()))
-print(results.spread_verdict(table2))
+t2 = defsent_tables.table2(untrained, final, MODEL, scale)
+print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
+print(t2.verdict)   # which of ours lie outside the paper's spread
+table2 = t2.table
 table2
 
 # %% [markdown]
@@ -264,10 +241,7 @@ table2
 # the model it stands beside.
 
 # %% tags=["tolerance: fraction; paper=exact"]
-ours_rows = ours2.copy()
-ours_rows.index = [f"{kind}, {p}" for kind, p in ours2.index]
-whole_pairs = {f"{kind}, {p}": key for key, (kind, p) in pair.values()}
-results.whole_paper_table(paper_defsent.TABLE2, cols, ours_rows, whole_pairs).round(4)
+defsent_tables.whole_table2(t2).round(4)
 
 # %% [markdown]
 # ## Table 5: the chosen learning rate and the mean ± std over seeds, beside the paper's
@@ -275,14 +249,14 @@ results.whole_paper_table(paper_defsent.TABLE2, cols, ours_rows, whole_pairs).ro
 # paper's columns are those of the model named above.
 
 # %% tags=["tolerance: fraction"]
-table5 = aggregate.defsent_table5(best_x, seeds, reference)
+table5 = defsent_tables.table5(best_x, t2.seeds, t2.reference)
 table5
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
             data=f"{report['source']}; train max {scale['defsent_train_max']}, "
                  f"eval max {scale['defsent_eval_max']}",
-            learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()}, runs=seeds.n.to_dict())
+            learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()}, runs=t2.seeds.n.to_dict())
 print("saved", results.save_csv(table2, "10_defsent_table2.csv", **meta))
 print("saved", results.save_csv(lr_table, "10_defsent_table5_lr.csv", **meta))
 print("saved", results.save_csv(table5, "10_defsent_table5.csv", **meta))

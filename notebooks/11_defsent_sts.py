@@ -57,7 +57,7 @@ VARIANT = "official"  # the released code (default); "paper": the text (defsent_
 # %%
 import pandas as pd
 
-from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import aggregate, defsent_tables, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
@@ -96,28 +96,10 @@ variants.whole(defsent_runs.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-per_seed = {p: [[s[c] for c in results.STS_COLS] for s in trained[p]["scores"]] for p in POOLINGS}
-seeds = aggregate.table_over_seeds(per_seed, results.STS_COLS, "DefSent STS")
-rows = {}
-for p in POOLINGS:
-    rows[("untrained", p)] = [untrained[p][c] for c in results.STS_COLS]
-    rows[("DefSent", p)] = seeds.mean.loc[p].tolist()
-ours8 = results.paper_table(rows, results.STS_COLS)
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-paper8 = results.paper_table(paper_defsent.TABLE8, results.STS_COLS)
-pairs8 = {}
-for p in POOLINGS:
-    pooling_label = aggregate.POOLING_LABELS[p]
-    # Table 8 has DefSent rows only
-    pairs8[f"untrained ({pooling_label})"] = (None, ("untrained", p))
-    paper_key = aggregate.paper_row(paper_defsent.TABLE8, reference, pooling_label)
-    pairs8[f"DefSent ({pooling_label})"] = (paper_key, ("DefSent", p))
-paper_std = results.paper_table(paper_defsent.TABLE8_STD, results.STS_COLS)
-compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table8 = results.side_by_side(paper8, ours8, pairs8, compare=compare, std=paper_std,
-                              runs=int(seeds.n.min()))
-print(results.spread_verdict(table8))
+t8 = defsent_tables.table8(untrained, {p: trained[p]["scores"] for p in POOLINGS}, MODEL, scale)
+print(t8.note)      # whose rows the paper's are; compared only for its own model and protocol
+print(t8.verdict)   # which of ours lie outside the paper's spread
+table8 = t8.table
 table8
 
 # %% [markdown]
@@ -125,10 +107,10 @@ table8
 # row it stands beside (the untrained rows have none: Table 8 has DefSent rows only).
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=inference"]
-results.whole_beside(paper_defsent.TABLE8, results.STS_COLS, ours8, pairs8).round(2)
+results.whole_beside(paper_defsent.TABLE8, results.STS_COLS, t8.ours, t8.pairs).round(2)
 
 # %% tags=["tolerance: check"]
-aggregate.mean_pm_std(seeds)
+aggregate.mean_pm_std(t8.seeds)
 
 # %% [markdown]
 # ## Table 3: one pooling, beside the paper's DefSent row for the model
@@ -139,36 +121,25 @@ aggregate.mean_pm_std(seeds)
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
 dev_mrr = {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS}
-best, why = aggregate.defsent_reported_pooling(scale, reference, dev_mrr)
-print("pooling:", best, f"({why})")
-paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
-baseline_row = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # the paper has no raw Max row
-paper_best = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent")
-best_label = f"({aggregate.POOLING_LABELS[best]})"
-paper_key = aggregate.paper_row(paper_defsent.TABLE3, reference, "DefSent", best_label)
-print(f"the paper's Table 3 row: {paper_best}; ours pools with {best}:",
-      "the same pooling" if paper_key
-      else "another pooling, so no paper row beside it (Table 8 pairs every pooling)")
-pairs3 = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
-if best in baseline_row:
-    pairs3[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
-table3 = results.side_by_side(paper3, ours8, pairs3, compare=compare)
+t3 = defsent_tables.table3(t8, dev_mrr, MODEL, scale)
+print(t3.note)
+table3 = t3.table
 table3
 
 # %% [markdown]
 # The paper's whole Table 3, every method and model, as context, ours below the row it stands beside.
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=inference"]
-results.whole_beside(paper_defsent.TABLE3, results.STS_COLS, ours8, pairs3).round(2)
+results.whole_beside(paper_defsent.TABLE3, results.STS_COLS, t3.ours, t3.pairs).round(2)
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
             data=f"{dataset[1]['source']}; train max {scale['defsent_train_max']}; "
                  f"STS raw, max {max_pairs} pairs/task",
-            runs=seeds.n.to_dict())
+            runs=t8.seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))
-title = f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+title = f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({t8.reference})"
 fig = plots.ours_minus_paper(table8, results.STS_COLS, title, unit="Spearman x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "11_defsent_table8.png", **meta))

@@ -62,8 +62,7 @@ VARIANT = "official"  # the released code (default); "paper": the text (defsent_
 # %% tags=["tolerance: check; untrained=score"]
 import pandas as pd
 
-from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import aggregate, defsent_tables, plots, results
 from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -83,24 +82,18 @@ final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset)
          for p in ("cls", "mean", "max")}
 dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
 reference = aggregate.reference_model(MODEL)[0]
-reported, why = aggregate.defsent_reported_pooling(scale, reference, dev_mrr)
+reported, why = defsent_tables.reported_pooling(scale, reference, dev_mrr)
 POOLINGS = POOLINGS or defsent_runs.senteval_poolings(scale, reported)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
 print("poolings scored:", POOLINGS, f"| Table 4's pooling: {reported} ({why})")
 
-rows, seed_rows = {}, {}
+untrained, trained = {}, {}
 for p in POOLINGS:
-    rows[("untrained", p)] = scores.untrained_transfer(MODEL, [p], scale, DATA_ROOT, batch_size)[p]
+    untrained[p] = scores.untrained_transfer(MODEL, [p], scale, DATA_ROOT, batch_size)[p]
     seed_runs = final[p].runs[:defsent_runs.SENTEVAL_SEEDS]   # Table 9: three seeds
-    seed_rows[p] = [scores.trained_transfer(r, p, transfer, DATA_ROOT, batch_size)
-                    for r in seed_runs]
-per_seed = {p: [[s[c] for c in results.TRANSFER_COLS] for s in v] for p, v in seed_rows.items()}
-seeds = aggregate.table_over_seeds(per_seed, results.TRANSFER_COLS, "DefSent SentEval")
-for p in POOLINGS:
-    rows[("DefSent", p)] = dict(zip(results.TRANSFER_COLS, seeds.mean.loc[p]))
-ours = results.paper_table({k: [v[c] for c in results.TRANSFER_COLS] for k, v in rows.items()},
-                           results.TRANSFER_COLS)
-ours.round(2)
+    trained[p] = [scores.trained_transfer(r, p, transfer, DATA_ROOT, batch_size) for r in seed_runs]
+t4 = defsent_tables.table4(untrained, trained, MODEL, scale)
+t4.ours.round(2)
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
@@ -117,29 +110,9 @@ variants.whole(defsent_runs.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=score"]
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-paper = pd.concat([results.paper_table(paper_defsent.TABLE9, results.TRANSFER_COLS).set_axis(
-    [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9], axis=0),
-    results.paper_table(paper_defsent.TABLE4, results.TRANSFER_COLS)])
-paper_key4 = aggregate.paper_row(paper_defsent.TABLE4, reference, "DefSent")
-pairs = {}
-for p in POOLINGS:
-    key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, aggregate.POOLING_LABELS[p])
-    paper_key9 = f"Table 9: {key9[0]} ({key9[1]})" if key9 else None
-    pairs[f"DefSent ({p}) vs Table 9"] = (paper_key9, ("DefSent", p))
-    # Table 4's row pools as the paper's best
-    if paper_key4 and f"({aggregate.POOLING_LABELS[p]})" in paper_key4:
-        pairs[f"DefSent ({p}) vs {paper_key4}"] = (paper_key4, ("DefSent", p))
-    if p in ("cls", "mean") and reference == "bert-base-uncased":
-        untrained_key = {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}[p]
-        pairs[f"untrained ({p})"] = (untrained_key, ("untrained", p))
-std9 = results.paper_table(paper_defsent.TABLE9_STD, results.TRANSFER_COLS).set_axis(
-    [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0)
-compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table4 = results.side_by_side(paper, ours, pairs, compare=compare, std=std9,
-                              runs=int(seeds.n.min()))
-print(results.spread_verdict(table4))
+print(t4.note)      # whose rows the paper's are; compared only for its own model and protocol
+print(t4.verdict)   # which of ours lie outside the paper's spread
+table4 = t4.table
 table4
 
 # %% [markdown]
@@ -147,24 +120,20 @@ table4
 # row it stands beside.
 
 # %% tags=["tolerance: check; paper=exact"]
-in9 = {f"Table 9: {m} ({p})": (m, p) for m, p in paper_defsent.TABLE9}
-pairs9 = {label.replace(" vs Table 9", ""): (in9.get(key), row)
-          for label, (key, row) in pairs.items() if label.endswith("vs Table 9")}
-results.whole_beside(paper_defsent.TABLE9, results.TRANSFER_COLS, ours, pairs9).round(2)
+defsent_tables.whole_table9(t4).round(2)
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
-pairs4 = {label.split(" vs ")[0]: pair for label, pair in pairs.items()
-          if not label.endswith("vs Table 9")}
-results.whole_beside(paper_defsent.TABLE4, results.TRANSFER_COLS, ours, pairs4).round(2)
+defsent_tables.whole_table4(t4).round(2)
 
 # %% tags=["tolerance: check"]
-aggregate.mean_pm_std(seeds)
+aggregate.mean_pm_std(t4.seeds)
 
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{dataset[1]['source']}; {scores.transfer_text(scale)}", runs=seeds.n.to_dict())
+            data=f"{dataset[1]['source']}; {scores.transfer_text(scale)}",
+            runs=t4.seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
-title = f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+title = f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({t4.reference})"
 fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, title, unit="accuracy %")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "12_defsent_table4.png", **meta))

@@ -14,14 +14,13 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from defsent_lite import checks
 from defsent_lite.runtime import models
-from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import labels
 
 STD_DDOF = 0
 
-PAPER_MODEL_LABELS = paper_defsent.MODEL_LABELS  # hub names -> the papers' model labels
-POOLING_LABELS = paper_defsent.POOLING_LABELS  # our pooling names -> the papers'
+PAPER_MODEL_LABELS = labels.MODEL_LABELS  # hub names -> the papers' model labels
+POOLING_LABELS = labels.POOLING_LABELS  # our pooling names -> the papers'
 
 
 class SeedStats(NamedTuple):
@@ -117,25 +116,6 @@ def comparable(model, scale, paper_model=None):
     return bool(scale["paper_protocol"]) and same and not standin
 
 
-def defsent_reported_pooling(scale, reference, dev_mrr):
-    """(pooling, why) of DefSent's one-pooling rows (Tables 3 and 4): under the paper's protocol
-    the best by mean dev MRR, as the paper chose; at smoke and cpu scale the pooling of the paper's
-    DefSent row for the reference model (BERT-base: CLS), because a short run's dev-MRR margins
-    between poolings are within its seed spread (smoke: Max 0.0676 against Mean 0.0667)."""
-    best = checks.best_of(dev_mrr, float, "pooling by dev MRR")  # refuses a NaN
-    label = paper_model_label(reference)
-    row = next(
-        (k for k in paper_defsent.TABLE3 if label and k.startswith(f"DefSent-{label} (")), None
-    )
-    if scale["paper_protocol"] or row is None:
-        return best, "the best by dev MRR"
-    pooling = {v: k for k, v in POOLING_LABELS.items()}[row.split("(")[-1].rstrip(")")]
-    return (
-        pooling,
-        f"the pooling of the paper's row {row!r} (at this scale the dev-MRR margins are noise)",
-    )
-
-
 def paper_model_label(model):
     """The papers' label of a hub model name ("bert-base-uncased" -> "BERT-base"), or None."""
     return PAPER_MODEL_LABELS.get(str(model))
@@ -160,31 +140,3 @@ def paper_row(table, model, *parts, exclude=()):
             f"{len(found)} paper rows match {model} {parts} (exclude {exclude}): {found}"
         )
     return found[0] if found else None
-
-
-def defsent_table5(lr_x, seeds, model):
-    """DefSent's Table 5 beside ours, one row per pooling: the learning rate (2^x x 1e-6) the search
-    chose and the paper's, then each metric as "mean ± std" over seeds, ours and the paper's (the
-    paper's columns are empty for a model it did not run). lr_x: {pooling: x}; seeds: a SeedTable
-    of the test metrics indexed by pooling."""
-    label = paper_model_label(model)
-    rows = {}
-    for p, x in lr_x.items():
-        key = (label, POOLING_LABELS[p])
-        row = {
-            "lr (ours)": f"2^{x:g}e-6",
-            "lr (paper)": f"2^{paper_defsent.TABLE5_LR_X[key]:g}e-6"
-            if key in paper_defsent.TABLE5_LR_X
-            else "",
-        }
-        for i, c in enumerate(paper_defsent.TABLE2_COLS):
-            n = seeds.n[p]
-            m, s = seeds.mean.at[p, c], seeds.std.at[p, c]
-            row[c] = f"{m:.4f}" if n < 2 else f"{m:.4f} ± {s:.4f}"
-            row[f"{c} (paper)"] = (
-                f"{paper_defsent.TABLE2[key][i]:.4f} ± {paper_defsent.TABLE5_STD[key][i]:.4f}"
-                if key in paper_defsent.TABLE5_STD
-                else ""
-            )
-        rows[POOLING_LABELS[p]] = row
-    return pd.DataFrame(rows).T

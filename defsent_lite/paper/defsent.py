@@ -1,15 +1,6 @@
 """DefSent (Tsukagoshi et al., 2021): the published numbers, transcribed from ../shared/papers
 (tests/test_reference_numbers.py finds every row in the paper under its name)."""
 
-# Hub names -> the papers' model labels; our pooling names -> the papers' (also DefSent+'s).
-MODEL_LABELS = {
-    "bert-base-uncased": "BERT-base",
-    "bert-large-uncased": "BERT-large",
-    "roberta-base": "RoBERTa-base",
-    "roberta-large": "RoBERTa-large",
-}
-POOLING_LABELS = {"cls": "CLS", "mean": "Mean", "max": "Max", "prompt": "Prompt"}
-
 # DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
 # Reimers & Gurevych (2019)'s, computed with bert-base.
 # DefSent Tables 3 and 4: the untrained rows, computed with bert-base-uncased (no Max row, no other model).
