@@ -46,7 +46,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1ed9440d92fd3e6237a37f3edb9bc8286d46c36c"   # last to change the package
+    commit = "a7c5b87a6203d66233cefc6f9259ad8be683293f"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
