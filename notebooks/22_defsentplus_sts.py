@@ -60,16 +60,15 @@ COMBINATION = None
 # %%
 import pandas as pd
 
-from defsent_lite.runtime import models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, preflight, pst, scores
+from defsent_lite.repro import budget, defsentplus_runs, defsentplus_tables, preflight, pst, scores
 from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("22", SCALE, DATA_ROOT, MODEL)
-reference, note = aggregate.reference_model(MODEL)
+reference = aggregate.reference_model(MODEL)[0]
 runs = {}
 for name in "cba":
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
@@ -95,37 +94,11 @@ variants.whole(defsentplus_runs.differences())
 # %% tags=["tolerance: check; untrained=inference"]
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
-rows, poolings = {}, {}
-poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
-# Table 2's DefSent row: the model's best pooling
-ds_pooling = paper_defsentplus.defsent_row_pooling(reference) or "cls"
-ds_label = f"DefSent ({aggregate.POOLING_LABELS[ds_pooling]})"
-ds_base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]
-# the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: defsent_runs.plan(
-    ds_base, [ds_pooling], lr_xs, seed_list,
-    defsent_runs.build_dataset(models.load_tokenizer(MODEL), DATA_ROOT, paper_data=True,
-                               variant=VARIANT)))
-ds_runs = defsent_runs.final_runs(ds_base, ds_pooling, lr_xs, seed_list, data_dir=DATA_ROOT).runs
-# as the paper's row: DefSent's mean over its seeds, scored as DefSent scores (the raw STS files)
-ds_sts = scores.mean_trained_sts(ds_runs, ds_pooling, scale["sts_max_pairs"], DATA_ROOT)
-poolings[ds_label], rows[ds_label] = ds_pooling, [ds_sts[c] for c in results.STS_COLS]
-stds, counts = {}, {ds_label: len(ds_runs)}
-for name in "cba":
-    for st in runs[name]:
-        combo = defsentplus_runs.combination_name(*st["combination"]).replace(" ", "")
-        # mean over seeds under the pooling with the best mean (the paper's statistical result)
-        for space in pst.spaces_of(st):
-            label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}"
-            label += " (ICA)" if space != "plain" else ""
-            seed_table = pst.seed_table(st, space)
-            poolings[label], mean, stds[label] = pst.best_pooling_row(seed_table)
-            counts[label] = int(seed_table.n.iloc[0])
-            rows[label] = mean.tolist()
-ours = pd.DataFrame.from_dict(rows, orient="index", columns=results.STS_COLS)
-ours.insert(0, "pooling", pd.Series(poolings))
-ours.round(2)
+# Table 2's DefSent row: DefSent at the model's best pooling, the mean over its seeds, scored as
+# DefSent scores (the raw STS files); trained here as notebook 10 trains it
+defsent_row = defsentplus_tables.defsent_row(scale, MODEL, DATA_ROOT, VARIANT)
+ours = defsentplus_tables.table2_rows(runs, untrained, defsent_row)
+ours.table.round(2)
 
 # %% [markdown]
 # ## Beside the paper (Table 2: the model's rows, found by model and setting)
@@ -134,19 +107,10 @@ ours.round(2)
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact"]
-print(note)
-table = paper_defsentplus.TABLE2
-paper = results.paper_table(table, results.STS_COLS)
-pairs = {ds_label: (aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)),
-                    ds_label)}
-for label in [k for k in rows if k.startswith("DefSent+")]:
-    key = defsentplus_runs.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
-    pairs[defsentplus_runs.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
-paper_std = results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS)
-compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table2 = results.side_by_side(paper, ours[results.STS_COLS], pairs, compare=compare, std=paper_std,
-                              runs=len(cfg["seeds"]))
-print(results.spread_verdict(table2))
+t2 = defsentplus_tables.table2(ours, MODEL, scale, runs=len(cfg["seeds"]))
+print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
+print(t2.verdict)   # which of ours lie outside the paper's spread
+table2 = t2.table
 table2
 
 # %% [markdown]
@@ -154,17 +118,17 @@ table2
 # stands beside.
 
 # %% tags=["tolerance: check; paper=exact"]
-results.whole_beside(table, results.STS_COLS, ours, pairs).round(2)
+results.whole_beside(paper_defsentplus.TABLE2, results.STS_COLS, ours.table, t2.pairs).round(2)
 
 # %% tags=["tolerance: check"]
 if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gives mean ± std)
-    print(pd.DataFrame(stds).T.round(2))
+    print(pd.DataFrame(ours.stds).T.round(2))
 
 # %%
 entry_counts = {name: f"{runs[name][0]['best_run']['entries']} entries" for name in "cba"}
 meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], data=entry_counts,
-            sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=counts)
-print("saved", results.save_csv(ours.round(2), "22_defsentplus_ours.csv", **meta))
+            sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=ours.counts)
+print("saved", results.save_csv(ours.table.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))
 title = f"DefSent+ Table 2: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
 fig = plots.ours_minus_paper(table2, results.STS_COLS, title, unit="Spearman x100")

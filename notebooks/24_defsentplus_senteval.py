@@ -60,12 +60,13 @@ import pandas as pd
 from defsent_lite import checks
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, scores, variants
+from defsent_lite.repro import budget, defsentplus_runs, defsentplus_tables, preflight, pst, scores
+from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)
-reference, note = aggregate.reference_model(MODEL)
+reference = aggregate.reference_model(MODEL)[0]
 cfg, _ = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
 # the plan and its time estimate first (printed at the protocol scales): PST, then encoding the
 # SentEval sentences untrained and trained
@@ -97,18 +98,9 @@ variants.whole(defsentplus_runs.differences())
 # of the model below, for context (the paper has no untrained row).
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained (mean)=score"]
-print(note)
-paper = results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS)
-# the paper's row in the same space: its (ICA) row only for an ICA encoder
-ica = steps[-1]["best"][0] != "plain"
-final_key = aggregate.paper_row(paper_defsentplus.TABLE4, reference, "DefSent+", "3rd-",
-                                *(["ICA"] if ica else []),
-                                exclude=("simcse", "snscse") + (() if ica else ("ICA",)))
-print(f"our final encoder's space: {steps[-1]['best'][0]};",
-      "the paper's row in that space:", final_key)
-untrained_name, trained_name = row_names
-pairs = {untrained_name: (None, untrained_name), trained_name: (final_key, trained_name)}
-table4 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))
+t4 = defsentplus_tables.table4(ours, steps, MODEL, scale)
+print(t4.note)   # whose rows the paper's are, and the paper's row in our encoder's space
+table4 = t4.table
 table4
 
 # %% [markdown]
@@ -116,7 +108,7 @@ table4
 # ours below the row it stands beside (the paper has no untrained raw-model row).
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
-results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, ours, pairs).round(2)
+results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, ours, t4.pairs).round(2)
 
 # %% [markdown]
 # The paper's Table 7: the pooling each released encoder uses for STS and for SentEval (ours

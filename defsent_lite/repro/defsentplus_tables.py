@@ -1,0 +1,134 @@
+"""DefSent+'s tables as its notebooks show them, one call each: our rows (the untrained model,
+DefSent, and every PST step's mean over seeds) beside the paper's rows of the same model (Table 2,
+STS; Table 4, SentEval)."""
+
+from typing import NamedTuple
+
+import pandas as pd
+
+from defsent_lite.runtime import models
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper.labels import POOLING_LABELS
+from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, pst, scores
+
+
+class OurRows(NamedTuple):
+    """Our rows of Table 2: STS (results.STS_COLS) and the pooling of each row."""
+
+    table: pd.DataFrame  # one row per label, a "pooling" column first
+    stds: dict  # {label: std over seeds} of the DefSent+ rows
+    counts: dict  # {label: runs averaged}
+
+
+class Beside(NamedTuple):
+    table: pd.DataFrame  # results.side_by_side: the paper's row above ours, per pair
+    pairs: dict  # {label: (the paper's row or None, our row)}
+    note: str  # whose rows the paper's are, and which of ours stand beside them
+    verdict: str  # results.spread_verdict ("" where the paper gives no std)
+
+
+def defsent_row(scale, model, data_dir=None, variant="official"):
+    """(label, pooling, STS row, runs) of Table 2's DefSent row: DefSent trained as notebook 10
+    trains it, at the model's best pooling as DefSent+ reports it, the mean over its seeds on the
+    raw STS files (DefSent's own scoring)."""
+    reference = aggregate.reference_model(model)[0]
+    pooling = paper_defsentplus.defsent_row_pooling(reference) or "cls"
+    base = defsent_runs.base_config(scale, model, data_dir, variant=variant)
+    lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
+    budget.print_plan(
+        scale,
+        lambda: defsent_runs.plan(
+            base,
+            [pooling],
+            lr_xs,
+            seeds,
+            defsent_runs.build_dataset(
+                models.load_tokenizer(model), data_dir, paper_data=True, variant=variant
+            ),
+        ),
+    )
+    runs = defsent_runs.final_runs(base, pooling, lr_xs, seeds, data_dir=data_dir).runs
+    sts = scores.mean_trained_sts(runs, pooling, scale["sts_max_pairs"], data_dir)
+    return (
+        f"DefSent ({POOLING_LABELS[pooling]})",
+        pooling,
+        [sts[c] for c in results.STS_COLS],
+        len(runs),
+    )
+
+
+def table2_rows(runs, untrained, defsent):
+    """Our rows: the untrained model and DefSent (`defsent_row`) under their best pooling, then
+    for each dataset's PST steps (runs: {"c"|"b"|"a": pst.run's steps}) each candidate space's
+    mean over seeds under the pooling with the best mean (the paper's statistical result)."""
+    rows, poolings = {}, {}
+    poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
+    label, poolings[label], rows[label], n = defsent
+    stds, counts = {}, {label: n}
+    for name, steps in runs.items():
+        for st in steps:
+            combo = defsentplus_runs.combination_name(*st["combination"]).replace(" ", "")
+            for space in pst.spaces_of(st):
+                label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}"
+                label += " (ICA)" if space != "plain" else ""
+                seed_table = pst.seed_table(st, space)
+                poolings[label], mean, stds[label] = pst.best_pooling_row(seed_table)
+                counts[label] = int(seed_table.n.iloc[0])
+                rows[label] = mean.tolist()
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=results.STS_COLS)
+    table.insert(0, "pooling", pd.Series(poolings))
+    return OurRows(table, stds, counts)
+
+
+def table2(ours, model, scale, runs):
+    """Table 2 beside ours (OurRows): DefSent's row and each DefSent+ row found by model, step,
+    dataset and space, with the paper's std (runs: our seeds per row)."""
+    reference, note = aggregate.reference_model(model)
+    table = paper_defsentplus.TABLE2
+    defsent_label = next(k for k in ours.table.index if k.startswith("DefSent ("))
+    pairs = {
+        defsent_label: (
+            aggregate.paper_row(table, reference, "DefSent ", exclude=("DefSent+",)),
+            defsent_label,
+        )
+    }
+    for label in [k for k in ours.table.index if k.startswith("DefSent+")]:
+        key = defsentplus_runs.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
+        pairs[defsentplus_runs.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
+    side = results.side_by_side(
+        results.paper_table(table, results.STS_COLS),
+        ours.table[results.STS_COLS],
+        pairs,
+        compare=aggregate.comparable(model, scale),
+        std=results.paper_table(paper_defsentplus.TABLE2_STD, results.STS_COLS),
+        runs=runs,
+    )
+    return Beside(side, pairs, note, results.spread_verdict(side))
+
+
+def table4(ours, steps, model, scale):
+    """Table 4 beside ours (scores.transfer_before_after's two rows: untrained, final PST): our
+    final encoder beside the paper's DefSent+ row of the model in the same space (its ICA row only
+    when our last step kept the ICA space)."""
+    reference, note = aggregate.reference_model(model)
+    space = steps[-1]["best"][0]
+    ica = space != "plain"
+    final_key = aggregate.paper_row(
+        paper_defsentplus.TABLE4,
+        reference,
+        "DefSent+",
+        "3rd-",
+        *(["ICA"] if ica else []),
+        exclude=("simcse", "snscse") + (() if ica else ("ICA",)),
+    )
+    note += f"\nour final encoder's space: {space}; the paper's row in that space: {final_key}"
+    untrained_name, trained_name = ours.index
+    pairs = {untrained_name: (None, untrained_name), trained_name: (final_key, trained_name)}
+    side = results.side_by_side(
+        results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS),
+        ours,
+        pairs,
+        compare=aggregate.comparable(model, scale),
+    )
+    return Beside(side, pairs, note, "")
