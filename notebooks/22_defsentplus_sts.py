@@ -41,7 +41,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "a7c5b87a6203d66233cefc6f9259ad8be683293f"   # last to change the package
+    commit = "83e0139aa6e938e403f9b64291e03b0e01765e62"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
