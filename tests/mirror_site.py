@@ -16,7 +16,7 @@ import json
 import urllib.parse
 
 from defsent_lite.runtime import config
-from defsent_lite.data import download, readers, sources
+from defsent_lite.data import dictionary_readers, download, nli_readers, sources
 from http_site import Site, tar_gz_bytes, zip_bytes
 
 SHARED = config.data_root()
@@ -32,12 +32,12 @@ def nli_jsonl(rel):
 
 def ishiwatari(rel):
     """Oxford valid/test TSV back in Ishiwatari's `word%oxford.N<TAB>pos<TAB>oxford<TAB>definition` lines."""
-    pairs = readers.read_oxford_tsv(SHARED / rel)
+    pairs = dictionary_readers.read_oxford_tsv(SHARED / rel)
     return "".join(f"{w}%oxford.{i}\tpos\toxford\t{d}\t[]\t[]\n" for i, (w, d) in enumerate(pairs)).encode()
 
 
 def simcse_csv():
-    rows = readers.read_triplets(SHARED / "nli/train/triplets.tsv")
+    rows = nli_readers.read_triplets(SHARED / "nli/train/triplets.tsv")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["sent0", "sent1", "hard_neg"])

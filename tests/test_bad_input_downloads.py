@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 
 from defsent_lite.runtime import cache
-from defsent_lite.data import download, readers
+from defsent_lite.data import download, nli_readers
 from defsent_lite.repro import preflight
 from http_site import site  # noqa: F401 (a fixture)
 
@@ -49,11 +49,11 @@ def test_the_row_count_check_streams_a_large_csv(tmp_path):
     row = "a premise sentence here,an entailed one here,a contradiction here for the pair\n"
     path.write_text("sent0,sent1,hard_neg\n" + row * 130_000)
     tracemalloc.start()
-    assert readers.count_simcse_nli(path) == 130_000
+    assert nli_readers.count_simcse_nli(path) == 130_000
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 1_000_000, peak
-    assert len(readers.read_simcse_nli(path)) == 130_000
+    assert len(nli_readers.read_simcse_nli(path)) == 130_000
 
 
 def test_a_malformed_digest_record_names_its_line(tmp_path):

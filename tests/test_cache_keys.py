@@ -3,7 +3,7 @@ the bytes of its files, not its path; WordNet by the files actually read (NLTK_D
 test changes the input in place and sees a new key or a recomputed result."""
 import json
 
-from defsent_lite.data import readers
+from defsent_lite.data import dictionary_readers
 from defsent_lite.runtime import cache
 
 
@@ -58,7 +58,7 @@ def test_wordnet_read_through_nltk_data_is_keyed_by_its_files(tmp_path, monkeypa
     corpus.mkdir(parents=True)
     (corpus / "data.noun").write_text("00001740 03 n 01 entity 0 000 | that which is perceived\n")
     monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nltk"))
-    assert readers.wordnet_folder(root) == corpus
-    before = readers.wordnet_identity(root)
+    assert dictionary_readers.wordnet_folder(root) == corpus
+    before = dictionary_readers.wordnet_identity(root)
     (corpus / "data.noun").write_text("00001740 03 n 01 entity 0 000 | something else\n")
-    assert readers.wordnet_identity(root) != before
+    assert dictionary_readers.wordnet_identity(root) != before

@@ -1,6 +1,6 @@
 import pytest
 
-from defsent_lite.data import readers
+from defsent_lite.data import dictionary_readers, nli_readers, readers, senteval_readers
 
 STS_COUNTS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSB": 1379, "SICKR": 4927}
 
@@ -52,35 +52,35 @@ def test_missing_root_says_how_to_get_data(tmp_path):
 
 
 def test_transfer_counts():
-    assert [len(readers.load_binary_task(t)[0]) for t in readers.BINARY_FILES] == [10662, 3775, 10000, 10606]
-    sst = readers.load_sst2()
+    assert [len(senteval_readers.load_binary_task(t)[0]) for t in senteval_readers.BINARY_FILES] == [10662, 3775, 10000, 10606]
+    sst = senteval_readers.load_sst2()
     assert [len(sst[s][0]) for s in ("train", "dev", "test")] == [67349, 872, 1821]
-    trec = readers.load_trec()
+    trec = senteval_readers.load_trec()
     assert len(trec["train"][0]) == 5452 and len(trec["test"][0]) == 500
     assert [trec["test"][1].count(i) for i in range(6)] == [9, 138, 94, 65, 81, 113]
-    mrpc = readers.load_mrpc()
+    mrpc = senteval_readers.load_mrpc()
     assert len(mrpc["train"][2]) == 4076 and sum(mrpc["test"][2]) == 1147
 
 
 def test_nli_sets_and_malformed_csv(tmp_path):
-    rows = readers.load_nli("snli_test")
+    rows = nli_readers.load_nli("snli_test")
     assert len(rows) == 10000 and sum(r["label"] == "entailment" for r in rows) == 3368
-    assert sum(r["label"] == "entailment" for r in readers.load_nli("sick_test")) == 1414
+    assert sum(r["label"] == "entailment" for r in nli_readers.load_nli("sick_test")) == 1414
     bad = tmp_path / "bad.csv"
     bad.write_text("pairID,sentence1,sentence2,label\n1,a,b,entailment\n2,a,b,maybe\n")
     with pytest.raises(ValueError, match=r"bad\.csv:3"):
-        readers.read_nli_csv(bad)
+        nli_readers.read_nli_csv(bad)
 
 
 def test_dictionaries(tmp_path):
-    ox = readers.load_oxford()
+    ox = dictionary_readers.load_oxford()
     assert set(ox) == {"valid", "test"} and len(ox["valid"]) == len(ox["test"]) == 12232
     f = tmp_path / "train.txt"
     f.write_text("revitalize%oxford.3\tpos\toxford\tgive new life to\t[]\t[]\nbroken line\n")
     with pytest.raises(ValueError, match=r"train\.txt:2"):
-        readers.read_ishiwatari(f)
+        dictionary_readers.read_ishiwatari(f)
     f.write_text("revitalize%oxford.3\tpos\toxford\tgive new life to\t[]\t[]\n")
-    assert readers.read_ishiwatari(f) == [("revitalize", "give new life to")]
+    assert dictionary_readers.read_ishiwatari(f) == [("revitalize", "give new life to")]
 
 
 def test_wordnet_data_files_read_as_nltk_reads_them():
@@ -88,28 +88,28 @@ def test_wordnet_data_files_read_as_nltk_reads_them():
     same lemmas (syntactic markers such as "(ip)" dropped) and the gloss without its examples."""
     import nltk
     from nltk.corpus import wordnet as wn
-    folder = readers.wordnet_folder()
+    folder = dictionary_readers.wordnet_folder()
     assert folder is not None, "WordNet's data files not found under the data root or NLTK_DATA"
     if str(folder.parent.parent) not in nltk.data.path:
         nltk.data.path.insert(0, str(folder.parent.parent))
     checked = 0
-    for pos, letter in zip(readers.WORDNET_POS_FILES, "arnv"):
+    for pos, letter in zip(dictionary_readers.WORDNET_POS_FILES, "arnv"):
         lines = [l for l in (folder / f"data.{pos}").read_text(encoding="utf-8").splitlines(True) if not l[0].isspace()]
         for line in lines[::25]:
             synset = wn.synset_from_pos_and_offset(letter, int(line.split()[0]))
-            assert readers.synset_line_pairs(line) == [(n.replace("_", " ").lower(), synset.definition())
+            assert dictionary_readers.synset_line_pairs(line) == [(n.replace("_", " ").lower(), synset.definition())
                                                     for n in synset.lemma_names()], line[:60]
             checked += 1
     assert checked > 4000
     galore = next(l for l in (folder / "data.adj").read_text(encoding="utf-8").splitlines() if " s 01 galore(ip) " in l)
-    assert readers.synset_line_pairs(galore) == [("galore", "in great numbers")]   # marker and quoted example dropped
+    assert dictionary_readers.synset_line_pairs(galore) == [("galore", "in great numbers")]   # marker and quoted example dropped
 
 
 def test_a_malformed_wordnet_line_names_file_and_line(tmp_path):
     header = "  1 This software and database is being provided\n"
-    for pos in readers.WORDNET_POS_FILES:
+    for pos in dictionary_readers.WORDNET_POS_FILES:
         (tmp_path / f"data.{pos}").write_text(header + "00001740 03 n 01 entity 0 000 | that which exists\n")
-    assert readers.read_wordnet_data_files(tmp_path)[:1] == [("entity", "that which exists")]
+    assert dictionary_readers.read_wordnet_data_files(tmp_path)[:1] == [("entity", "that which exists")]
     (tmp_path / "data.noun").write_text(header + "00001740 03 n 01 entity 0 000 that which exists\n")
     with pytest.raises(ValueError, match=r"data\.noun:2: not a WordNet synset line"):
-        readers.read_wordnet_data_files(tmp_path)
+        dictionary_readers.read_wordnet_data_files(tmp_path)

@@ -186,25 +186,25 @@ def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
 
 
 def test_training_triplets_exclude_sources_and_never_hold_test_premises():
-    from defsent_lite.data import readers
+    from defsent_lite.data import nli_readers
     from defsent_lite.repro import gausscse_data
     all_t = gausscse_data.training_triplets()
     no_mnli = gausscse_data.training_triplets(exclude_sources=["mnli_dev_matched"])
     assert len(all_t) == 7409 and len(no_mnli) == 7409 - 3243
     premises = {p for p, _, _ in all_t}
     for name in ("snli_dev", "snli_test", "mnli_dev_mismatched"):
-        assert not premises & {r["premise"] for r in readers.load_nli(name)}
+        assert not premises & {r["premise"] for r in nli_readers.load_nli(name)}
 
 
 def test_simcse_csv_reader_quotes_and_bad_lines(tmp_path):
-    from defsent_lite.data import readers
+    from defsent_lite.data import nli_readers
     good = tmp_path / "nli_for_simcse.csv"
     good.write_text('sent0,sent1,hard_neg\n"A man, outside.",A man is out.,Nobody is out.\n')
-    assert readers.read_simcse_nli(good)[0]["premise"] == "A man, outside."
+    assert nli_readers.read_simcse_nli(good)[0]["premise"] == "A man, outside."
     bad = tmp_path / "bad.csv"
     bad.write_text("sent0,sent1,hard_neg\na,b,c\nonly,two\n")
     with pytest.raises(ValueError, match=r"bad.csv:3"):
-        readers.read_simcse_nli(bad)
+        nli_readers.read_simcse_nli(bad)
 
 
 class BagOfWordsGauss(torch.nn.Module):

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from defsent_lite.data import readers
+from defsent_lite.data import dictionary_readers, nli_readers, readers, senteval_readers
 
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
 SICK_FULL_HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\tentailment_BA\t"
@@ -44,33 +44,33 @@ BAD = [
     ("SICK header only", one_file(readers.read_sick), SICK_HEADER, r"f\.txt: no data lines"),
     ("SICK NaN relatedness", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\tnan\tNEUTRAL\n", r"f\.txt:2: relatedness"),
     ("SICK unknown label", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\t4.5\tMAYBE\n", r"f\.txt:2: label 'MAYBE'"),
-    ("SICK.txt without header", one_file(readers.read_sick_full), SICK_FULL_ROW, r"f\.txt:1: expected a header"),
-    ("SICK.txt bad direction", one_file(readers.read_sick_full), SICK_FULL_HEADER + SICK_FULL_ROW.replace("B_neutral_A", "B?A"),
+    ("SICK.txt without header", one_file(nli_readers.read_sick_full), SICK_FULL_ROW, r"f\.txt:1: expected a header"),
+    ("SICK.txt bad direction", one_file(nli_readers.read_sick_full), SICK_FULL_HEADER + SICK_FULL_ROW.replace("B_neutral_A", "B?A"),
      r"f\.txt:2: direction label"),
-    ("NLI unknown label", one_file(readers.read_nli_csv, "f.csv"), NLI_HEADER + "1,A man.,A person.,maybe\n", r"f\.csv:2: expected 4 fields"),
-    ("NLI empty premise", one_file(readers.read_nli_csv, "f.csv"), NLI_HEADER + "1, ,A person.,entailment\n", r"f\.csv:2: empty sentence"),
-    ("NLI latin-1 byte", one_file(readers.read_nli_csv, "f.csv"), NLI_HEADER.encode() + b"1,caf\xe9,A.,neutral\n", r"f\.csv:2: byte 0xe9"),
-    ("NLI header only", one_file(readers.read_nli_csv, "f.csv"), NLI_HEADER, r"f\.csv: no data lines"),
-    ("SimCSE latin-1 byte", one_file(readers.read_simcse_nli, "f.csv"), b"sent0,sent1,hard_neg\na,b,c\nd,\xe9,f\n", r"f\.csv:3: byte 0xe9"),
-    ("SimCSE empty field", one_file(readers.read_simcse_nli, "f.csv"), "sent0,sent1,hard_neg\na,,c\n", r"f\.csv:2: expected 3 non-empty"),
-    ("triplets without header", one_file(readers.read_triplets), "a\tb\tc\tsrc\n", r"f\.txt:1: expected a header"),
-    ("triplets header only", one_file(readers.read_triplets), TRIPLET_HEADER, r"f\.txt: no data lines"),
-    ("Oxford empty word", one_file(readers.read_oxford_tsv), "word\tdefinition\texample\n\ta thing\t\n", r"f\.txt:2: empty word"),
-    ("Oxford header only", one_file(readers.read_oxford_tsv), "word\tdefinition\texample\n", r"f\.txt: no data lines"),
-    ("Ishiwatari empty word", one_file(readers.read_ishiwatari), "%oxford.1\t0\t0\ta thing\n", r"f\.txt:1: empty word"),
-    ("Ishiwatari latin-1 byte", one_file(readers.read_ishiwatari), b"w%oxford.1\t0\t0\ta th\xefng\n", r"f\.txt:1: byte 0xef"),
+    ("NLI unknown label", one_file(nli_readers.read_nli_csv, "f.csv"), NLI_HEADER + "1,A man.,A person.,maybe\n", r"f\.csv:2: expected 4 fields"),
+    ("NLI empty premise", one_file(nli_readers.read_nli_csv, "f.csv"), NLI_HEADER + "1, ,A person.,entailment\n", r"f\.csv:2: empty sentence"),
+    ("NLI latin-1 byte", one_file(nli_readers.read_nli_csv, "f.csv"), NLI_HEADER.encode() + b"1,caf\xe9,A.,neutral\n", r"f\.csv:2: byte 0xe9"),
+    ("NLI header only", one_file(nli_readers.read_nli_csv, "f.csv"), NLI_HEADER, r"f\.csv: no data lines"),
+    ("SimCSE latin-1 byte", one_file(nli_readers.read_simcse_nli, "f.csv"), b"sent0,sent1,hard_neg\na,b,c\nd,\xe9,f\n", r"f\.csv:3: byte 0xe9"),
+    ("SimCSE empty field", one_file(nli_readers.read_simcse_nli, "f.csv"), "sent0,sent1,hard_neg\na,,c\n", r"f\.csv:2: expected 3 non-empty"),
+    ("triplets without header", one_file(nli_readers.read_triplets), "a\tb\tc\tsrc\n", r"f\.txt:1: expected a header"),
+    ("triplets header only", one_file(nli_readers.read_triplets), TRIPLET_HEADER, r"f\.txt: no data lines"),
+    ("Oxford empty word", one_file(dictionary_readers.read_oxford_tsv), "word\tdefinition\texample\n\ta thing\t\n", r"f\.txt:2: empty word"),
+    ("Oxford header only", one_file(dictionary_readers.read_oxford_tsv), "word\tdefinition\texample\n", r"f\.txt: no data lines"),
+    ("Ishiwatari empty word", one_file(dictionary_readers.read_ishiwatari), "%oxford.1\t0\t0\ta thing\n", r"f\.txt:1: empty word"),
+    ("Ishiwatari latin-1 byte", one_file(dictionary_readers.read_ishiwatari), b"w%oxford.1\t0\t0\ta th\xefng\n", r"f\.txt:1: byte 0xef"),
     # issue 36: what the formats forbid
     ("STS gold above 5", lambda t, c: sts_subset(t, b"a\tb\nc\td\n", c), b"3.0\n7.5\n", r"gs\.txt:2: gold score '7\.5' is outside 0-5"),
     ("STS gold below 0", lambda t, c: sts_subset(t, b"a\tb\n", c), b"-3\n", r"gs\.txt:1: gold score '-3' is outside 0-5"),
     ("STS-B score above 5", one_file(readers.read_stsb), STSB_ROW.format("5.5"), r"f\.txt:1: score '5\.5' is outside 0-5"),
     ("SICK relatedness below 0", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\t-1\tNEUTRAL\n", r"f\.txt:2: relatedness '-1' is outside"),
     ("NUL byte in an STS input", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\nc\x00\td\n", r"in\.txt:2: a NUL byte"),
-    ("Oxford empty definition", one_file(readers.read_oxford_tsv), "word\tdefinition\texample\ndog\t \tex\n", r"f\.txt:2: empty definition"),
-    ("Ishiwatari empty definition", one_file(readers.read_ishiwatari), "dog%oxford.1\t0\t0\t\n", r"f\.txt:1: empty definition"),
+    ("Oxford empty definition", one_file(dictionary_readers.read_oxford_tsv), "word\tdefinition\texample\ndog\t \tex\n", r"f\.txt:2: empty definition"),
+    ("Ishiwatari empty definition", one_file(dictionary_readers.read_ishiwatari), "dog%oxford.1\t0\t0\t\n", r"f\.txt:1: empty definition"),
     # issue 46: a tab inside a sentence shifted the columns
-    ("triplets tab inside a sentence", one_file(readers.read_triplets),
+    ("triplets tab inside a sentence", one_file(nli_readers.read_triplets),
      TRIPLET_HEADER + "A man\tsits.\tA person sits.\tNobody sits.\tsnli\n", r"f\.txt:2: expected 4 tab-separated fields, got 5"),
-    ("Oxford tab inside a definition", one_file(readers.read_oxford_tsv),
+    ("Oxford tab inside a definition", one_file(dictionary_readers.read_oxford_tsv),
      "word\tdefinition\texample\ndog\ta\tpet\tex\n", r"f\.txt:2: expected 3 tab-separated fields, got 4"),
 ]
 
@@ -92,30 +92,30 @@ def mrpc_root(tmp_path, train_text):
 def test_mrpc_without_its_header_is_refused(tmp_path):
     root = mrpc_root(tmp_path, "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
     with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:1: expected a header"):
-        readers.load_mrpc(root)
+        senteval_readers.load_mrpc(root)
 
 
 def test_mrpc_with_a_tab_inside_a_sentence_is_refused(tmp_path):
     root = mrpc_root(tmp_path, MRPC_HEADER + "1\t1\t2\tA\tman.\tA person.\n")
     with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:2: expected 5 tab-separated fields, got 6"):
-        readers.load_mrpc(root)
+        senteval_readers.load_mrpc(root)
 
 
 def test_mrpc_with_its_header_reads_every_row(tmp_path):
     root = mrpc_root(tmp_path, MRPC_HEADER + "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
-    assert readers.load_mrpc(root)["train"][2] == [1, 0]
+    assert senteval_readers.load_mrpc(root)["train"][2] == [1, 0]
 
 
 def test_a_good_file_is_read_whole(tmp_path):
     s1, s2, gold = sts_subset(tmp_path, b"a\tb\nc\td\ne\tf\n", b"3.0\n\n1.5\n")
     assert (s1, s2, gold) == (["a", "e"], ["b", "f"], [3.0, 1.5])  # the empty gold line is SentEval's rule
-    rows = one_file(readers.read_triplets)(tmp_path, TRIPLET_HEADER + "p\te\tc\tx\n")
+    rows = one_file(nli_readers.read_triplets)(tmp_path, TRIPLET_HEADER + "p\te\tc\tx\n")
     assert rows == [dict(premise="p", entailment="e", contradiction="c", source="x")]
 
 
 def test_error_message_names_the_path(tmp_path):
     with pytest.raises(ValueError) as info:
-        one_file(readers.read_triplets)(tmp_path, "a\tb\tc\n")
+        one_file(nli_readers.read_triplets)(tmp_path, "a\tb\tc\n")
     assert re.search(re.escape(str(tmp_path / "f.txt")) + ":1:", str(info.value))
 
 
@@ -134,23 +134,23 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_sentence(tmp_path):
 def test_sst2_with_an_empty_sentence_is_refused(tmp_path):
     root = senteval_file(tmp_path, "SST/binary/sentiment-train", b"good film\t1\n\t0\n")
     with pytest.raises(ValueError, match=r"sentiment-train:2: empty sentence"):
-        readers.load_sst2(root)
+        senteval_readers.load_sst2(root)
 
 
 def test_a_binary_task_file_of_blank_lines_is_refused(tmp_path):
     senteval_file(tmp_path, "MR/rt-polarity.pos", b"a fine film\n")
     root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"\t\n \n")
     with pytest.raises(ValueError, match=r"rt-polarity\.neg: every line is blank"):
-        readers.load_binary_task("MR", root)
+        senteval_readers.load_binary_task("MR", root)
 
 
 def test_a_utf8_file_where_senteval_reads_latin1_is_refused_not_garbled(tmp_path):
     senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("utf-8"))
     root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"a dull film\n")
     with pytest.raises(ValueError, match=r"rt-polarity\.pos:2: UTF-8 text in a file read as latin-1"):
-        readers.load_binary_task("MR", root)
+        senteval_readers.load_binary_task("MR", root)
     senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("latin-1"))
-    sentences, _ = readers.load_binary_task("MR", root)   # the latin-1 original reads as it is
+    sentences, _ = senteval_readers.load_binary_task("MR", root)   # the latin-1 original reads as it is
     assert sentences[1] == "un caf\u00e9 charmant"
 
 
@@ -161,7 +161,7 @@ def test_a_latin1_file_with_one_utf8_line_is_refused_at_that_line(tmp_path):
     senteval_file(tmp_path, "MR/rt-polarity.pos", text)
     root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"a dull film\n")
     with pytest.raises(ValueError, match=r"rt-polarity\.pos:2: UTF-8 text in a file read as latin-1"):
-        readers.load_binary_task("MR", root)
+        senteval_readers.load_binary_task("MR", root)
 
 
 @pytest.mark.parametrize("raw, expected", [

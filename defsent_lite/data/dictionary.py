@@ -8,7 +8,7 @@ import re
 import statistics
 
 from defsent_lite.runtime import config, models
-from defsent_lite.data import readers
+from defsent_lite.data import dictionary_readers, readers
 
 SPLIT_SEED = 0  # DefSent's own split used an unseeded shuffle; ours is fixed and recorded
 
@@ -120,7 +120,7 @@ def require_oxford_train(data_dir=None):
 
 def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):
     """All Oxford (word, definition) pairs of the splits at hand, and the splits used."""
-    ox = readers.load_oxford(data_dir)
+    ox = dictionary_readers.load_oxford(data_dir)
     used = [s for s in splits if s in ox]
     return [p for s in used for p in ox[s]], used
 
@@ -131,7 +131,7 @@ def defsentplus_dataset(name, data_dir=None):
     pairs, and the Oxford splits used."""
     ox, used = oxford_pairs(data_dir)
     if name == "a":
-        return merge_entries(ox + readers.wordnet_definitions(data_dir)), used
+        return merge_entries(ox + dictionary_readers.wordnet_definitions(data_dir)), used
     if name == "b":
         return ox, used
     if name == "c":

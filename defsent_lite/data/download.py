@@ -34,7 +34,7 @@ except ImportError:  # not on Windows: the record is then written without a lock
     fcntl = None
 
 from defsent_lite.runtime import cache, config
-from defsent_lite.data import convert, readers
+from defsent_lite.data import convert, nli_readers
 from defsent_lite.data import sources as catalogue
 from defsent_lite.data.checksums import (
     RECORD_FILE,
@@ -261,7 +261,7 @@ def _check_content(src, path, url):
             f"({MAX_BYTES_PER_ROW} bytes a row); not parsed"
         )
     try:
-        rows = readers.count_simcse_nli(path)
+        rows = nli_readers.count_simcse_nli(path)
     except (ValueError, csv.Error) as e:  # a decoding error is a ValueError
         raise DownloadError(f"{url}: not the expected CSV ({type(e).__name__}: {e})") from None
     if rows != src["rows"]:

@@ -15,7 +15,7 @@ import torch
 
 from defsent_lite import encode, train
 from defsent_lite.runtime import models
-from defsent_lite.data import readers
+from defsent_lite.data import readers, senteval_readers
 from defsent_lite.evaluation import sts
 
 
@@ -223,11 +223,14 @@ def transfer_sentences(data_dir=None, settings=None):
         return min(n, cap) if cap else n
 
     n = sum(
-        capped(len(readers.load_binary_task(t, data_dir)[0]), "train") for t in readers.BINARY_FILES
+        capped(len(senteval_readers.load_binary_task(t, data_dir)[0]), "train")
+        for t in senteval_readers.BINARY_FILES
     )
-    n += sum(capped(len(v[0]), k) for k, v in readers.load_sst2(data_dir).items())
-    n += sum(capped(len(v[0]), k) for k, v in readers.load_trec(data_dir).items())
-    return n + sum(2 * capped(len(v[0]), k) for k, v in readers.load_mrpc(data_dir).items())
+    n += sum(capped(len(v[0]), k) for k, v in senteval_readers.load_sst2(data_dir).items())
+    n += sum(capped(len(v[0]), k) for k, v in senteval_readers.load_trec(data_dir).items())
+    return n + sum(
+        2 * capped(len(v[0]), k) for k, v in senteval_readers.load_mrpc(data_dir).items()
+    )
 
 
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):

@@ -9,7 +9,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
 from defsent_lite.runtime import config, models
-from defsent_lite.data import dictionary, readers, sources
+from defsent_lite.data import dictionary, nli_readers, sources
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, gausscse_data
@@ -82,7 +82,7 @@ def colab_session_estimates(data_dir=None):
         tok, triplets, 48
     )  # a batch of 16 pads its 48 sentences together
     test_sentences = 2 * sum(
-        len(readers.load_nli(name, data_dir)) for name in gausscse_data.NLI_TEST_SETS.values()
+        len(nli_readers.load_nli(name, data_dir)) for name in gausscse_data.NLI_TEST_SETS.values()
     )
     gauss = encoder + 2 * 768 * 769  # the encoder and its mean and variance heads
     steps = n_nli // 16

@@ -11,7 +11,7 @@ import torch
 from defsent_lite import checks, defsent, train
 from defsent_lite.checks import best_of, require_nonempty
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import dictionary, readers
+from defsent_lite.data import dictionary, dictionary_readers
 from defsent_lite.repro import budget, scores, variants
 from defsent_lite.repro.scores import seed_scoring
 
@@ -201,7 +201,7 @@ def build_dataset(
         tokenizer=tokenizer.name_or_path,
         vocab=len(tokenizer),
         data=cache.data_identity(data_dir, "dictionary"),
-        wordnet=readers.wordnet_identity(data_dir),
+        wordnet=dictionary_readers.wordnet_identity(data_dir),
         use_wordnet=use_wordnet,
         seed=seed,
         prep=prep,
@@ -220,7 +220,7 @@ def _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep):
     if prep["detokenise"]:
         pairs = dictionary.detokenised(pairs)
     if use_wordnet:
-        pairs = pairs + readers.wordnet_definitions(data_dir)
+        pairs = pairs + dictionary_readers.wordnet_definitions(data_dir)
     pairs = dictionary.merge_entries(pairs, dedupe=prep["dedupe"])
     ids = dictionary.single_token_ids([w for w, _ in pairs], tokenizer)
     report = dict(

@@ -14,7 +14,7 @@ import torch
 from defsent_lite import defsentplus, encode, train
 from defsent_lite.defsentplus import ENTRY_POOLINGS
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import dictionary, readers
+from defsent_lite.data import dictionary, dictionary_readers
 from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -243,7 +243,7 @@ def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data
         data=cache.data_identity(data_dir, "dictionary"),
     )
     if name == "a":  # WordNet, by the files actually read (NLTK_DATA's too)
-        cfg["wordnet"] = readers.wordnet_identity(data_dir)
+        cfg["wordnet"] = dictionary_readers.wordnet_identity(data_dir)
 
     def compute():
         pairs, used = dictionary.defsentplus_dataset(name, data_dir)

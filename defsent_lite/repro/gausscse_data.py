@@ -8,7 +8,7 @@ import torch
 
 from defsent_lite import checks, encode
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import readers
+from defsent_lite.data import nli_readers
 from defsent_lite.evaluation import nli
 
 
@@ -38,9 +38,9 @@ def training_triplets(
     if source not in ("offline", "simcse"):
         raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
     rows = (
-        readers.read_simcse_nli(train_dir / "nli_for_simcse.csv")
+        nli_readers.read_simcse_nli(train_dir / "nli_for_simcse.csv")
         if source == "simcse"
-        else readers.read_triplets(train_dir / "triplets.tsv")
+        else nli_readers.read_triplets(train_dir / "triplets.tsv")
     )
     rows = [r for r in rows if r["source"] not in exclude_sources]
     if checks.count(max_triplets, "max_triplets (train_max)") and len(rows) > max_triplets:
@@ -93,11 +93,12 @@ def direction_pairs(name, rows, sick_full, sick_pairs="one-way"):
 
 def eval_data(max_pairs=None, data_dir=None):
     """SNLI dev, the three test sets (evenly spaced subsets when max_pairs) and full SICK."""
-    dev = evenly_spaced(readers.load_nli(DEV_SET, data_dir), max_pairs)
+    dev = evenly_spaced(nli_readers.load_nli(DEV_SET, data_dir), max_pairs)
     tests = {
-        k: evenly_spaced(readers.load_nli(v, data_dir), max_pairs) for k, v in NLI_TEST_SETS.items()
+        k: evenly_spaced(nli_readers.load_nli(v, data_dir), max_pairs)
+        for k, v in NLI_TEST_SETS.items()
     }
-    sick_full = readers.read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
+    sick_full = nli_readers.read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
     return dev, tests, sick_full
 
 
@@ -128,7 +129,7 @@ def frozen_cls_vectors(
     pairs, each distinct sentence encoded once (cached): notebook 30's miniature trains only the
     Gaussian head on them."""
     triplets = training_triplets(data_dir, max_triplets=max_triplets, source=source)
-    pairs = direction_pairs("SNLI", readers.load_nli(NLI_TEST_SETS["SNLI"], data_dir), [])
+    pairs = direction_pairs("SNLI", nli_readers.load_nli(NLI_TEST_SETS["SNLI"], data_dir), [])
     sentences = list(
         dict.fromkeys([s for t in triplets for s in t] + pairs.entailing + pairs.entailed)
     )
