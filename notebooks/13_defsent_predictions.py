@@ -36,7 +36,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "83e0139aa6e938e403f9b64291e03b0e01765e62"   # last to change the package
+    commit = "c8f4657720869ebee41fcc6449e0a26a2614ae7e"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
