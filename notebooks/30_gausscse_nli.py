@@ -186,7 +186,7 @@ print("CLS vectors", tuple(frozen.vectors.shape), "[sentences, hidden]",
 # The training loop, whole: a batch of triplets is 32 rows of the vector table, the head turns
 # its 96 vectors into (mean, variance) pairs, and Eq. 3 is minimised.
 
-# %% tags=["tolerance: direction; loss epoch 1=loss; loss epoch 3=loss"]
+# %%
 def train_head(setting, seed=0, epochs=3, batch_size=32, lr=1e-3):
     """A new official Gaussian head trained with Eq. 3 on the frozen CLS vectors."""
     torch.manual_seed(seed)
@@ -208,6 +208,11 @@ def train_head(setting, seed=0, epochs=3, batch_size=32, lr=1e-3):
     return head, losses
 
 
+# %% [markdown]
+# Direction, measured: for each SNLI-test entailment pair, which way round the head's similarity
+# is larger, and which sentence it gives the larger variance; then the two settings trained.
+
+# %% tags=["tolerance: direction; loss epoch 1=loss; loss epoch 3=loss"]
 def direction(head):
     """On SNLI test's entailment pairs: sim(hyp||pre) - sim(pre||hyp) of each pair, the share
     where the premise is predicted to entail, and where its variance is the larger."""
