@@ -69,7 +69,8 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 
 # %%
 counts = {task: len(readers.load_sts(task, DATA_ROOT)[2]) for task in readers.STS_TASKS}
-counts.update({t: len(senteval_readers.load_binary_task(t, DATA_ROOT)[0]) for t in senteval_readers.BINARY_FILES})
+counts.update({t: len(senteval_readers.load_binary_task(t, DATA_ROOT)[0])
+               for t in senteval_readers.BINARY_FILES})
 split_sizes = lambda splits: "/".join(str(len(split[0])) for split in splits.values())
 counts["SST2 (train/dev/test)"] = split_sizes(senteval_readers.load_sst2(DATA_ROOT))
 counts["TREC (train/test)"] = split_sizes(senteval_readers.load_trec(DATA_ROOT))
