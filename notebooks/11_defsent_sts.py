@@ -55,33 +55,17 @@ POOLINGS = ["cls", "mean", "max"]
 VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %%
-import pandas as pd
-
 from defsent_lite.paper import aggregate, defsent_tables, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
+from defsent_lite.repro import defsent_runs, defsent_scored, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)
-prefix_space = defsent_runs.variant_settings(VARIANT)["prefix_space"]
-model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=prefix_space)
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
-paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=paper_data, variant=VARIANT)
-base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]
-max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
-# the plan and its time estimate first (printed at the protocol scales): training, then encoding
-# the STS sentences untrained and trained, per pooling
-sts_encoded = len(POOLINGS) * 2 * budget.sts_sentences(DATA_ROOT, max_pairs)
-budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset,
-                                                   extra_encoded=sts_encoded))
-untrained = scores.untrained_sts(MODEL, POOLINGS, max_pairs, DATA_ROOT, batch_size)
-trained = {}
-for p in POOLINGS:
-    runs = defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset).runs
-    sts_scores = [scores.trained_sts(r, p, max_pairs, DATA_ROOT, batch_size) for r in runs]
-    trained[p] = dict(dev_mrr=[r["dev"]["mrr"] for r in runs], scores=sts_scores)
+# the plan and its time estimate first (printed at the protocol scales), then DefSent trained per
+# pooling and seed (or found where notebook 10 left it), STS scored untrained and trained
+scored = defsent_scored.sts(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
+      "| head:", scored.head_kind)
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
@@ -96,7 +80,7 @@ variants.whole(defsent_runs.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-t8 = defsent_tables.table8(untrained, {p: trained[p]["scores"] for p in POOLINGS}, MODEL, scale)
+t8 = defsent_tables.table8(scored.untrained, scored.trained, MODEL, scale)
 print(t8.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t8.verdict)   # which of ours lie outside the paper's spread
 table8 = t8.table
@@ -120,8 +104,7 @@ aggregate.mean_pm_std(t8.seeds)
 # they stand beside ours only for BERT-base and its stand-in.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-dev_mrr = {p: pd.Series(trained[p]["dev_mrr"]).mean() for p in POOLINGS}
-t3 = defsent_tables.table3(t8, dev_mrr, MODEL, scale)
+t3 = defsent_tables.table3(t8, scored.dev_mrr, MODEL, scale)
 print(t3.note)
 table3 = t3.table
 table3
@@ -133,9 +116,9 @@ table3
 results.whole_beside(paper_defsent.TABLE3, results.STS_COLS, t3.ours, t3.pairs).round(2)
 
 # %%
-meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{dataset[1]['source']}; train max {scale['defsent_train_max']}; "
-                 f"STS raw, max {max_pairs} pairs/task",
+meta = dict(model=MODEL, head=scored.head_kind, scale=scale["name"], seeds=scale["seeds"],
+            data=f"{scored.data}; train max {scale['defsent_train_max']}; "
+                 f"STS raw, max {scale['sts_max_pairs']} pairs/task",
             runs=t8.seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))

@@ -60,39 +60,18 @@ POOLINGS = None  # None: smoke the pooling of Table 4's row, else all three
 VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %% tags=["tolerance: check; untrained=score"]
-import pandas as pd
-
 from defsent_lite.paper import aggregate, defsent_tables, plots, results
-from defsent_lite.repro import budget, defsent_runs, preflight, scores, variants
+from defsent_lite.repro import defsent_runs, defsent_scored, preflight, scores, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
-_, tokenizer, _, head_kind = defsent_runs.load_model(MODEL)
-paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=paper_data, variant=VARIANT)
-base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-lr_xs, seed_list, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
-transfer = scores.transfer_settings(scale)
-# the plan and its time estimate first (printed at the protocol scales): training, then encoding
-# the SentEval sentences untrained and trained, per pooling
-encoded = 3 * 2 * budget.transfer_sentences(DATA_ROOT, transfer)
-budget.print_plan(scale, lambda: defsent_runs.plan(base, ["cls", "mean", "max"], lr_xs, seed_list,
-                                                   dataset, extra_encoded=encoded))
-final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset)
-         for p in ("cls", "mean", "max")}
-dev_mrr = {p: pd.Series([r["dev"]["mrr"] for r in f.runs]).mean() for p, f in final.items()}
-reference = aggregate.reference_model(MODEL)[0]
-reported, why = defsent_tables.reported_pooling(scale, reference, dev_mrr)
-POOLINGS = POOLINGS or defsent_runs.senteval_poolings(scale, reported)
-print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
-print("poolings scored:", POOLINGS, f"| Table 4's pooling: {reported} ({why})")
-
-untrained, trained = {}, {}
-for p in POOLINGS:
-    untrained[p] = scores.untrained_transfer(MODEL, [p], scale, DATA_ROOT, batch_size)[p]
-    seed_runs = final[p].runs[:defsent_runs.SENTEVAL_SEEDS]   # Table 9: three seeds
-    trained[p] = [scores.trained_transfer(r, p, transfer, DATA_ROOT, batch_size) for r in seed_runs]
-t4 = defsent_tables.table4(untrained, trained, MODEL, scale)
+# the plan and its time estimate first (printed at the protocol scales), then DefSent trained per
+# pooling and seed (or found where notebook 10 left it), SentEval scored untrained and trained
+scored = defsent_scored.senteval(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
+print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
+      "| head:", scored.head_kind)
+print("poolings scored:", scored.poolings, f"| Table 4's pooling: {scored.reported} ({scored.why})")
+t4 = defsent_tables.table4(scored.untrained, scored.trained, MODEL, scale)
 t4.ours.round(2)
 
 # %% [markdown]
@@ -129,8 +108,8 @@ defsent_tables.whole_table4(t4).round(2)
 aggregate.mean_pm_std(t4.seeds)
 
 # %%
-meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{dataset[1]['source']}; {scores.transfer_text(scale)}",
+meta = dict(model=MODEL, head=scored.head_kind, scale=scale["name"], seeds=scale["seeds"],
+            data=f"{scored.data}; {scores.transfer_text(scale)}",
             runs=t4.seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
 title = f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({t4.reference})"

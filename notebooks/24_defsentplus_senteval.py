@@ -57,33 +57,20 @@ COMBINATION = None
 # %% tags=["tolerance: check; untrained (mean)=score"]
 import pandas as pd
 
-from defsent_lite import checks
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, defsentplus_runs, defsentplus_tables, preflight, pst, scores
-from defsent_lite.repro import variants
+from defsent_lite.repro import defsentplus_runs, defsentplus_tables, preflight, scores, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("24", SCALE, DATA_ROOT, MODEL)
-reference = aggregate.reference_model(MODEL)[0]
-cfg, _ = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, variant=VARIANT)
-# the plan and its time estimate first (printed at the protocol scales): PST, then encoding the
-# SentEval sentences untrained and trained
-encoded = 2 * budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale))
-budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT, extra_encoded=encoded))
-steps, report = pst.run(cfg, DATA_ROOT)
-final = steps[-1]["best_run"]
-checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # refuses NaN
-pooling, why = defsentplus_runs.senteval_pooling(MODEL, final)
+# the plan and its time estimate first (printed at the protocol scales), then PST (or the steps
+# notebook 21 cached) and SentEval of its final encoder beside the untrained one
+final = defsentplus_tables.final_senteval(scale, MODEL, DATASET, COMBINATION, DATA_ROOT, VARIANT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
-print(f"final PST run: step {steps[-1]['step']}, space {steps[-1]['best'][0]},",
-      "pooling", pooling, f"({why})")
-
-row_names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
-ours = scores.transfer_before_after(MODEL, final["path"], pooling, scale, DATA_ROOT,
-                                    names=row_names)
-ours.round(2)
+print(f"final PST run: step {final.steps[-1]['step']}, space {final.steps[-1]['best'][0]},",
+      "pooling", final.pooling, f"({final.why})")
+final.ours.round(2)
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
@@ -98,7 +85,7 @@ variants.whole(defsentplus_runs.differences())
 # of the model below, for context (the paper has no untrained row).
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained (mean)=score"]
-t4 = defsentplus_tables.table4(ours, steps, MODEL, scale)
+t4 = defsentplus_tables.table4(final.ours, final.steps, MODEL, scale)
 print(t4.note)   # whose rows the paper's are, and the paper's row in our encoder's space
 table4 = t4.table
 table4
@@ -108,7 +95,7 @@ table4
 # ours below the row it stands beside (the paper has no untrained raw-model row).
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
-results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, ours, t4.pairs).round(2)
+results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, final.ours, t4.pairs).round(2)
 
 # %% [markdown]
 # The paper's Table 7: the pooling each released encoder uses for STS and for SentEval (ours
@@ -118,7 +105,8 @@ results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, ours, t4.p
 pd.DataFrame.from_dict(paper_defsentplus.TABLE7, orient="index", columns=["STS", "SentEval"])
 
 # %%
-meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=pooling,
+report, reference = final.report, aggregate.reference_model(MODEL)[0]
+meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=final.pooling,
             data=f"{report['source']}; {report['entries']} entries; {scores.transfer_text(scale)}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
 title = f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"

@@ -1,11 +1,12 @@
 """DefSent+'s tables as its notebooks show them, one call each: our rows (the untrained model,
-DefSent, and every PST step's mean over seeds) beside the paper's rows of the same model (Table 2,
-STS; Table 4, SentEval)."""
+DefSent, and every PST step's mean over seeds; the final encoder's SentEval) beside the paper's
+rows of the same model (Table 2, STS; Table 4, SentEval)."""
 
 from typing import NamedTuple
 
 import pandas as pd
 
+from defsent_lite import checks
 from defsent_lite.runtime import models
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -105,6 +106,33 @@ def table2(ours, model, scale, runs):
         runs=runs,
     )
     return Beside(side, pairs, note, results.spread_verdict(side))
+
+
+class FinalSentEval(NamedTuple):
+    """Table 4's rows of ours: the final PST encoder and the untrained one on SentEval."""
+
+    ours: pd.DataFrame  # scores.transfer_before_after's two rows: untrained, final PST
+    steps: list  # pst.run's steps (the last one's best run is the final encoder)
+    pooling: str  # the inference pooling scored (defsentplus_runs.senteval_pooling)
+    why: str  # ... and why that one
+    report: dict  # the entry dataset's report (source, entries)
+
+
+def final_senteval(scale, model, dataset, combination=None, data_dir=None, variant="official"):
+    """PST run as notebook 21 runs it (or its cached steps), then SentEval of its final encoder and
+    of the untrained one, under the pooling Table 7 gives the model (else the run's best on STS);
+    the plan, printed first, counts both encodings of the SentEval sentences."""
+    reference = aggregate.reference_model(model)[0]
+    cfg, _ = pst.model_pst_config(scale, model, dataset, reference, combination, variant=variant)
+    encoded = 2 * budget.transfer_sentences(data_dir, scores.transfer_settings(scale))
+    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=data_dir, extra_encoded=encoded))
+    steps, report = pst.run(cfg, data_dir)
+    final = steps[-1]["best_run"]
+    checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
+    pooling, why = defsentplus_runs.senteval_pooling(model, final)
+    names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
+    ours = scores.transfer_before_after(model, final["path"], pooling, scale, data_dir, names=names)
+    return FinalSentEval(ours, steps, pooling, why, report)
 
 
 def table4(ours, steps, model, scale):
