@@ -28,7 +28,7 @@
 #
 # $$\text{STS} = 100 \cdot \rho_{\text{Spearman}}\big(\cos(u_a, u_b),\ \text{gold}(a, b)\big)$$ for the encoder after each Training (Eq. 5 trains it).
 #
-# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 200 of *b* and *c*, one seed, 50
+# **Smoke scale**: all-MiniLM-L6-v2, 390 sampled entries of *a*, 100 of *b* and *c*, one seed, 50
 # pairs per STS task. DefSent's row is DefSent's mean over the scale's seeds at the pooling of the
 # paper's DefSent row for the model (BERT-base: Mean, Table 8's 75.11; notebooks 10-11 train it),
 # scored as DefSent scores, on the raw STS files (250 pairs per task at smoke: notebook 11's

@@ -57,8 +57,8 @@ SCALES = {
             7.0
         ],  # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
         dsp_max_entries=390,  # DefSent+: seeded sample of entries (all their definitions) of dataset a
-        dsp_max_entries_b_c=200,  # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
-        dsp_grid_max_entries=200,  # ... of a for notebook 23's four combinations (no ICA either)
+        dsp_max_entries_b_c=100,  # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
+        dsp_grid_max_entries=100,  # ... of a for notebook 23's four combinations (no ICA either)
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
         dsp_sts_max_pairs=50,  # STS pairs per task after each DefSent+ training (smoke: 50 to keep CI short)
