@@ -25,28 +25,7 @@
 # are one token of the vocabulary are used; the data is split 8:1:1 **by word**, so dev and
 # test words are unseen in training.
 #
-# **Offline stand-ins (smoke scale).** The model is all-MiniLM-L6-v2, whose checkpoint has
-# no MLM head: the decoder falls back to the frozen input-embedding matrix
-# (logits = u E^T, no transform layer), and every result below says so in its `head`
-# column. The Oxford train split is missing, so the data is Oxford valid+test plus WordNet
-# definitions of single-token words, re-split by word with a fixed seed. Smoke runs train
-# on a seeded subset of 800 definitions (50 steps), score 500 dev/test definitions, use
-# the top of the grid (x = 7: with so few steps and a head without the MLM transform,
-# smaller rates barely move the vectors; x in {4, 6} gave lower dev MRR in our trials) and
-# one seed; `SCALE = "paper"` runs bert-base-uncased with its real
-# head, all definitions, the full grid and 10 seeds.
-#
-# **What to expect.** Without fine-tuning, pooled vectors predict the defined word poorly (the
-# paper's BERT-base: MRR 0.001-0.03). At smoke scale the 50-step run raises the test MRR of CLS
-# pooling about five-fold and about doubles that of Max pooling, changes about four (CLS) and three
-# (Max) times their spread over three seeds; MiniLM's *mean* vector, trained for similarity, already sits near the
-# word embeddings, and the short run moves its MRR less than its spread over seeds (one seed ends
-# below the untrained vector): no change is claimed for Mean. Those changes are the smoke result
-# ("What the short run learns" below); the levels are far below the paper's, whose model has a real MLM
-# head: the paper-scale run is the one to compare with its numbers. MRR is over the whole
-# vocabulary, as the paper's numbers were computed: its untrained rows' MRR is above the most a
-# top-10 MRR could reach with their own top-k accuracies. The official code's MRR (reciprocal
-# ranks within the top 10, a gold word ranked lower counts 0) is in every result as `mrr_top10`.
+# At the smoke scale the model and the data are offline stand-ins: each is said where it applies.
 
 # %%
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
@@ -66,6 +45,18 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 MODEL = None   # None = the scale's model
 POOLINGS = ["cls", "mean", "max"]
 VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
+
+# %% [markdown]
+# **Offline stand-ins (smoke scale).** The model is all-MiniLM-L6-v2, whose checkpoint has
+# no MLM head: the decoder falls back to the frozen input-embedding matrix
+# (logits = u E^T, no transform layer), and every result below says so in its `head`
+# column. The Oxford train split is missing, so the data is Oxford valid+test plus WordNet
+# definitions of single-token words, re-split by word with a fixed seed. Smoke runs train
+# on a seeded subset of 800 definitions (50 steps), score 500 dev/test definitions, use
+# the top of the grid (x = 7: with so few steps and a head without the MLM transform,
+# smaller rates barely move the vectors; x in {4, 6} gave lower dev MRR in our trials) and
+# one seed; `SCALE = "paper"` runs bert-base-uncased with its real
+# head, all definitions, the full grid and 10 seeds.
 
 # %%
 import pandas as pd
@@ -178,7 +169,12 @@ variants.whole(defsent_runs.differences())
 
 # %% [markdown]
 # ## Without fine-tuning
-# The same frozen head on the untrained encoder (the paper's "no fine-tuning" rows).
+# The same frozen head on the untrained encoder (the paper's "no fine-tuning" rows): pooled
+# vectors predict the defined word poorly (the paper's BERT-base: MRR 0.001-0.03). MRR is over
+# the whole vocabulary, as the paper's numbers were computed: its untrained rows' MRR is above the
+# most a top-10 MRR could reach with their own top-k accuracies. The official code's MRR
+# (reciprocal ranks within the top 10, a gold word ranked lower counts 0) is in every result as
+# `mrr_top10`.
 
 # %% tags=["tolerance: fraction"]
 test_eval = defsent_runs.subsample(splits["test"], scale["defsent_eval_max"], 0)
@@ -206,10 +202,13 @@ lr_table
 # %% [markdown]
 # ## What the short run learns
 # Test MRR before and after DefSent training (the mean over the scale's seeds). Measured on
-# this scale over seeds 0-2: CLS 0.011 -> 0.059 / 0.064 / 0.053, Max 0.037 -> 0.079 / 0.076 /
-# 0.066: each change is about four (CLS) and three (Max) times the spread between seeds
-# (`docs/smoke_spread.md`), and the tests compare these numbers within 0.012. Mean 0.070 -> 0.077
-# / 0.079 / 0.069 moves less than its spread (0.010): a pipeline check, not a result.
+# this scale over seeds 0-2: CLS 0.011 -> 0.059 / 0.064 / 0.053 (about five-fold), Max 0.037 ->
+# 0.079 / 0.076 / 0.066 (about double): each change is about four (CLS) and three (Max) times
+# the spread between seeds (`docs/smoke_spread.md`), and the tests compare these numbers within
+# 0.012. MiniLM's *mean* vector, trained for similarity, already sits near the word embeddings:
+# Mean 0.070 -> 0.077 / 0.079 / 0.069 moves less than its spread (0.010), so no change is
+# claimed for it (a pipeline check, not a result). The levels are far below the paper's, whose
+# model has a real MLM head: the paper-scale run is the one to compare with its numbers.
 
 # %% tags=["tolerance: fraction"]
 trained_mrr = {p: pd.Series([r["test"]["mrr"] for r in final[p].runs]).mean() for p in POOLINGS}

@@ -27,23 +27,10 @@
 # whitened PCA view (Figure 2) should fill a sphere, with a few protruding entries at the
 # step where ICA helps.
 #
-# **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
-# tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 390 entries of
-# dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
-# FastICA with 200 iterations (paper: 1000), STS on 50 evenly spaced pairs per task
-# of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
-# `python -m defsent_lite.repro.pst --scale cpu` runs the same loop on a whole dataset.
-#
 # **What this notebook shows.** The equations, one batch by hand, the pooler, and then PST
 # stepped through in a miniature (1,000 entries, held-out definitions, about a minute and a half
-# on a CPU) whose entry prediction is a result. Then the protocol's run, whose STS rows at smoke
-# scale are a *pipeline check*, not a result: one short epoch on 614 definitions moves MiniLM's
-# best STS average (Mean pooling) by under 0.4 points and the others by at most 1.3, while the 1st
-# step's averages spread by 0.5 (Mean) and 1.1 (CLS) over three seeds. The ICA candidate is a
-# pipeline check too: FastICA cannot converge on 390 entries in 384 dimensions, so float
-# differences between machines become another space (its rows moved 5 points between two CPUs);
-# it is trained and scored, but at smoke scale a step keeps its best *plain* run
-# (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
+# on a CPU) whose entry prediction is a result. Then the protocol's run, which makes the figures
+# and the tables (at smoke scale a pipeline check: its section says why).
 
 # %%
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
@@ -271,6 +258,23 @@ del mini_steps
 # narrow cone (Figure 1), where MiniLM, a model already tuned for similarity, starts from a nearly
 # isotropic one; `docs/cpu_runs.md` (version 0.1.0) saw MiniLM's STS fall over the steps on a
 # whole dataset too. The miniature shows PST's mechanism, not the paper's later-step gain.
+
+# %% [markdown]
+# ## The protocol's run
+# **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
+# tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 390 entries of
+# dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
+# FastICA with 200 iterations (paper: 1000), STS on 50 evenly spaced pairs per task
+# of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
+# `python -m defsent_lite.repro.pst --scale cpu` runs the same loop on a whole dataset.
+#
+# At this size the STS rows are a *pipeline check*, not a result: one short epoch on 614
+# definitions moves MiniLM's best STS average (Mean pooling) by under 0.4 points and the others by at most 1.3, while the 1st
+# step's averages spread by 0.5 (Mean) and 1.1 (CLS) over three seeds. The ICA candidate is a
+# pipeline check too: FastICA cannot converge on 390 entries in 384 dimensions, so float
+# differences between machines become another space (its rows moved 5 points between two CPUs);
+# it is trained and scored, but at smoke scale a step keeps its best *plain* run
+# (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
 
 # %%
 from defsent_lite.paper import aggregate, plots, results
