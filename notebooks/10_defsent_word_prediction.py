@@ -62,17 +62,20 @@ VARIANT = "official"  # the released code (default); "paper": the text (defsent_
 import pandas as pd
 
 from defsent_lite import defsent
+from defsent_lite.data import dictionary
 from defsent_lite.paper import defsent_tables, results
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
+from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)
 variant_settings = defsent_runs.variant_settings(VARIANT)
 prefix_space, max_length = variant_settings["prefix_space"], variant_settings["max_length"]
-model, tokenizer, head, head_kind = defsent_runs.load_model(MODEL, prefix_space=prefix_space)
+model, tokenizer, head, head_kind = defsent_model.load(MODEL, prefix_space=prefix_space)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
 paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
-dataset = defsent_runs.build_dataset(tokenizer, DATA_ROOT, paper_data=paper_data, variant=VARIANT)
+dataset = dictionary.defsent_dataset(tokenizer, DATA_ROOT, variant_settings["data"],
+                                     paper_data=paper_data)
 splits, report = dataset
 pd.Series(report, name="dataset").to_frame()
 
@@ -142,7 +145,7 @@ print(f"loss by hand {by_hand:.3f} | defsent.loss {by_package:.3f}")
 # the same batch again. Dropout is off here, so the two losses differ only by the step.
 
 # %% tags=["tolerance: loss"]
-trainee = defsent_runs.load_model(MODEL, prefix_space=variant_settings["prefix_space"])
+trainee = defsent_model.load(MODEL, prefix_space=variant_settings["prefix_space"])
 trainee.model.eval()
 optimizer = torch.optim.Adam(defsent.trainable_parameters(trainee.model), lr=2**7 * 1e-6)
 loss_before = defsent.loss(trainee.model, trainee.head, dict(batch), "cls")

@@ -54,23 +54,26 @@ VARIANT = "official"  # the released code (default); "paper": the text (defsent_
 # %%
 import pandas as pd
 
+from defsent_lite.data import dictionary
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
 from defsent_lite.repro import budget, defsent_runs, preflight, variants
+from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)
 prefix_space = defsent_runs.variant_settings(VARIANT)["prefix_space"]
-untrained = defsent_runs.load_model(MODEL, prefix_space=prefix_space)
+untrained = defsent_model.load(MODEL, prefix_space=prefix_space)
 paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
-dataset = defsent_runs.build_dataset(untrained.tokenizer, DATA_ROOT, paper_data=paper_data,
-                                     variant=VARIANT)
+dataset = dictionary.defsent_dataset(untrained.tokenizer, DATA_ROOT,
+                                     defsent_runs.variant_settings(VARIANT)["data"],
+                                     paper_data=paper_data)
 base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, first_seed = scale["defsent_lr_xs"], scale["seeds"][:1]
 # the plan and its time estimate first (printed at the protocol scales)
 budget.print_plan(scale, lambda: defsent_runs.plan(base, [POOLING], lr_xs, first_seed, dataset))
 runs = defsent_runs.final_runs(base, POOLING, lr_xs, first_seed, dataset).runs
-trained = defsent_runs.load_model(runs[0]["path"])
+trained = defsent_model.load(runs[0]["path"])
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING,
       "| head:", trained.head_kind)
 

@@ -132,8 +132,10 @@ for reduction in ("sum", "mean_per_dim"):
 # %% tags=["tolerance: loss"]
 import math
 
-source = gausscse_data.train_source(scale["name"], DATA_ROOT)
-triplets = gausscse_data.training_triplets(DATA_ROOT, max_triplets=4, seed=0, source=source)
+from defsent_lite.data import nli_readers
+
+source = nli_readers.train_source(scale["name"], DATA_ROOT)
+triplets = nli_readers.training_triplets(DATA_ROOT, max_triplets=4, seed=0, source=source)
 pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
 premise, entailment, contradiction = triplets[0]
 print("premise:", premise, "| entailment:", entailment, "| contradiction:", contradiction)

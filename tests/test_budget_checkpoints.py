@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from defsent_lite.runtime import cache, config
+from defsent_lite.runtime import cache, config, defsent_model
 from defsent_lite.repro import budget, defsent_runs, gausscse_runs, pst, scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
@@ -73,8 +73,8 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     xs, seeds = [1.0, 5.0, 9.0], [0, 1, 2, 3]
     planned = defsent_runs.plan(base, ["cls"], xs, seeds, dataset)
     trained, scored = [], []
-    original = defsent_runs.load_model
-    monkeypatch.setattr(defsent_runs, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
+    original = defsent_model.load
+    monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
     original_score = scores.score_trained
     monkeypatch.setattr(scores, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
     on_disk_after_each_run, original_run = [], defsent_runs.run
@@ -120,8 +120,8 @@ def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_
     runs = defsent_runs.final_runs(base, "cls", [5.0], [0, 1], dataset).runs
     other = dict(base, scoring=dict(base["scoring"], sts_max_pairs=10))  # another STS size: not cached yet
     trained = []
-    original = defsent_runs.load_model
-    monkeypatch.setattr(defsent_runs, "load_model", lambda name, **kw: trained.append(name) or original(name, **kw))
+    original = defsent_model.load
+    monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
     again = defsent_runs.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
     assert len(trained) == 1 and again[1]["key"] == runs[1]["key"] and again[1]["path"] is None
     assert "avg" in scores.trained_sts(again[1], "cls", 10, None)

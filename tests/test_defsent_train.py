@@ -120,8 +120,8 @@ def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path)
     from sentence_transformers import SentenceTransformer
 
     from defsent_lite import encode
-    from defsent_lite.runtime import models
-    model, tok, head, kind = defsent_runs.load_model("offline", device="cpu")
+    from defsent_lite.runtime import defsent_model, models
+    model, tok, head, kind = defsent_model.load("offline", device="cpu")
     assert kind == defsent.FALLBACK
     folder = defsent_runs.save(model, tok, kind, tmp_path / "m", dict(pooling="cls", method="DefSent"))
     sents = ["a celestial body orbiting the earth", "be expensive for someone"]

@@ -5,7 +5,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 from defsent_lite import defsent, encode, train
-from defsent_lite.runtime import config, models
+from defsent_lite.runtime import config, defsent_model, models
 from defsent_lite.data import dictionary
 from defsent_lite.repro import defsent_runs
 
@@ -47,8 +47,8 @@ def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path
     (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
     (oxford / "test.tsv").write_text("word\tdefinition\texample\ndog\tlast one\tex\n")
     tok = models.load_tokenizer("offline")
-    official, report = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, variant="official")
-    paper, _ = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, variant="paper")
+    official, report = dictionary.defsent_dataset(tok, tmp_path, defsent_runs.variant_settings("official")["data"], use_wordnet=False)
+    paper, _ = dictionary.defsent_dataset(tok, tmp_path, defsent_runs.variant_settings("paper")["data"], use_wordnet=False)
     everything = [x for s in official.values() for x in s]
     assert len(everything) == 31 and report["prep"] == defsent_runs.VARIANTS["official"]["data"]
     assert ("dog", "a thing, number 0.", tok.convert_tokens_to_ids("dog")) in everything
@@ -59,7 +59,7 @@ def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path
 
 def test_run_refuses_a_dataset_prepared_for_another_variant():
     cfg = dict(defsent_runs.base_config(config.scale("smoke"), "offline", variant="official"), pooling="cls", lr=1e-5, seed=0)
-    with pytest.raises(ValueError, match="variant='official'"):
+    with pytest.raises(ValueError, match=r"variant_settings\('official'\)"):
         defsent_runs.run(cfg, ({"train": [], "dev": [], "test": []}, dict(prep=defsent_runs.VARIANTS["paper"]["data"])))
 
 
@@ -141,11 +141,11 @@ def tiny_bert(tmp_path):
 
 
 def test_official_freezes_the_whole_embeddings_module(tmp_path):
-    model, _, _, _ = defsent_runs.load_model(tiny_bert(tmp_path))
+    model, _, _, _ = defsent_model.load(tiny_bert(tmp_path))
     official = {id(p) for p in defsent.trainable_parameters(model, defsent_runs.VARIANTS["official"]["freeze_embedding_layer"])}
     names = {n for n, p in model.base_model.named_parameters() if id(p) in official}
     assert names and not any(n.startswith("embeddings.") for n in names)
-    model, _, _, _ = defsent_runs.load_model(tiny_bert(tmp_path))
+    model, _, _, _ = defsent_model.load(tiny_bert(tmp_path))
     paper = {n for n, p in model.base_model.named_parameters()
              if id(p) in {id(q) for q in defsent.trainable_parameters(model, False)}}
     assert paper - names == {"embeddings.position_embeddings.weight", "embeddings.token_type_embeddings.weight",
@@ -198,12 +198,12 @@ def tiny_roberta(tmp_path):
 
 def test_official_roberta_tokenizer_adds_a_space_before_the_first_word(tmp_path):
     path = tiny_roberta(tmp_path)
-    _, official, _, _ = defsent_runs.load_model(path, prefix_space=defsent_runs.VARIANTS["official"]["prefix_space"])
-    _, paper, _, _ = defsent_runs.load_model(path, prefix_space=defsent_runs.VARIANTS["paper"]["prefix_space"])
+    _, official, _, _ = defsent_model.load(path, prefix_space=defsent_runs.VARIANTS["official"]["prefix_space"])
+    _, paper, _, _ = defsent_model.load(path, prefix_space=defsent_runs.VARIANTS["paper"]["prefix_space"])
     first = lambda tok: tok.convert_ids_to_tokens(tok("dog runs", add_special_tokens=False)["input_ids"])[0]  # noqa: E731
     assert first(official).startswith("Ġ") and not first(paper).startswith("Ġ")
     assert official(" dog", add_special_tokens=False)["input_ids"] == paper(" dog", add_special_tokens=False)["input_ids"]
-    _, bert, _, _ = defsent_runs.load_model(tiny_bert(tmp_path), prefix_space=True)   # WordPiece: no such setting
+    _, bert, _, _ = defsent_model.load(tiny_bert(tmp_path), prefix_space=True)   # WordPiece: no such setting
     assert bert.convert_ids_to_tokens(bert("dog runs", add_special_tokens=False)["input_ids"])[0] == "dog"
 
 
@@ -225,7 +225,7 @@ def test_official_is_the_default_and_every_setting_is_named():
 def test_a_saved_mlm_head_is_recognised_part_by_part(tmp_path, monkeypatch):
     from defsent_lite.runtime import models
     path = tiny_bert(tmp_path)
-    model, _, _, kind = defsent_runs.load_model(path, allow_fallback=False)
+    model, _, _, kind = defsent_model.load(path, allow_fallback=False)
     assert kind == defsent.PRETRAINED and models.mlm_head_check(model) == models.HeadCheck(True, (), True)
     model.missing_keys = ["cls.predictions.decoder.bias"]          # the tied bias's other name: still the head
     assert models.mlm_head_check(model).loaded
@@ -239,10 +239,10 @@ def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
     BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32)).save_pretrained(tmp_path / "enc")
     tok.save_pretrained(tmp_path / "enc")
-    _, _, _, kind = defsent_runs.load_model(str(tmp_path / "enc"))
+    _, _, _, kind = defsent_model.load(str(tmp_path / "enc"))
     assert kind == defsent.FALLBACK
     with pytest.raises(ValueError, match="transform, LayerNorm, bias"):
-        defsent_runs.load_model(str(tmp_path / "enc"), allow_fallback=False)
+        defsent_model.load(str(tmp_path / "enc"), allow_fallback=False)
     assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
     assert defsent_runs.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True
 
@@ -266,7 +266,7 @@ def test_words_are_split_before_the_single_token_filter(tmp_path):
     rows = ["word\tdefinition\texample"] + [f"{w}\ta thing called {w} .\tex" for w in words]
     (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
     tok = models.load_tokenizer("offline")
-    splits, _ = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, variant="official")
+    splits, _ = dictionary.defsent_dataset(tok, tmp_path, defsent_runs.variant_settings("official")["data"], use_wordnet=False)
     all_words = dictionary.split_by_word(dictionary.detokenised([(w, "x") for w in words]),
                                          dictionary.SPLIT_SEED)
     for name in ("train", "dev", "test"):

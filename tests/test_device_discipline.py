@@ -10,7 +10,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
 from defsent_lite import defsent, defsentplus, encode, gausscse
-from defsent_lite.runtime import config, models
+from defsent_lite.runtime import config, defsent_model, models
 from defsent_lite.repro import defsent_runs, gausscse_runs
 
 TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
@@ -69,7 +69,7 @@ def test_the_defsent_plan_feeds_the_model_through_on_model_device(monkeypatch, m
     model = guarded(BertForMaskedLM(BertConfig(**TINY)), moved)
     head = defsent.word_prediction_head(model)
     tokenizer = models.load_tokenizer(config.OFFLINE_MODEL)
-    monkeypatch.setattr(defsent_runs, "load_model", lambda *a, **k: (model, tokenizer, head, "test"))
+    monkeypatch.setattr(defsent_model, "load", lambda *a, **k: (model, tokenizer, head, "test"))
     rows = [("word", "a short definition of a word", 2773)] * 40
     base = dict(model="tiny", train_max=None, eval_max=None, batch_size=16, variant="official")
     plan = defsent_runs.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": rows, "test": rows}, {}))

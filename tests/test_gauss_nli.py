@@ -187,9 +187,8 @@ def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
 
 def test_training_triplets_exclude_sources_and_never_hold_test_premises():
     from defsent_lite.data import nli_readers
-    from defsent_lite.repro import gausscse_data
-    all_t = gausscse_data.training_triplets()
-    no_mnli = gausscse_data.training_triplets(exclude_sources=["mnli_dev_matched"])
+    all_t = nli_readers.training_triplets()
+    no_mnli = nli_readers.training_triplets(exclude_sources=["mnli_dev_matched"])
     assert len(all_t) == 7409 and len(no_mnli) == 7409 - 3243
     premises = {p for p, _, _ in all_t}
     for name in ("snli_dev", "snli_test", "mnli_dev_mismatched"):

@@ -7,6 +7,7 @@ import torch
 import torch.distributions as td
 
 from defsent_lite import gausscse, train
+from defsent_lite.data import nli_readers
 from defsent_lite.evaluation import nli
 from defsent_lite.repro import gausscse_data, gausscse_runs
 
@@ -62,7 +63,7 @@ def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypat
         seen.update(settings._asdict(), head=model.head.head, sizes=[len(b) for b in batches])
         raise RuntimeError("stop here")
     monkeypatch.setattr(train, "train", fake_train)
-    monkeypatch.setattr(gausscse_data, "training_triplets", lambda *a: [("a", "b", "c")] * 5)
+    monkeypatch.setattr(nli_readers, "training_triplets", lambda *a: [("a", "b", "c")] * 5)
     monkeypatch.setattr(gausscse_data, "eval_data", lambda *a: ([], {}, []))
     cfg = dict(model="offline", setting="ent", lr=1e-5, batch_size=3, epochs=1, seed=0, train_max=4, eval_every=10,
                dev_max=4, test_max=4, reduction="mean_per_dim", exclude_sources=[], train_source="offline")

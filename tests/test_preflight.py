@@ -98,30 +98,31 @@ def test_every_notebook_has_needs_and_every_needed_source_exists():
 
 def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_cached(tmp_path):
     from defsent_lite.runtime import models
-    from defsent_lite.data import readers
+    from defsent_lite.data import dictionary, readers
     from defsent_lite.repro import defsent_runs, defsentplus_runs
     from tiny_root import copy_head
     for split in ("valid", "test"):
         copy_head(f"dictionary/oxford/{split}.tsv", tmp_path, 300)
     tok = models.load_tokenizer("offline")
-    splits, report = defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False)  # smoke: the stand-in, cached
+    splits, report = dictionary.defsent_dataset(tok, tmp_path, use_wordnet=False)  # smoke: the stand-in, cached
     assert report["source"] == "Oxford valid+test" and splits["train"]
     with pytest.raises(readers.DataMissing, match="ishiwatari/train.txt not found.*fetch --only oxford"):
-        defsent_runs.build_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
+        dictionary.defsent_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
     with pytest.raises(readers.DataMissing, match="train split"):
         defsentplus_runs.load_entry_dataset("b", 20, tmp_path, paper_data=True)
     assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
 
 
 def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):
-    from defsent_lite.repro import gausscse_data, gausscse_runs
+    from defsent_lite.data import nli_readers
+    from defsent_lite.repro import gausscse_runs
     train = tmp_path / "nli" / "train"
     train.mkdir(parents=True)
-    assert gausscse_data.train_source("paper", tmp_path) == "simcse"
+    assert nli_readers.train_source("paper", tmp_path) == "simcse"
     (train / "nli_for_simcse.csv").write_text("sent0,sent1,hard_neg\na,b,c\n")
-    assert gausscse_data.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
+    assert nli_readers.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
     (train / "triplets.tsv").write_text("premise\tentailment\tcontradiction\na\tb\tc\n")
-    assert gausscse_data.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
+    assert nli_readers.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
     assert gausscse_runs.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
 
 

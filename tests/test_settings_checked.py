@@ -9,6 +9,7 @@ import torch
 
 from defsent_lite import checks, defsent, gausscse, pooling, train
 from defsent_lite.runtime import cache, config
+from defsent_lite.data import nli_readers
 from defsent_lite.repro import defsent_runs, gausscse_data, gausscse_runs
 
 LINEAR = torch.nn.Linear(2, 1)
@@ -64,7 +65,7 @@ def test_gausscse_max_triplets_and_epochs_are_named(tmp_path):
     from tiny_root import gausscse_root
     root = gausscse_root(tmp_path / "data", triplets=8)
     with pytest.raises(ValueError, match="max_triplets \\(train_max\\)=-5"):
-        gausscse_data.training_triplets(root, max_triplets=-5)
+        nli_readers.training_triplets(root, max_triplets=-5)
     cfg = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None, dev_max=40,
                test_max=40, epochs=0)
     with pytest.raises(ValueError, match="epochs=0: a whole number >= 1 is needed"):

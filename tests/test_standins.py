@@ -9,7 +9,8 @@ import standins
 import torch
 
 from defsent_lite import defsent
-from defsent_lite.runtime import config, models
+from defsent_lite.runtime import config, defsent_model, models
+from defsent_lite.data import dictionary
 from defsent_lite.repro import defsent_runs, defsentplus_runs
 
 
@@ -19,7 +20,7 @@ def built(standin_folders):
 
 
 def test_bert_standin_has_the_real_head_pooler_and_vocabulary(built):
-    model, tok, head, kind = defsent_runs.load_model(built["bert-base-uncased"], allow_fallback=False)
+    model, tok, head, kind = defsent_model.load(built["bert-base-uncased"], allow_fallback=False)
     assert kind == defsent.PRETRAINED and models.mlm_head_check(model).loaded
     assert tok.vocab_size == 30522 and tok.convert_tokens_to_ids(["[CLS]", "the"]) == [101, 1996]
     encoder, _ = models.load(built["bert-base-uncased"])
@@ -28,7 +29,7 @@ def test_bert_standin_has_the_real_head_pooler_and_vocabulary(built):
 
 def test_roberta_standin_has_its_special_tokens_leading_space_head_and_pooler(built):
     path = built["roberta-base"]
-    model, tok, head, kind = defsent_runs.load_model(path, prefix_space=True, allow_fallback=False)
+    model, tok, head, kind = defsent_model.load(path, prefix_space=True, allow_fallback=False)
     assert kind == defsent.PRETRAINED and model.config.model_type == "roberta"
     assert (tok.bos_token, tok.eos_token, tok.pad_token, tok.mask_token) == ("<s>", "</s>", "<pad>", "<mask>")
     assert models.uses_leading_space(tok)
@@ -128,7 +129,7 @@ def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, mon
     folder = standins.build("roberta-base", tmp_path / "roberta-base", sentences=[r.split("\t")[1] for r in rows[1:]] * 20)
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", json.dumps({"roberta-base": str(folder)}))
     tok = models.load_tokenizer("roberta-base")
-    dataset = defsent_runs.build_dataset(tok, tmp_path / "data", use_wordnet=False)
+    dataset = dictionary.defsent_dataset(tok, tmp_path / "data", use_wordnet=False)
     kept = [x for s in dataset[0].values() for x in s]
     assert len(kept) >= 10 and all(ids == tok.convert_tokens_to_ids("Ġ" + w) for w, _, ids in kept)
     cfg = dict(model="roberta-base", pooling="cls", lr=1e-4, seed=0, batch_size=4, train_max=None, eval_max=None,

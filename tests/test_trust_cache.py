@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.repro import defsent_runs, gausscse_runs
+from defsent_lite.data import dictionary
+from defsent_lite.repro import gausscse_runs
 from tiny_root import copy_head, copy_tree, gausscse_root
 
 PACKAGE = Path(cache.__file__).parents[1]
@@ -45,10 +46,10 @@ def test_defsent_dataset_is_rebuilt_when_the_oxford_train_split_appears(tmp_path
     for split in ("valid", "test"):
         copy_head(f"dictionary/oxford/{split}.tsv", root, 400)
     tok = models.load_tokenizer("offline")
-    _, before = defsent_runs.build_dataset(tok, root, use_wordnet=False)
+    _, before = dictionary.defsent_dataset(tok, root, use_wordnet=False)
     oxford = root / "dictionary/oxford"
     (oxford / "train.tsv").write_bytes((oxford / "valid.tsv").read_bytes())
-    _, after = defsent_runs.build_dataset(tok, root, use_wordnet=False)
+    _, after = dictionary.defsent_dataset(tok, root, use_wordnet=False)
     assert before["source"] == "Oxford valid+test" and after["source"] == "Oxford train+valid+test"
 
 

@@ -12,9 +12,10 @@ import torch
 from defsent_lite import defsent, encode, gausscse, train
 from defsent_lite.defsentplus import build_entry_embeddings
 from defsent_lite.pooling import pool
-from defsent_lite.runtime import models
+from defsent_lite.runtime import defsent_model, models
+from defsent_lite.data import dictionary, nli_readers
 from defsent_lite.evaluation import senteval, sts
-from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_data, gausscse_runs
+from defsent_lite.repro import defsentplus_runs, gausscse_runs
 
 
 def best_time(fn, repeats=3):
@@ -55,8 +56,8 @@ def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeat
 def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, pooling="cls"):
     """Definitions per second of DefSent training (forward, backward, Adam step) and the
     size of the only vocabulary-wide tensor, the [batch, vocab] logits."""
-    model, tok, head, kind = defsent_runs.load_model(model_name)
-    splits, _ = defsent_runs.build_dataset(tok)
+    model, tok, head, kind = defsent_model.load(model_name)
+    splits, _ = dictionary.defsent_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id),
@@ -115,7 +116,7 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
     """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
     encoder, tok = models.load("offline", eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
-    batches = train.batched(gausscse_data.training_triplets(source=gausscse_data.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
+    batches = train.batched(nli_readers.training_triplets(source=nli_readers.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
     train.train(model, lambda m, b: gausscse_runs.triplet_loss(m, tok, b, setting, "sum"), batches, train.Settings(lr=1e-5), progress=False)
     seconds = time.perf_counter() - t0

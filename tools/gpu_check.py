@@ -34,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defsent_lite import defsent, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
-from defsent_lite.repro import budget, defsent_runs, gausscse_data, gausscse_runs  # noqa: E402
-from defsent_lite.runtime import config, models  # noqa: E402
+from defsent_lite.repro import budget, gausscse_runs  # noqa: E402
+from defsent_lite.runtime import config, defsent_model, models  # noqa: E402
+from defsent_lite.data import dictionary, nli_readers  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 
@@ -121,9 +122,9 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
 
 
 def defsent_rows(steps, batch_size=16):
-    loaded = defsent_runs.load_model("bert-base-uncased")
+    loaded = defsent_model.load("bert-base-uncased")
     tok, pooling = loaded.tokenizer, "cls"
-    splits, _ = defsent_runs.build_dataset(tok)
+    splits, _ = dictionary.defsent_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
 
     def prepare(batch):
@@ -140,7 +141,7 @@ def defsent_rows(steps, batch_size=16):
 def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64):
     encoder, tok = models.load("bert-base-uncased", eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
-    triplets = gausscse_data.training_triplets(source=gausscse_data.train_source("smoke"))
+    triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
     batches = train.batched(triplets[: steps * batch_size], batch_size, seed=0)
 
     def prepare(batch):
@@ -177,9 +178,9 @@ def profile_defsent(steps=30, batch_size=16, out=None):
     prints the top operators by host time, the host waits for the GPU, and the GPU's busy time
     against the wall time (a host-bound step: GPU busy a small part of the wall)."""
     from torch.profiler import ProfilerActivity, profile
-    loaded = defsent_runs.load_model("bert-base-uncased")
+    loaded = defsent_model.load("bert-base-uncased")
     tok = loaded.tokenizer
-    splits, _ = defsent_runs.build_dataset(tok)
+    splits, _ = dictionary.defsent_dataset(tok)
     batches = train.batched(splits["train"][: 2 * steps * batch_size], batch_size, seed=0)
 
     def loss_fn(m, b):

@@ -1,9 +1,13 @@
 """Readers of the NLI data under <data root>/nli: SNLI and MNLI, SICK with both directions'
-labels, SimCSE's NLI triplets, and GaussCSE's triplet files (readers' checks)."""
+labels, SimCSE's NLI triplets, and GaussCSE's triplet files (readers' checks); the training
+triplets a GaussCSE run reads, and which file they come from."""
 
 import csv
 import io
 
+import torch
+
+from defsent_lite import checks
 from defsent_lite.runtime import config
 from defsent_lite.data.readers import (
     check_header,
@@ -151,3 +155,38 @@ def read_triplets(path):
             )
         )
     return nonempty_rows(path, rows)
+
+
+def training_triplets(
+    data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"
+):
+    """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
+    paper's SNLI+MNLI train; `python -m defsent_lite.data.download fetch --only nli_for_simcse`),
+    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
+    train_dir = config.data_root(data_dir) / "nli" / "train"
+    if source not in ("offline", "simcse"):
+        raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
+    rows = (
+        read_simcse_nli(train_dir / "nli_for_simcse.csv")
+        if source == "simcse"
+        else read_triplets(train_dir / "triplets.tsv")
+    )
+    rows = [r for r in rows if r["source"] not in exclude_sources]
+    if checks.count(max_triplets, "max_triplets (train_max)") and len(rows) > max_triplets:
+        g = torch.Generator().manual_seed(seed)
+        rows = [
+            rows[i] for i in sorted(torch.randperm(len(rows), generator=g)[:max_triplets].tolist())
+        ]
+    return [(r["premise"], r["entailment"], r["contradiction"]) for r in rows]
+
+
+def train_source(scale_name, data_dir=None):
+    """Paper and rehearsal scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
+    nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
+    if config.scale(scale_name)["paper_protocol"]:
+        return "simcse"
+    train_dir = config.data_root(data_dir) / "nli" / "train"
+    offline = (train_dir / "triplets.tsv").is_file() or not (
+        train_dir / "nli_for_simcse.csv"
+    ).is_file()
+    return "offline" if offline else "simcse"

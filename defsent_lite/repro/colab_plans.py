@@ -76,7 +76,7 @@ def colab_session_estimates(data_dir=None):
             step_floor_s=budget.STEP_FLOOR_S["defsent"],
         )
     )
-    triplets = [s for t in gausscse_data.training_triplets(data_dir) for s in t]
+    triplets = [s for t in nli_readers.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
     per_triplet = 3 * budget.row_tokens(
         tok, triplets, 48

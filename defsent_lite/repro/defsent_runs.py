@@ -1,5 +1,7 @@
-"""DefSent's protocol: the dataset split, a cached training run, the learning-rate search,
-the seeded final runs and their plan (the method itself is defsent_lite.defsent)."""
+"""DefSent's protocol: a cached training run, the learning-rate search, the seeded final runs
+and their plan (the method itself is defsent_lite.defsent; its dictionary dataset is
+data.dictionary.defsent_dataset, its model with the frozen head
+runtime.defsent_model.load)."""
 
 import json
 import math
@@ -10,8 +12,8 @@ import torch
 
 from defsent_lite import checks, defsent, train
 from defsent_lite.checks import best_of, require_nonempty
-from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import dictionary, dictionary_readers
+from defsent_lite.runtime import cache, config, defsent_model, models
+from defsent_lite.data import dictionary
 from defsent_lite.repro import budget, scores, variants
 from defsent_lite.repro.scores import seed_scoring
 
@@ -31,7 +33,7 @@ VARIANTS = {
         max_length=512,
         mrr_cutoff=None,
         prefix_space=True,
-        data=dict(detokenise=True, dedupe=False, grouped=True),
+        data=dict(dictionary.OFFICIAL_PREP),
     ),
     "paper": dict(
         freeze_embedding_layer=False,
@@ -142,102 +144,7 @@ def differences():
     )
 
 
-class LoadedModel(NamedTuple):
-    model: object  # the MLM model (encoder and head)
-    tokenizer: object
-    head: object  # frozen word-prediction head: head(u) gives the word logits
-    head_kind: str  # PRETRAINED or FALLBACK
-
-
-def load_model(name_or_path, device=None, prefix_space=False, allow_fallback=True):
-    """LoadedModel(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head
-    (transform, LayerNorm and bias from the checkpoint, decoder tied to the input embeddings:
-    models.mlm_head_check), else the tied-embedding fallback, or an error when not allow_fallback
-    (paper scale: a fallback would silently change the method). prefix_space: a byte-level BPE
-    tokenizer (RoBERTa) adds a space before the first word, as the official code's does."""
-    model, tokenizer = models.load(
-        name_or_path, mlm_head=True, device=device, eval_mode=False, add_prefix_space=prefix_space
-    )
-    defsent.freeze(model.get_input_embeddings())
-    check = models.mlm_head_check(model)
-    if check.loaded:
-        return LoadedModel(
-            model, tokenizer, defsent.word_prediction_head(model), defsent.PRETRAINED
-        )
-    if not allow_fallback:
-        raise ValueError(
-            f"{name_or_path!r}: the MLM head is not the pre-trained one (not in the checkpoint: "
-            f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: {check.tied}); "
-            "DefSent needs the real head at this scale"
-        )
-    return LoadedModel(
-        model, tokenizer, defsent.TiedEmbeddingHead(model.get_input_embeddings()), defsent.FALLBACK
-    )
-
-
 # ---------------------------------------------------------------- data
-
-
-def build_dataset(
-    tokenizer,
-    data_dir=None,
-    use_wordnet=None,
-    seed=dictionary.SPLIT_SEED,
-    paper_data=False,
-    variant="official",
-):
-    """Word/definition/target-id triples split 8:1:1 by word, and a report of what was dropped.
-
-    Oxford (all splits at hand), prepared as the variant says (VARIANTS[...]["data"]: detokenised,
-    repeated definitions kept, file order); offline, when the train split is missing, WordNet
-    definitions of single-token words are added (use_wordnet=None decides so). Cached by
-    (tokenizer, data root, options): reading WordNet takes about 25 s, the cache under 1 s.
-    paper_data=True (paper scale): the Oxford train split or an error, never the stand-in.
-    """
-    if paper_data:
-        dictionary.require_oxford_train(data_dir)
-    prep = variant_settings(variant)["data"]
-    cfg = dict(
-        tokenizer=tokenizer.name_or_path,
-        vocab=len(tokenizer),
-        data=cache.data_identity(data_dir, "dictionary"),
-        wordnet=dictionary_readers.wordnet_identity(data_dir),
-        use_wordnet=use_wordnet,
-        seed=seed,
-        prep=prep,
-    )
-    splits, report = cache.cached_json(
-        "defsent_data", cfg, lambda: _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep)
-    )
-    return {k: [tuple(x) for x in v] for k, v in splits.items()}, report
-
-
-def _build_dataset(tokenizer, data_dir, use_wordnet, seed, prep):
-    pairs, used = dictionary.oxford_pairs(data_dir)
-    if use_wordnet is None:
-        use_wordnet = "train" not in used
-    source = f"Oxford {'+'.join(used)}" + (" + WordNet 3.0" if use_wordnet else "")
-    if prep["detokenise"]:
-        pairs = dictionary.detokenised(pairs)
-    if use_wordnet:
-        pairs = pairs + dictionary_readers.wordnet_definitions(data_dir)
-    pairs = dictionary.merge_entries(pairs, dedupe=prep["dedupe"])
-    ids = dictionary.single_token_ids([w for w, _ in pairs], tokenizer)
-    report = dict(
-        source=source,
-        definitions=len(pairs),
-        dropped_not_single_token=sum(w not in ids for w, _ in pairs),
-        dropped_empty_definition=sum(w in ids and not d.strip() for w, d in pairs),
-    )
-    # all words split first, then each split filtered, as the official code (Table 1's counts)
-    splits = {
-        k: [(w, d) for w, d in v if w in ids and d.strip()]
-        for k, v in dictionary.split_by_word(pairs, seed, grouped=prep["grouped"]).items()
-    }
-    report["prep"] = prep
-    report.update({f"{k}_definitions": len(v) for k, v in splits.items()})
-    report.update({f"{k}_words": len({w for w, _ in v}) for k, v in splits.items()})
-    return {k: [(w, d, ids[w]) for w, d in v] for k, v in splits.items()}, report
 
 
 def subsample(examples, n, seed):
@@ -280,8 +187,8 @@ def save(model, tokenizer, head_kind, folder, meta):
 
 
 def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
-    """Train DefSent once for `cfg` on `dataset` (build_dataset's, built from data_dir when None)
-    and return its result dict; cached by cfg and the dataset's content.
+    """Train DefSent once for `cfg` on `dataset` (dictionary.defsent_dataset's, built from
+    data_dir when None) and return its result dict; cached by cfg and the dataset's content.
 
     cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer, warmup_ratio,
     variant and its settings (VARIANTS; a setting in cfg overrides the variant's) (and `scoring`,
@@ -292,11 +199,11 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     """
     checks.rate(cfg["lr"], "DefSent lr")  # before a message formats it
     if dataset is None:
-        dataset = build_dataset(
+        dataset = dictionary.defsent_dataset(
             models.load_tokenizer(cfg["model"]),
             data_dir,
+            variant_settings(cfg["variant"])["data"],
             paper_data=cfg.get("paper_data", False),
-            variant=cfg["variant"],
         )
     splits, report = dataset
     v = dict(
@@ -305,14 +212,15 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     if report.get("prep") != v["data"]:
         raise ValueError(
             f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the dataset "
-            f"given was prepared as {report.get('prep')}: build it with build_dataset(..., variant={cfg['variant']!r})"
+            f"given was prepared as {report.get('prep')}: build it with dictionary.defsent_dataset("
+            f"..., prep=defsent_runs.variant_settings({cfg['variant']!r})['data'])"
         )
     key = run_key(cfg, splits)
     what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
 
     def compute(folder):
         config.set_seed(cfg["seed"])
-        model, tokenizer, head, head_kind = load_model(
+        model, tokenizer, head, head_kind = defsent_model.load(
             cfg["model"],
             prefix_space=v["prefix_space"],
             allow_fallback=cfg.get("allow_head_fallback", True),
@@ -490,11 +398,11 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
     if dataset is None:
-        dataset = build_dataset(
+        dataset = dictionary.defsent_dataset(
             models.load_tokenizer(base["model"]),
             data_dir,
+            variant_settings(base["variant"])["data"],
             paper_data=base.get("paper_data", False),
-            variant=base["variant"],
         )
     best_x, search = lr_search(
         dict(base, pooling=pooling, seed=seeds[0]),
@@ -573,7 +481,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
             + with_transfer * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
         )
     v = variant_settings(base["variant"])
-    model, tokenizer, head, _ = load_model(
+    model, tokenizer, head, _ = defsent_model.load(
         base["model"],
         prefix_space=v["prefix_space"],
         allow_fallback=base.get("allow_head_fallback", True),

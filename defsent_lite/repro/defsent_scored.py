@@ -6,6 +6,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from defsent_lite.runtime import defsent_model
+from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, defsent_tables
 from defsent_lite.repro import budget, defsent_runs, scores
 
@@ -27,17 +29,20 @@ class Scored(NamedTuple):
 
 class Prepared(NamedTuple):
     base: dict  # defsent_runs.base_config
-    dataset: tuple  # (splits, report) as defsent_runs.build_dataset
+    dataset: tuple  # (splits, report) as dictionary.defsent_dataset
     head_kind: str
 
 
 def prepared(scale, model, data_dir=None, variant="official"):
     """The run settings, the dictionary dataset and the kind of head, as notebook 10 builds them."""
     prefix_space = defsent_runs.variant_settings(variant)["prefix_space"]
-    loaded = defsent_runs.load_model(model, prefix_space=prefix_space)
+    loaded = defsent_model.load(model, prefix_space=prefix_space)
     paper_data = scale["paper_protocol"]  # Ishiwatari's Oxford splits, else what is at hand
-    dataset = defsent_runs.build_dataset(
-        loaded.tokenizer, data_dir, paper_data=paper_data, variant=variant
+    dataset = dictionary.defsent_dataset(
+        loaded.tokenizer,
+        data_dir,
+        defsent_runs.variant_settings(variant)["data"],
+        paper_data=paper_data,
     )
     base = defsent_runs.base_config(scale, model, data_dir, variant=variant)
     return Prepared(base, dataset, loaded.head_kind)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from defsent_lite import checks
 from defsent_lite.runtime import models
+from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.labels import POOLING_LABELS
@@ -44,8 +45,11 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
             [pooling],
             lr_xs,
             seeds,
-            defsent_runs.build_dataset(
-                models.load_tokenizer(model), data_dir, paper_data=True, variant=variant
+            dictionary.defsent_dataset(
+                models.load_tokenizer(model),
+                data_dir,
+                defsent_runs.variant_settings(variant)["data"],
+                paper_data=True,
             ),
         ),
     )

@@ -28,41 +28,6 @@ SICK_PAIRS = (
 )  # SICK direction pairs: the paper's text (default) or the official code's
 
 
-def training_triplets(
-    data_dir=None, exclude_sources=(), max_triplets=None, seed=0, source="offline"
-):
-    """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
-    paper's SNLI+MNLI train; `python -m defsent_lite.data.download fetch --only nli_for_simcse`),
-    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
-    train_dir = config.data_root(data_dir) / "nli" / "train"
-    if source not in ("offline", "simcse"):
-        raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
-    rows = (
-        nli_readers.read_simcse_nli(train_dir / "nli_for_simcse.csv")
-        if source == "simcse"
-        else nli_readers.read_triplets(train_dir / "triplets.tsv")
-    )
-    rows = [r for r in rows if r["source"] not in exclude_sources]
-    if checks.count(max_triplets, "max_triplets (train_max)") and len(rows) > max_triplets:
-        g = torch.Generator().manual_seed(seed)
-        rows = [
-            rows[i] for i in sorted(torch.randperm(len(rows), generator=g)[:max_triplets].tolist())
-        ]
-    return [(r["premise"], r["entailment"], r["contradiction"]) for r in rows]
-
-
-def train_source(scale_name, data_dir=None):
-    """Paper and rehearsal scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
-    nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
-    if config.scale(scale_name)["paper_protocol"]:
-        return "simcse"
-    train_dir = config.data_root(data_dir) / "nli" / "train"
-    offline = (train_dir / "triplets.tsv").is_file() or not (
-        train_dir / "nli_for_simcse.csv"
-    ).is_file()
-    return "offline" if offline else "simcse"
-
-
 def evenly_spaced(rows, n):
     """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
     if (
@@ -128,7 +93,7 @@ def frozen_cls_vectors(
     seeded sample of at most max_triplets: all 7,409 offline ones) and of SNLI test's entailment
     pairs, each distinct sentence encoded once (cached): notebook 30's miniature trains only the
     Gaussian head on them."""
-    triplets = training_triplets(data_dir, max_triplets=max_triplets, source=source)
+    triplets = nli_readers.training_triplets(data_dir, max_triplets=max_triplets, source=source)
     pairs = direction_pairs("SNLI", nli_readers.load_nli(NLI_TEST_SETS["SNLI"], data_dir), [])
     sentences = list(
         dict.fromkeys([s for t in triplets for s in t] + pairs.entailing + pairs.entailed)

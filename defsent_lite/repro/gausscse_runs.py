@@ -11,6 +11,7 @@ import torch
 
 from defsent_lite import checks, encode, gausscse, train
 from defsent_lite.runtime import cache, config, models
+from defsent_lite.data import nli_readers
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import gausscse as paper_gausscse
@@ -227,7 +228,7 @@ def run(cfg, data_dir=None, keep_model=False):
         config.set_seed(cfg["seed"])
         encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
         model = gausscse.GaussModel(encoder, v["head"]).to(next(encoder.parameters()).device)
-        triplets = gausscse_data.training_triplets(
+        triplets = nli_readers.training_triplets(
             data_dir, cfg["exclude_sources"], cfg["train_max"], cfg["seed"], cfg["train_source"]
         )
         epochs = checks.count(cfg["epochs"], "epochs", allow_none=False)
@@ -380,7 +381,7 @@ def base_config(
         test_max=scale["gauss_test_max"],
         reduction=variant_settings(variant)["reduction"],
         exclude_sources=[],
-        train_source=gausscse_data.train_source(scale["name"], data_dir),
+        train_source=nli_readers.train_source(scale["name"], data_dir),
         variant=variant,
         sick_pairs=sick_pairs,
     )
@@ -454,7 +455,7 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
     eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
     rate as well (a row of the grid: grid_search at base's batch size)."""
-    triplets = gausscse_data.training_triplets(
+    triplets = nli_readers.training_triplets(
         data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"]
     )
     steps = base["epochs"] * (len(triplets) // base["batch_size"])

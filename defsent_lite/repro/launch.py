@@ -96,6 +96,7 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
     """defsent_runs.final_runs over the three poolings: the rate search's runs (first seed), then
     every seed at the chosen rate (one pinned rate: no search, every seed at once)."""
     from defsent_lite.paper import defsent as paper_defsent
+    from defsent_lite.data import dictionary
     from defsent_lite.repro import defsent_runs
     from defsent_lite.runtime import models
 
@@ -105,8 +106,11 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         n_train = paper_defsent.TABLE1[(label, "Train")][1]
         dataset = None
     else:
-        dataset = defsent_runs.build_dataset(
-            models.load_tokenizer(model), data_dir, paper_data=base["paper_data"], variant=variant
+        dataset = dictionary.defsent_dataset(
+            models.load_tokenizer(model),
+            data_dir,
+            defsent_runs.variant_settings(variant)["data"],
+            paper_data=base["paper_data"],
         )
         n_train = len(dataset[0]["train"])
     steps = math.ceil(min(n_train, base["train_max"] or math.inf) / base["batch_size"])
@@ -214,9 +218,9 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
 def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     """Notebooks 30-31: gausscse_runs.run_settings (4 loss settings x the scale's seeds); 32 its
     ent+rev run; 33 gausscse_runs.grid_search (batch sizes x rates) as the notebook sets it."""
-    from defsent_lite.data import sources
+    from defsent_lite.data import nli_readers, sources
     from defsent_lite.paper import gausscse as paper_gausscse
-    from defsent_lite.repro import gausscse_data, gausscse_runs
+    from defsent_lite.repro import gausscse_runs
     from defsent_lite import gausscse
 
     base = gausscse_runs.base_config(scale, model, data_dir, variant)
@@ -243,7 +247,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
         n = min(sources.by_name("nli_for_simcse")["rows"], base["train_max"] or math.inf)
     else:
         n = len(
-            gausscse_data.training_triplets(
+            nli_readers.training_triplets(
                 data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"]
             )
         )
@@ -357,13 +361,17 @@ _DATASETS = {}
 
 def defsent_dataset(model, data_dir, paper_data, variant):
     """The DefSent dataset, built once per worker process."""
+    from defsent_lite.data import dictionary
     from defsent_lite.repro import defsent_runs
     from defsent_lite.runtime import models
 
     key = (model, data_dir, paper_data, variant)
     if key not in _DATASETS:
-        _DATASETS[key] = defsent_runs.build_dataset(
-            models.load_tokenizer(model), data_dir, paper_data=paper_data, variant=variant
+        _DATASETS[key] = dictionary.defsent_dataset(
+            models.load_tokenizer(model),
+            data_dir,
+            defsent_runs.variant_settings(variant)["data"],
+            paper_data=paper_data,
         )
     return _DATASETS[key]
 
