@@ -59,7 +59,7 @@ from defsent_lite.runtime import models
 from defsent_lite.data import dictionary
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import plots, results
-from defsent_lite.repro import defsentplus_runs, preflight
+from defsent_lite.repro import preflight
 
 pd.set_option("display.width", 140)
 preflight.check("20", SCALE, DATA_ROOT, [BERT])  # every file and model it needs, before any work
@@ -82,7 +82,7 @@ table1
 # softmax of Eq. 5 runs over all entries, so its chance loss is log(entries).
 
 # %%
-full = {name: defsentplus_runs.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
+full = {name: dictionary.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
 report = pd.DataFrame({name: d["report"] for name, d in full.items()}).T
 report["chance loss log(entries)"] = np.log(report["entries"].astype(float)).round(2)
 report

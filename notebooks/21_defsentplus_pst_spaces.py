@@ -162,9 +162,10 @@ print(f"largest |h| {h.abs().max():.3f}; entry_logits = h @ space.T:",
 import copy
 
 from defsent_lite import defsent, train
+from defsent_lite.data import dictionary
 
-mini = defsentplus_runs.load_entry_dataset(DATASET, 1000, DATA_ROOT)
-train_examples, held_out = pst.held_out_split(mini)
+mini = dictionary.load_entry_dataset(DATASET, 1000, DATA_ROOT)
+train_examples, held_out = dictionary.held_out_split(mini)
 print(f"{len(mini['names'])} entries: {len(train_examples)} training definitions,",
       f"{len(held_out)} held out (one from each entry with two or more)")
 settings = defsentplus_runs.variant_settings(VARIANT)

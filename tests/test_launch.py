@@ -1,6 +1,5 @@
 """Issue 49: the launcher's listing, shares, executors and workers, without training (the local
 executor's runs, a killed worker and the notebooks that then train nothing: test_rehearsal.py)."""
-import math
 import os
 import re
 

@@ -7,6 +7,9 @@ import random
 import re
 import statistics
 
+import numpy as np
+import torch
+
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import dictionary_readers, readers
 
@@ -249,3 +252,69 @@ def _defsent_splits(tokenizer, data_dir, use_wordnet, seed, prep):
     report.update({f"{k}_definitions": len(v) for k, v in splits.items()})
     report.update({f"{k}_words": len({w for w, _ in v}) for k, v in splits.items()})
     return {k: [(w, d, ids[w]) for w, d in v] for k, v in splits.items()}, report
+
+
+def entry_dataset(pairs, max_entries=None, seed=0):
+    """Entries (sorted names), entry id of each definition, definitions, and a report.
+
+    Empty definitions are dropped and counted; an entry left with none is dropped and counted.
+    max_entries keeps a seeded random sample of entries with all their definitions (smoke).
+    """
+    kept = [(e, d) for e, d in pairs if d.strip()]
+    names = sorted({e for e, _ in kept})
+    report = dict(
+        definitions_in=len(pairs),
+        dropped_empty_definitions=len(pairs) - len(kept),
+        dropped_entries_without_definition=len({e for e, _ in pairs}) - len(names),
+    )
+    if max_entries and len(names) > max_entries:
+        g = torch.Generator().manual_seed(seed)
+        names = sorted(
+            names[i] for i in torch.randperm(len(names), generator=g)[:max_entries].tolist()
+        )
+    index = {e: i for i, e in enumerate(names)}
+    kept = [(index[e], d) for e, d in kept if e in index]
+    report.update(entries=len(names), definitions=len(kept))
+    return names, [e for e, _ in kept], [d for _, d in kept], report
+
+
+def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data=False):
+    """Dataset a/b/c (defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s);
+    paper_data=True: the Oxford train split or an error."""
+    if paper_data:
+        require_oxford_train(data_dir)
+    cfg = dict(
+        dataset=name,
+        max_entries=max_entries,
+        seed=seed,
+        data=cache.data_identity(data_dir, "dictionary"),
+    )
+    if name == "a":  # WordNet, by the files actually read (NLTK_DATA's too)
+        cfg["wordnet"] = dictionary_readers.wordnet_identity(data_dir)
+
+    def compute():
+        pairs, used = defsentplus_dataset(name, data_dir)
+        names, ids, defs, report = entry_dataset(pairs, max_entries, seed)
+        report["source"] = f"dataset {name}: Oxford {'+'.join(used)}" + (
+            " + WordNet 3.0" if name == "a" else ""
+        )
+        return dict(names=names, ids=ids, definitions=defs, report=report)
+
+    return cache.cached_json("dsp_data", cfg, compute)
+
+
+def held_out_split(ds):
+    """The PST miniature's split (notebook 21): every entry with two or more definitions lends its
+    first one to a held-out set; entries are built and trained on the rest. Returns (training,
+    held-out) lists of (entry id, definition); each entry keeps at least one training definition."""
+    first, seen = set(), set()
+    counts = np.bincount(ds["ids"], minlength=len(ds["names"]))
+    for i, e in enumerate(ds["ids"]):
+        if e not in seen and counts[e] >= 2:
+            first.add(i)
+        seen.add(e)
+    examples = list(zip(ds["ids"], ds["definitions"]))
+    return (
+        [x for i, x in enumerate(examples) if i not in first],
+        [x for i, x in enumerate(examples) if i in first],
+    )

@@ -18,6 +18,7 @@ from defsent_lite import defsentplus
 from defsent_lite.checks import best_of
 from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
 from defsent_lite.runtime import cache, config, models
+from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper.results import STS_COLS
 from defsent_lite.repro import budget, defsentplus_runs, scores, variants
@@ -303,7 +304,7 @@ def pst_config(
 
 def entry_dataset(cfg, data_dir=None):
     """(dataset, its cache key) of a PST config: the entries and definitions it trains on (cached)."""
-    ds = defsentplus_runs.load_entry_dataset(
+    ds = dictionary.load_entry_dataset(
         cfg["dataset"], cfg["max_entries"], data_dir, paper_data=cfg.get("paper_data", False)
     )
     return ds, dict(
@@ -451,28 +452,11 @@ def loss_drop(steps, k=3):
     return df
 
 
-def held_out_split(ds):
-    """The PST miniature's split (notebook 21): every entry with two or more definitions lends its
-    first one to a held-out set; entries are built and trained on the rest. Returns (training,
-    held-out) lists of (entry id, definition); each entry keeps at least one training definition."""
-    first, seen = set(), set()
-    counts = np.bincount(ds["ids"], minlength=len(ds["names"]))
-    for i, e in enumerate(ds["ids"]):
-        if e not in seen and counts[e] >= 2:
-            first.add(i)
-        seen.add(e)
-    examples = list(zip(ds["ids"], ds["definitions"]))
-    return (
-        [x for i, x in enumerate(examples) if i not in first],
-        [x for i, x in enumerate(examples) if i in first],
-    )
-
-
 def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
     spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
     if ds is None:
-        ds = defsentplus_runs.load_entry_dataset(
+        ds = dictionary.load_entry_dataset(
             cfg["dataset"], cfg["max_entries"], data_dir, paper_data=cfg.get("paper_data", False)
         )
     n_steps = len(cfg["lrs"])
