@@ -36,7 +36,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "7981ad9f493bf57c927ca6a5b5acce5cb71d76b7"   # last to change the package
+    commit = "4fcf51e589403a9d93351a9363088878ebc63a9d"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
