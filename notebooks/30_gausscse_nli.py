@@ -164,11 +164,11 @@ del encoder, gauss
 # Everything else is the paper's: the same head, the same similarity (Eq. 2, the official
 # per-dimension form) and the same loss (Eq. 3, `gausscse.contrastive_loss`), on a seeded
 # 2,500 of the 7,409 offline training triplets, 3 epochs at batch 32 (the last partial batch
-# dropped, as the official code). The learning rate is that of a new layer on fixed features, Adam at 1e-3; the
-# full runs below fine-tune a pre-trained encoder, which takes small steps (5e-5). After
-# training, each of the 3,368 entailment pairs of SNLI test (none of them trained on) is asked
-# which sentence entails the other: the premise is predicted when sim(hyp || pre) >
-# sim(pre || hyp) (Sec. 3.2). Encoding the 13,774 sentences takes about 30 s on a 2-core CPU
+# dropped, as the official code). The learning rate is that of a new layer on fixed features,
+# Adam at 1e-3; the full runs below fine-tune a pre-trained encoder, which takes small steps
+# (5e-5). After training, each of the 3,368 entailment pairs of SNLI test (none of them trained
+# on) is asked which sentence entails the other: the premise is predicted when
+# sim(hyp || pre) > sim(pre || hyp) (Sec. 3.2). Encoding the 13,774 sentences takes about 30 s on a 2-core CPU
 # (cached after the first run); each training about 2 s. (All 7,409 triplets: 86.7 % with
 # ent+rev, at twice the time: `docs/smoke_spread.md`.)
 
