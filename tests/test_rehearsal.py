@@ -4,7 +4,9 @@ models, capped trainings and evaluations) on a data root downloaded through the 
 These runs check structure and aggregation, never numbers: each notebook runs top to bottom, each
 result table it saves says `scale: rehearsal`, every paper row has a finite ours row beside it,
 and every row averaged over seeds averages the scale's seeds (10 for DefSent and DefSent+, DefSent's
-SentEval 3 as its Table 9 says, GaussCSE 5). The executed notebooks and their result tables (results/NN/) are written to
+SentEval 3 as its Table 9 says, GaussCSE 5). The notebooks run one after another in one shared
+kernel (`run_notebooks.SharedKernel`: each from an empty namespace, its imports paid once); the
+smoke run under nbval is where each notebook gets a fresh kernel, as a reader's. The executed notebooks and their result tables (results/NN/) are written to
 DEFSENT_REHEARSAL_OUT when it is set (else to a temporary folder), to be read after a failure.
 """
 import ast
@@ -50,16 +52,23 @@ def rehearsal(mirrored, standin_folders, tmp_path_factory):
                                NLTK_DATA=str(root / "dictionary" / "wordnet" / "nltk_data"),
                                DEFSENT_CACHE=str(scratch / "cache"), DEFSENT_PROGRESS="0").items():
             mp.setenv(key, value)
-        yield dict(out=out, results=Path(out) / "results", mp=mp)
+        kernel = run_notebooks.SharedKernel()   # every rehearsal notebook runs in it, one at a time
+        try:
+            yield dict(out=out, results=Path(out) / "results", mp=mp, kernel=kernel)
+        finally:
+            kernel.close()
 
 
 def execute(name, env, parameters=""):
-    """Run notebook `name` (NN) in a fresh kernel; its result CSVs land in their own folder."""
+    """Run notebook `name` (NN) in the rehearsal's shared kernel, from an empty namespace (the
+    smoke run under nbval gives each notebook a fresh kernel); its result CSVs land in their own
+    folder."""
     py = next(run_notebooks.NOTEBOOKS.glob(f"{name}_*.py"))
     results = env["results"] / (name + ("-" + re.sub(r"\W+", "_", parameters) if parameters else ""))
     env["mp"].setenv("DEFSENT_RESULTS", str(results))
     nb_path, _ = run_notebooks.run(py, timeout=900, out=f"{env['out']}/{py.stem}{'-' if parameters else ''}"
-                                   f"{re.sub(r'[^A-Za-z0-9]+', '_', parameters)}.ipynb", parameters=parameters)
+                                   f"{re.sub(r'[^A-Za-z0-9]+', '_', parameters)}.ipynb", parameters=parameters,
+                                   kernel=env["kernel"])
     return nb_path, sorted(results.glob("*.csv"))
 
 

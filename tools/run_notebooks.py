@@ -25,11 +25,12 @@ from pathlib import Path
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
-def run(py_path, timeout=None, out=None, parameters=""):
+def run(py_path, timeout=None, out=None, parameters="", kernel=None):
     """Sync one paired notebook from its .py and execute it in its folder; returns the .ipynb
     path and [(seconds, first source line)] per code cell (the timings are not stored).
     out: where the executed notebook is written (default: beside the .py, the stored outputs);
-    parameters: lines appended to the cell tagged "parameters" (e.g. 'MODEL = "roberta-base"')."""
+    parameters: lines appended to the cell tagged "parameters" (e.g. 'MODEL = "roberta-base"');
+    kernel: a SharedKernel to run in (default: a fresh kernel, as a reader's)."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
@@ -41,13 +42,60 @@ def run(py_path, timeout=None, out=None, parameters=""):
         cell.source += "\n" + parameters
     if timeout is None:
         timeout = -1 if os.environ.get("DEFSENT_SCALE") == "paper" else 3600  # -1: no limit
+    if kernel is not None:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(kernel.reset_source(py_path.parent)))
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
+                            km=kernel.km if kernel else None,
                             resources={"metadata": {"path": str(py_path.parent)}})
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        if kernel is not None and client.kc is not None:
+            client.kc.stop_channels()   # the kernel stays; this notebook's connection goes
+    if kernel is not None:
+        nb.cells.pop(0)
     times = [(cell_seconds(c.metadata.pop("execution", {})), [x for x in c.source.splitlines() if not x.startswith("#")][:1])
              for c in nb.cells if c.cell_type == "code"]
     nbformat.write(nb, nb_path)
     return nb_path, times
+
+
+class SharedKernel:
+    """One kernel that runs many notebooks in turn, each from an empty namespace, in its folder
+    and with the environment the calling process has then: the imports (8-10 s a kernel on two
+    cores) are paid once. For the rehearsal's two dozen runs; a reader's notebook, and the smoke
+    run that nbval compares, each get a fresh kernel."""
+
+    def __init__(self):
+        from jupyter_client.manager import AsyncKernelManager
+        from nbclient.util import run_sync
+
+        self.km = AsyncKernelManager(kernel_name="python3")
+        run_sync(self.km.start_kernel)(cwd=str(NOTEBOOKS))
+
+    @staticmethod
+    def reset_source(folder):
+        """The hidden first cell: the last notebook's names, figures and once-only warning
+        records gone; the environment and folder a fresh kernel would start with."""
+        env = dict(os.environ)
+        return (
+            "%reset -f\n"
+            "import os as _os, sys as _sys\n"
+            "import matplotlib.pyplot as _plt\n"
+            f"_os.environ.clear(); _os.environ.update({env!r}); _os.chdir({str(folder)!r})\n"
+            "_plt.close('all')\n"
+            "for _m in list(_sys.modules.values()):\n"
+            "    try:\n"
+            "        _m.__warningregistry__.clear()\n"
+            "    except Exception:\n"
+            "        pass\n"
+            "del _os, _sys, _plt, _m"
+        )
+
+    def close(self):
+        from nbclient.util import run_sync
+
+        run_sync(self.km.shutdown_kernel)(now=True)
 
 
 def cell_seconds(execution):

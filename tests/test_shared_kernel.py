@@ -1,0 +1,47 @@
+"""The rehearsal's shared kernel (tools/run_notebooks.SharedKernel): a notebook run in it starts
+as in a fresh kernel: none of the last notebook's names, the environment and folder of the
+calling process at that moment, a once-only warning shown again."""
+import os
+
+import run_notebooks
+
+FIRST = '''# %%
+import shared_kernel_probe   # a module stays imported across notebooks, its warning records too
+left_behind = 1
+shared_kernel_probe.warn()
+'''
+
+PROBE = '''import warnings
+
+
+def warn():
+    warnings.warn("shown once per place")
+'''
+
+SECOND = '''# %%
+import os, warnings
+print("left_behind" in dir(), os.environ["SHARED_KERNEL_PROBE"], os.getcwd())
+'''
+
+
+def test_a_notebook_in_the_shared_kernel_starts_clean(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = tmp_path / "a" / "first.py", tmp_path / "b" / "second.py"
+    first.write_text(FIRST)
+    (tmp_path / "a" / "shared_kernel_probe.py").write_text(PROBE)
+    second.write_text(SECOND)
+    kernel = run_notebooks.SharedKernel()
+    try:
+        monkeypatch.setenv("SHARED_KERNEL_PROBE", "one")
+        runs = [run_notebooks.run(first, timeout=120, out=tmp_path / f"first{i}.ipynb", kernel=kernel)[0]
+                for i in range(2)]
+        monkeypatch.setenv("SHARED_KERNEL_PROBE", "two")
+        out, _ = run_notebooks.run(second, timeout=120, out=tmp_path / "second.ipynb", kernel=kernel)
+    finally:
+        kernel.close()
+    assert all("shown once per place" in p.read_text() for p in runs)   # the warning both times
+    text = out.read_text()
+    assert f"False two {tmp_path / 'b'}" in text, text
+    assert "%reset" not in text   # the reset cell is not written with the notebook
+    assert os.environ["SHARED_KERNEL_PROBE"] == "two"
