@@ -31,7 +31,7 @@
 # $$\hat{y}(A \Rightarrow B) = \big[\,\mathrm{sim}(B \,\|\, A) > \mathrm{sim}(A \,\|\, B)\,\big], \qquad \mathrm{sim}(a \,\|\, b) = \frac{1}{1 + D_{\mathrm{KL}}(N_a \,\|\, N_b)}.$$
 #
 # **Smoke scale**: the four runs of notebook 30 (shared through the run cache): MiniLM,
-# 64 offline triplets, 200 evenly spaced pairs per test set. Two training steps teach no
+# 64 offline triplets, 100 evenly spaced pairs per test set. Two training steps teach no
 # direction (16 steps did not either: 40.5% on SNLI for ent+rev at lr 5e-5, 51.9% at 3e-4),
 # so the trained rows and the McNemar p-values are a **pipeline check** here (finite, the
 # right rows; the tests compare nothing else), with the paper's rows beside them as context.
@@ -126,7 +126,7 @@ table2
 # %% [markdown]
 # The paper's whole Table 2 / 4, every model's block and the length baseline, as context: each of
 # our rows sits below the row it stands beside (the model's block; the length baseline below the
-# paper's, which at smoke scale counts 200 pairs per set, not the full test sets).
+# paper's, which at smoke scale counts 100 pairs per set, not the full test sets).
 
 # %% tags=["tolerance: check; paper=exact; ours: Length-baseline=exact"]
 model_label = aggregate.paper_model_label(reference)
