@@ -65,7 +65,7 @@ import pandas as pd
 from defsent_lite.runtime import config, models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import budget, preflight, scores
+from defsent_lite.repro import budget, eval_sizes, preflight, scores
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
@@ -76,11 +76,11 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 
 POOLINGS = ["cls", "mean"]
-sentences = (budget.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
-             + budget.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)))
+sentences = (eval_sizes.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
+             + eval_sizes.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)))
 what = "untrained CLS and mean (one pass): STS and SentEval"
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: budget.encoding_plan(what, MODEL, sentences, DATA_ROOT))
+budget.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
 batch_size = scale["encode_batch_size"]
 sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
 transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)

@@ -197,9 +197,7 @@ base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
 budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset))
 final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
-lr_table = pd.DataFrame({(p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"],
-                                               "final loss": r["final_loss"]}
-                         for p, f in final.items() for x, r in f.search.items()}).T.round(4)
+lr_table = defsent_tables.lr_search(final).round(4)   # dev MRR and final loss per rate
 lr_table
 
 # %% [markdown]

@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import budget, defsent_runs, gausscse_runs, pst, scores
+from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, pst, scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -89,7 +89,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
         == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])
-    sts_n, transfer_n = budget.sts_sentences(None, 20), budget.transfer_sentences(None, scores.transfer_settings(scale))
+    sts_n, transfer_n = eval_sizes.sts_sentences(None, 20), eval_sizes.transfer_sentences(None, scores.transfer_settings(scale))
     # dev+test of each run; seeds 1-3 scored on STS, SentEval only for the first three seeds (Table 9)
     assert defsent_runs.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
     assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
@@ -175,12 +175,12 @@ def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeyp
 
 def test_evaluation_sizes_and_an_encoding_only_plan():
     shared = config.data_root()
-    assert budget.transfer_sentences(shared) == (5331 * 2 + 3775 + 10000 + 10606) + (67349 + 872 + 1821) \
+    assert eval_sizes.transfer_sentences(shared) == (5331 * 2 + 3775 + 10000 + 10606) + (67349 + 872 + 1821) \
         + (5452 + 500) + 2 * (4076 + 1725)  # SentEval's counts (../shared/data/senteval/SOURCES.md)
     capped = dict(max_examples=1000, max_eval=500)
-    assert budget.transfer_sentences(shared, capped) == 4 * 1000 + (1000 + 500 + 500) + (1000 + 500) + 2 * (1000 + 500)
-    assert budget.sts_sentences(shared, max_pairs=10) == 7 * 2 * 10
-    p = budget.encoding_plan("untrained", "offline", 640, shared)
+    assert eval_sizes.transfer_sentences(shared, capped) == 4 * 1000 + (1000 + 500 + 500) + (1000 + 500) + 2 * (1000 + 500)
+    assert eval_sizes.sts_sentences(shared, max_pairs=10) == 7 * 2 * 10
+    p = eval_sizes.encoding_plan("untrained", "offline", 640, shared)
     assert p.trainings == 0 and p.steps == 0 and p.batch_s > 0 and p.seconds == pytest.approx(10 * p.batch_s)
 
 

@@ -86,6 +86,17 @@ def table2(untrained, final, model, scale):
     )
 
 
+def lr_search(final):
+    """The learning-rate search of Table 5: dev MRR and final loss of every (pooling, rate
+    2^x * 1e-6) run. final: {pooling: FinalRuns}."""
+    rows = {
+        (p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
+        for p, f in final.items()
+        for x, r in f.search.items()
+    }
+    return pd.DataFrame(rows).T
+
+
 def whole_table2(t2):
     """The paper's whole Table 2, every model's rows, with each of ours below the row it stands
     beside (t2: table2's result)."""

@@ -12,7 +12,7 @@ from defsent_lite.runtime import config, models
 from defsent_lite.data import dictionary, nli_readers, sources
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, gausscse_data
+from defsent_lite.repro import budget, eval_sizes, gausscse_data
 
 
 def colab_session_estimates(data_dir=None):
@@ -35,7 +35,7 @@ def colab_session_estimates(data_dir=None):
         budget.row_tokens(tok, definitions, 32),
         budget.row_tokens(tok, definitions),
     )
-    sentence = budget.eval_sentence_tokens(tok, data_dir)
+    sentence = eval_sizes.eval_sentence_tokens(tok, data_dir)
     n_train = paper_defsent.TABLE1[("All", "Train")][1]
     n_eval = paper_defsent.TABLE1[("All", "Dev")][1] + paper_defsent.TABLE1[("All", "Test")][1]
     poolings = 3
@@ -58,7 +58,7 @@ def colab_session_estimates(data_dir=None):
     ]
     n_a = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][0]
     steps, trainings = 3, 4  # 1st-3rd Training, one seed; the 3rd also against the ICA space
-    sts = budget.sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
+    sts = eval_sizes.sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
     plans.append(
         budget.Plan(
             "notebook 21: DefSent+ PST on a, 3 steps x 1 seed + ICA",

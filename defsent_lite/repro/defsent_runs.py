@@ -14,7 +14,7 @@ from defsent_lite import checks, defsent, train
 from defsent_lite.checks import best_of, require_nonempty
 from defsent_lite.runtime import cache, config, defsent_model, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import budget, scores, variants
+from defsent_lite.repro import budget, eval_sizes, scores, variants
 from defsent_lite.repro.scores import seed_scoring
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
@@ -506,7 +506,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         tokenizer, [d for _, d, _ in splits["dev"]]
     ) + (
         extra_encoded
-        * budget.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir"))
+        * eval_sizes.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir"))
         if extra_encoded
         else 0
     )
@@ -530,12 +530,12 @@ def scoring_sentences(scoring):
     """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes (sts_max_pairs 0: no
     STS; transfer None: no SentEval)."""
     sts = (
-        budget.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
+        eval_sizes.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
         if scoring["sts_max_pairs"] != 0
         else 0
     )
     transfer = (
-        budget.transfer_sentences(scoring["data_dir"], scoring["transfer"])
+        eval_sizes.transfer_sentences(scoring["data_dir"], scoring["transfer"])
         if scoring["transfer"] is not None
         else 0
     )

@@ -9,7 +9,7 @@ import pandas as pd
 from defsent_lite.runtime import defsent_model
 from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, defsent_tables
-from defsent_lite.repro import budget, defsent_runs, scores
+from defsent_lite.repro import budget, defsent_runs, eval_sizes, scores
 
 ALL_POOLINGS = ("cls", "mean", "max")
 
@@ -59,7 +59,7 @@ def sts(scale, model, poolings, data_dir=None, variant="official"):
     p = prepared(scale, model, data_dir, variant)
     lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
     max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
-    encoded = len(poolings) * 2 * budget.sts_sentences(data_dir, max_pairs)
+    encoded = len(poolings) * 2 * eval_sizes.sts_sentences(data_dir, max_pairs)
     budget.print_plan(
         scale,
         lambda: defsent_runs.plan(p.base, poolings, lr_xs, seeds, p.dataset, extra_encoded=encoded),
@@ -83,7 +83,7 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     p = prepared(scale, model, data_dir, variant)
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
     transfer = scores.transfer_settings(scale)
-    encoded = len(ALL_POOLINGS) * 2 * budget.transfer_sentences(data_dir, transfer)
+    encoded = len(ALL_POOLINGS) * 2 * eval_sizes.transfer_sentences(data_dir, transfer)
     budget.print_plan(
         scale,
         lambda: defsent_runs.plan(

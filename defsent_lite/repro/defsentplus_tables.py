@@ -12,7 +12,7 @@ from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.labels import POOLING_LABELS
-from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, pst, scores
+from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, eval_sizes, pst, scores
 
 
 class OurRows(NamedTuple):
@@ -128,7 +128,7 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     the plan, printed first, counts both encodings of the SentEval sentences."""
     reference = aggregate.reference_model(model)[0]
     cfg, _ = pst.model_pst_config(scale, model, dataset, reference, combination, variant=variant)
-    encoded = 2 * budget.transfer_sentences(data_dir, scores.transfer_settings(scale))
+    encoded = 2 * eval_sizes.transfer_sentences(data_dir, scores.transfer_settings(scale))
     budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=data_dir, extra_encoded=encoded))
     steps, report = pst.run(cfg, data_dir)
     final = steps[-1]["best_run"]

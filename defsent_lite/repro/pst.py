@@ -21,7 +21,7 @@ from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper.results import STS_COLS
-from defsent_lite.repro import budget, defsentplus_runs, scores, variants
+from defsent_lite.repro import budget, defsentplus_runs, eval_sizes, scores, variants
 
 
 def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=128):
@@ -464,7 +464,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         len(cfg["seeds"]) * (2 if k == n_steps and cfg["ica"] else 1) for k in range(1, n_steps + 1)
     )
     n_defs = len(ds["definitions"])
-    sts_sentences = budget.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(
+    sts_sentences = eval_sizes.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(
         cfg["inference_poolings"]
     )
     model, tokenizer = defsentplus_runs.load_model(
@@ -489,7 +489,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     definitions = ds["definitions"]
     encoded_tokens = n_steps * n_defs * budget.row_tokens(tokenizer, definitions) + (
         trainings * sts_sentences + extra_encoded
-    ) * budget.eval_sentence_tokens(tokenizer, data_dir)
+    ) * eval_sizes.eval_sentence_tokens(tokenizer, data_dir)
     return budget.Plan(
         what,
         trainings,
