@@ -91,6 +91,7 @@ def loss(model, head, batch, pooling, mask_token_id=None):
         raise ValueError("DefSent loss: an empty batch (no definitions)")
     batch = on_model_device(model, batch)
     logits = word_logits(model, head, batch, pooling, mask_token_id).float()
+    # checked on the host
     if (
         targets.device.type == "cpu"
         and not 0 <= int(targets.min()) <= int(targets.max()) < logits.shape[1]
@@ -98,7 +99,7 @@ def loss(model, head, batch, pooling, mask_token_id=None):
         raise ValueError(
             f"DefSent loss: target ids {int(targets.min())}..{int(targets.max())} fall outside the "
             f"head's {logits.shape[1]} words (ids from another tokenizer?)"
-        )  # checked on the host
+        )
     return F.cross_entropy(logits, batch["targets"])
 
 

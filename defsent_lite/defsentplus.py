@@ -105,16 +105,14 @@ def entry_logits(model, batch, pooling, space, mask_token_id=None):
     h = hidden_states(model, batch)
     pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
     with encode.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
-        return (
-            pooler_output(model, pooled.float()) @ space.to(pooled.device).float().T
-        )  # a no-op once on the device
+        # a no-op once on the device
+        return pooler_output(model, pooled.float()) @ space.to(pooled.device).float().T
 
 
 def loss(model, tokenizer, examples, pooling, space, max_length=128):
     """Cross-entropy of each definition's entry over all entries (Eq. 1, 5)."""
-    batch = encode.tokenize_batch(
-        tokenizer, [d for _, d in examples], pooling, max_length
-    )  # entry_logits moves it
+    # entry_logits moves it
+    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length)
     logits = entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float()
     return F.cross_entropy(logits, torch.tensor([e for e, _ in examples], device=logits.device))
 

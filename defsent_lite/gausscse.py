@@ -151,22 +151,32 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
         raise ValueError(
             f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at least 2"
         )
-    blocks = [
-        similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T
-    ]  # [i, j] = sim(ent_j||pre_i)
+    # [i, j] = sim(ent_j||pre_i)
+    blocks = [similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T]
     if "con" in setting:
-        blocks.append(
-            similarity_matrix(con[0], con[1], pre[0], pre[1], reduction).T
-        )  # sim(con_j||pre_i)
+        # sim(con_j||pre_i)
+        blocks.append(similarity_matrix(con[0], con[1], pre[0], pre[1], reduction).T)
     if "rev" in setting:
-        blocks.append(
-            similarity_matrix(pre[0], pre[1], ent[0], ent[1], reduction).T
-        )  # sim(pre_j||ent_i)
+        # sim(pre_j||ent_i)
+        blocks.append(similarity_matrix(pre[0], pre[1], ent[0], ent[1], reduction).T)
     logits = torch.cat(blocks, dim=1) / temperature
     return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
 
 
 # ---------------------------------------------------------------- encoding
+
+
+def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
+    """Eq. 3 on a batch of (premise, entailment, contradiction) triplets, the three columns encoded
+    in one forward pass of the GaussModel."""
+    sentences = [s for column in zip(*batch) for s in column]
+    enc = tokenizer(
+        sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+    )
+    mu, var = model(on_model_device(model, enc))
+    n = len(batch)
+    pre, ent, con = [(mu[k * n : (k + 1) * n], var[k * n : (k + 1) * n]) for k in range(3)]
+    return contrastive_loss(pre, ent, con, setting, reduction=reduction)
 
 
 @torch.no_grad()

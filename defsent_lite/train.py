@@ -171,9 +171,8 @@ def train(
         if s.grad_clip:
             scaler.unscale_(opt)
             torch.nn.utils.clip_grad_norm_(params, s.grad_clip)
-        scaler.step(
-            opt
-        )  # with fp16, a step whose gradients overflowed is skipped and the scale lowered
+        # with fp16, a step whose gradients overflowed is skipped and the scale lowered
+        scaler.step(opt)
         scaler.update()
         sched.step()
         evaluate = eval_fn and ((eval_every and step % eval_every == 0) or step == total)

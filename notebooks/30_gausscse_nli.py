@@ -102,15 +102,15 @@ BASELINE = None
 import pandas as pd
 import torch
 
-from defsent_lite import encode, gausscse
-from defsent_lite.repro import gausscse_data, gausscse_runs, preflight
+from defsent_lite import gausscse
+from defsent_lite.repro import gausscse_baseline, gausscse_data, gausscse_runs, gausscse_settings, preflight
 from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
-gauss = gausscse.GaussModel(encoder, gausscse_runs.variant_settings(VARIANT)["head"])
+gauss = gausscse.GaussModel(encoder, gausscse_settings.variant_settings(VARIANT)["head"])
 # the new head beside the encoder (a GPU, where there is one)
 gauss.to(next(encoder.parameters()).device)
 pair = ["A man is playing a guitar on a stage in front of a crowd.", "A man is playing music."]
@@ -139,7 +139,7 @@ triplets = nli_readers.training_triplets(DATA_ROOT, max_triplets=4, seed=0, sour
 pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
 premise, entailment, contradiction = triplets[0]
 print("premise:", premise, "| entailment:", entailment, "| contradiction:", contradiction)
-reduction = REDUCTION or gausscse_runs.variant_settings(VARIANT)["reduction"]
+reduction = REDUCTION or gausscse_settings.variant_settings(VARIANT)["reduction"]
 for setting in gausscse.LOSS_SETTINGS:
     loss = gausscse.contrastive_loss(pre, ent, con, setting, reduction=reduction)
     candidates = 4 * (1 + setting.count("+"))   # 4 entailments, + 4 contradictions, + 4 reversed
@@ -290,11 +290,11 @@ from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_tables, variants
 
 pd.set_option("display.width", 140)
-base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-baseline_model, baseline_pooling = BASELINE or gausscse_runs.baseline_encoder(scale, MODEL)
+baseline_model, baseline_pooling = BASELINE or gausscse_baseline.baseline_encoder(scale, MODEL)
 # before the trainings: a model that fails to load fails here
-baseline = gausscse_runs.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
+baseline = gausscse_baseline.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
 # the plan and its time estimate first (printed at the protocol scales)
 budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
 runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
@@ -311,7 +311,7 @@ print("triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
 # length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse_runs.differences())
+variants.whole(gausscse_settings.differences())
 
 # %% [markdown]
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model
@@ -327,7 +327,7 @@ reference, note = aggregate.reference_model(MODEL)
 print(note)
 paper_rows = paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference))
 paper = results.paper_table(paper_rows, paper_gausscse.NLI_COLS)
-simcse = (baseline_model, baseline_pooling) == gausscse_runs.SIMCSE_BASELINE  # the paper's baseline
+simcse = (baseline_model, baseline_pooling) == gausscse_baseline.SIMCSE_BASELINE  # the paper's baseline
 pairs = {cosine: ("SimCSE (BERT-base)" if simcse else None, cosine)}
 pairs.update({s: (s if s in paper.index else None, s) for s in gausscse.LOSS_SETTINGS})
 table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))

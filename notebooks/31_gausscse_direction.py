@@ -63,13 +63,13 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_tables
+from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings, gausscse_tables
 from defsent_lite.repro import preflight, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)
-base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
+base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
 # the plan and its time estimate first (printed at the protocol scales)
 budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
@@ -92,7 +92,7 @@ print("entailment pairs scored:", counts,
 # length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse_runs.differences())
+variants.whole(gausscse_settings.differences())
 
 # %% [markdown]
 # ### Which SICK pairs the paper scored

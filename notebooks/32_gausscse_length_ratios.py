@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import plots, results
-from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_tables
+from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings, gausscse_tables
 from defsent_lite.repro import preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -69,7 +69,7 @@ print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 30 says more):
 
 # %%
-variants.whole(gausscse_runs.differences())
+variants.whole(gausscse_settings.differences())
 
 # %%
 pd.DataFrame({name: {"pairs": len(r),
@@ -87,7 +87,7 @@ pd.DataFrame({name: {"pairs": len(r),
 # pair counts per bin involve no model and are exact.
 
 # %% tags=["tolerance: check; pairs=exact"]
-base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 # the plan and its time estimate first (printed at the protocol scales)
 budget.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT,

@@ -21,7 +21,7 @@
 # The paper grid-searches batch size {16, 32, 64, 128} x learning rate {1e-5, 3e-5, 5e-5} on
 # SNLI dev and reports the best SNLI-dev AUPRC (x100) of each training (checked every 100
 # steps) in Table 5; notebook 30 then trains with the model's best cell
-# (`gausscse_runs.paper_hyperparameters`). The paper does not say which loss setting the grid used;
+# (`gausscse_settings.paper_hyperparameters`). The paper does not say which loss setting the grid used;
 # `SETTING` defaults to ent+con+rev, whose BERT-base test AUPRC (67.07) is the closest to the
 # grid's best dev AUPRC (66.21). One training per cell, first seed.
 #
@@ -57,11 +57,11 @@ SETTING = "ent+con+rev"
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_runs, gausscse_tables, preflight
+from defsent_lite.repro import budget, gausscse_runs, gausscse_settings, gausscse_tables, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
-base = gausscse_runs.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base.update(train_max=scale["gauss_grid_train_max"],
             dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
 batch_sizes = list(scale["gauss_grid_batch_sizes"])

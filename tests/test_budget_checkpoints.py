@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, pst, scores
+from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, gausscse_settings, pst, scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -163,7 +163,7 @@ def test_pst_keeps_the_best_run_of_each_step_only(tmp_path, monkeypatch):
 
 def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeypatch):
     root = gausscse_root(tmp_path / "data", triplets=40, pairs=30)
-    base = dict(gausscse_runs.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
+    base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
                 dev_max=None, test_max=None)
     planned = gausscse_runs.plan(base, [0, 1], root)
     asked = []

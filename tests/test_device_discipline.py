@@ -11,7 +11,7 @@ from transformers import BertConfig, BertForMaskedLM, BertModel
 
 from defsent_lite import defsent, defsentplus, encode, gausscse
 from defsent_lite.runtime import config, defsent_model, models
-from defsent_lite.repro import defsent_runs, gausscse_runs
+from defsent_lite.repro import defsent_runs
 
 TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
             max_position_embeddings=64)
@@ -93,7 +93,7 @@ def test_defsentplus_loss_top_words_and_gausscse_move_their_batches(moved):
     assert len(defsent.top_k_words(mlm, tokenizer, defsent.word_prediction_head(mlm), ["a dog"], "cls", k=2)[0]) == 2
     gauss = gausscse.GaussModel(guarded(BertModel(BertConfig(**TINY)), moved))
     triplets = [("a man sleeps", "a person rests", "a man runs"), ("a dog barks", "an animal barks", "a cat sleeps")]
-    assert torch.isfinite(gausscse_runs.triplet_loss(gauss, tokenizer, triplets, "ent+con+rev", "mean_per_dim"))
+    assert torch.isfinite(gausscse.triplet_loss(gauss, tokenizer, triplets, "ent+con+rev", "mean_per_dim"))
     mu, var = gausscse.encode(gauss, tokenizer, ["a dog", "a cat"])
     assert mu.shape == var.shape == (2, 16)
 

@@ -180,7 +180,7 @@ def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
     batch = [("premise one.", "entailed one.", "contradicted one."), ("premise two.", "entailed two.", "other two.")]
 
     def loss_fn(m, b):
-        return gausscse_runs.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
+        return gausscse.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
     with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises .* var in \["):
         train.train(model, loss_fn, [batch], train.Settings(lr=1e-5), describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
 
@@ -268,15 +268,15 @@ def test_direction_by_length_bins_pairs_by_character_length_ratio():
 
 def test_paper_hyperparameters_are_table5_optima_and_unknown_models_warn():
     from defsent_lite.runtime import config
-    from defsent_lite.repro import gausscse_runs
-    assert gausscse_runs.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
-    assert gausscse_runs.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
-    assert gausscse_runs.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
-    assert gausscse_runs.paper_hyperparameters("my/model") is None
+    from defsent_lite.repro import gausscse_settings
+    assert gausscse_settings.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
+    assert gausscse_settings.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
+    assert gausscse_settings.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
+    assert gausscse_settings.paper_hyperparameters("my/model") is None
     paper = config.scale("paper")
-    assert gausscse_runs.base_config(paper, "roberta-large")["lr"] == 3e-5
+    assert gausscse_settings.base_config(paper, "roberta-large")["lr"] == 3e-5
     with pytest.warns(UserWarning, match="'my/model' is not in GaussCSE's Table 5"):
-        cfg = gausscse_runs.base_config(paper, "my/model")
+        cfg = gausscse_settings.base_config(paper, "my/model")
     assert (cfg["batch_size"], cfg["lr"]) == (paper["gauss_batch_size"], paper["gauss_lr"])
     assert paper["gauss_seeds"] == [0, 1, 2, 3, 4]
 

@@ -9,7 +9,7 @@ import torch.distributions as td
 from defsent_lite import gausscse, train
 from defsent_lite.data import nli_readers
 from defsent_lite.evaluation import nli
-from defsent_lite.repro import gausscse_data, gausscse_runs
+from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
 
 
 def test_official_similarity_is_the_mean_over_dimensions_of_one_over_one_plus_kl():
@@ -40,20 +40,20 @@ def test_official_schedule_is_transformers_linear_warmup_from_zero():
 def test_variants_configure_every_difference(monkeypatch):
     S = dict(name="smoke", paper_protocol=False, gauss_batch_size=8, gauss_lr=1e-5, gauss_epochs=1, gauss_seeds=[0], gauss_train_max=4,
              gauss_dev_max=4, gauss_test_max=4)
-    official = gausscse_runs.base_config(S, "m", variant="official")
-    paper = gausscse_runs.base_config(S, "m", variant="paper")
+    official = gausscse_settings.base_config(S, "m", variant="official")
+    paper = gausscse_settings.base_config(S, "m", variant="paper")
     assert (official["variant"], official["reduction"]) == ("official", "mean_per_dim")
     assert (paper["variant"], paper["reduction"]) == ("paper", "sum")
-    assert gausscse_runs.VARIANTS["official"] == dict(head="official", reduction="mean_per_dim", weight_decay=0.01,
+    assert gausscse_settings.VARIANTS["official"] == dict(head="official", reduction="mean_per_dim", weight_decay=0.01,
                                                  warmup_ratio=0.1, decay=True, warmup_from_zero=True, metrics="official",
                                                  drop_last=True, epochs=1)
     paper_scale = dict(S, name="paper", paper_protocol=True, gauss_epochs=None)
-    monkeypatch.setattr(gausscse_runs, "paper_hyperparameters", lambda model: (16, 5e-5))
-    assert gausscse_runs.base_config(paper_scale, "m")["epochs"] == 1      # the official code's default
-    assert gausscse_runs.base_config(paper_scale, "m", variant="paper")["epochs"] == 3
+    monkeypatch.setattr(gausscse_settings, "paper_hyperparameters", lambda model: (16, 5e-5))
+    assert gausscse_settings.base_config(paper_scale, "m")["epochs"] == 1      # the official code's default
+    assert gausscse_settings.base_config(paper_scale, "m", variant="paper")["epochs"] == 3
     with pytest.raises(ValueError, match="unknown GaussCSE variant 'text'"):
-        gausscse_runs.base_config(S, "m", variant="text")
-    assert set(gausscse_runs.differences().index) >= {"mean head", "variance", "similarity", "optimiser", "schedule", "AUPRC"}
+        gausscse_settings.base_config(S, "m", variant="text")
+    assert set(gausscse_settings.differences().index) >= {"mean head", "variance", "similarity", "optimiser", "schedule", "AUPRC"}
 
 
 def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypatch):

@@ -4,7 +4,7 @@ show the text was run, the reverse, listed)."""
 import pytest
 
 from defsent_lite.runtime import config
-from defsent_lite.repro import defsent_runs, gausscse_data, gausscse_runs
+from defsent_lite.repro import defsent_runs, gausscse_data, gausscse_settings
 
 
 def test_defsent_paper_scale_trains_the_rate_the_official_scripts_pin():
@@ -25,16 +25,16 @@ def test_gausscse_trains_table5s_optimum_and_run_sh_is_a_named_option():
     for BERT-base (the grid scripts ran every cell; run.sh, (16, 1e-5), was committed after the
     paper and does not parse): the default for both variants; rates="run.sh" gives run.sh's."""
     paper = config.scale("paper")
-    official = gausscse_runs.base_config(paper, "bert-base-uncased", variant="official")
-    text = gausscse_runs.base_config(paper, "bert-base-uncased", variant="paper")
-    run_sh = gausscse_runs.base_config(paper, "bert-base-uncased", rates="run.sh")
+    official = gausscse_settings.base_config(paper, "bert-base-uncased", variant="official")
+    text = gausscse_settings.base_config(paper, "bert-base-uncased", variant="paper")
+    run_sh = gausscse_settings.base_config(paper, "bert-base-uncased", rates="run.sh")
     assert (official["batch_size"], official["lr"]) == (text["batch_size"], text["lr"]) == (16, 5e-5)
     assert (run_sh["batch_size"], run_sh["lr"]) == (16, 1e-5)
     with pytest.raises(ValueError, match="rates='1e-5'"):
-        gausscse_runs.base_config(paper, "bert-base-uncased", rates="1e-5")
-    large = gausscse_runs.base_config(paper, "bert-large-uncased", variant="official")   # run.sh names no other model
-    assert (large["batch_size"], large["lr"]) == gausscse_runs.paper_hyperparameters("bert-large-uncased")
-    assert {"batch size, lr", "SICK direction pairs"} <= set(gausscse_runs.differences().index)
+        gausscse_settings.base_config(paper, "bert-base-uncased", rates="1e-5")
+    large = gausscse_settings.base_config(paper, "bert-large-uncased", variant="official")   # run.sh names no other model
+    assert (large["batch_size"], large["lr"]) == gausscse_settings.paper_hyperparameters("bert-large-uncased")
+    assert {"batch size, lr", "SICK direction pairs"} <= set(gausscse_settings.differences().index)
 
 
 def test_sick_direction_pairs_one_way_by_default_all_as_the_code_does():
@@ -47,9 +47,9 @@ def test_sick_direction_pairs_one_way_by_default_all_as_the_code_does():
     assert (len(one_way.entailing), one_way.bilateral, one_way.missing, len(every.entailing)) == (794, 610, 10, 1414)
     assert round(gausscse_data.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
     assert round(gausscse_data.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
-    assert gausscse_runs.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
+    assert gausscse_settings.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
     with pytest.raises(ValueError, match="sick_pairs='both'"):
-        gausscse_runs.base_config(config.scale("smoke"), "offline", sick_pairs="both")
+        gausscse_settings.base_config(config.scale("smoke"), "offline", sick_pairs="both")
 
 
 def test_evaluation_and_entry_encoding_cut_only_at_512_tokens_in_fp32():
@@ -101,6 +101,6 @@ def test_the_methods_document_lists_every_difference_the_code_knows():
     and not to the document fails here."""
     from defsent_lite.repro import defsentplus_runs
     text = (config.REPO / "docs" / "methods.md").read_text()
-    for table in (defsent_runs.differences(), defsentplus_runs.differences(), gausscse_runs.differences()):
+    for table in (defsent_runs.differences(), defsentplus_runs.differences(), gausscse_settings.differences()):
         for setting, row in table.iterrows():
             assert f"| {setting} | {row.iloc[0]} |" in text, setting

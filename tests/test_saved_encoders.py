@@ -5,7 +5,7 @@ import torch
 
 from defsent_lite import gausscse
 from defsent_lite.runtime import config
-from defsent_lite.repro import gausscse_data, gausscse_embedder, gausscse_eval, gausscse_runs
+from defsent_lite.repro import gausscse_baseline, gausscse_data, gausscse_embedder, gausscse_eval, gausscse_runs, gausscse_settings
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -13,7 +13,7 @@ def test_gausscse_model_is_kept_on_request_and_reloads_to_the_same_scores(tmp_pa
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     tiny, _ = tiny_pst_setup(tmp_path)
     root = gausscse_root(tmp_path / "data", triplets=24, pairs=41)
-    cfg = dict(gausscse_runs.base_config(config.scale("smoke"), tiny), setting="ent+rev", train_max=None,
+    cfg = dict(gausscse_settings.base_config(config.scale("smoke"), tiny), setting="ent+rev", train_max=None,
                dev_max=40, test_max=40, batch_size=8, eval_every=100)
     scores_only = gausscse_runs.run(cfg, root)
     assert scores_only["path"] is None
@@ -57,8 +57,8 @@ def test_cosine_baseline_scores_sentence_transformers_cosines(tmp_path, monkeypa
     from defsent_lite.evaluation import nli
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     root = gausscse_root(tmp_path / "data", triplets=8, pairs=41)
-    base = dict(gausscse_runs.base_config(config.scale("smoke"), "offline"), dev_max=40, test_max=40)
-    got = gausscse_runs.cosine_baseline(config.OFFLINE_MODEL, "mean", base, root)
+    base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"), dev_max=40, test_max=40)
+    got = gausscse_baseline.cosine_baseline(config.OFFLINE_MODEL, "mean", base, root)
     st = SentenceTransformer(str(models.offline_model_path()), device="cpu")
 
     def cosines(rows):

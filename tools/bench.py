@@ -15,7 +15,6 @@ from defsent_lite.pooling import pool
 from defsent_lite.runtime import defsent_model, models
 from defsent_lite.data import dictionary, nli_readers
 from defsent_lite.evaluation import senteval, sts
-from defsent_lite.repro import gausscse_runs
 
 
 def best_time(fn, repeats=3):
@@ -118,7 +117,7 @@ def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev")
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)   # the head beside the encoder
     batches = train.batched(nli_readers.training_triplets(source=nli_readers.train_source("smoke"))[: steps * batch_size], batch_size, seed=0)
     t0 = time.perf_counter()
-    train.train(model, lambda m, b: gausscse_runs.triplet_loss(m, tok, b, setting, "sum"), batches, train.Settings(lr=1e-5), progress=False)
+    train.train(model, lambda m, b: gausscse.triplet_loss(m, tok, b, setting, "sum"), batches, train.Settings(lr=1e-5), progress=False)
     seconds = time.perf_counter() - t0
     return dict(batch_size=batch_size, steps=len(batches), seconds=seconds, steps_per_s=len(batches) / seconds,
                 triplets_per_s=len(batches) * batch_size / seconds)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defsent_lite import defsent, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
-from defsent_lite.repro import budget, gausscse_runs  # noqa: E402
+from defsent_lite.repro import budget  # noqa: E402
 from defsent_lite.runtime import config, defsent_model, models  # noqa: E402
 from defsent_lite.data import dictionary, nli_readers  # noqa: E402
 
@@ -151,7 +151,7 @@ def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64):
 
     def loss_fn(m, b, tokenised=False):
         if not tokenised:
-            return gausscse_runs.triplet_loss(m, tok, b, setting, "sum")
+            return gausscse.triplet_loss(m, tok, b, setting, "sum")
         mu, var = m({k: v.to(next(m.parameters()).device, non_blocking=True) for k, v in b.items()})
         n = len(mu) // 3
         pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]

@@ -35,9 +35,8 @@ def split_by_word(pairs, seed=SPLIT_SEED, ratios=(8, 1, 1), grouped=False):
     out = {"train": [], "dev": [], "test": []}
     if grouped:
         rank = {w: i for i, w in enumerate(words)}
-        pairs = sorted(
-            pairs, key=lambda p: rank[p[0]]
-        )  # stable: a word's definitions keep their order
+        # stable: a word's definitions keep their order
+        pairs = sorted(pairs, key=lambda p: rank[p[0]])
     for w, d in pairs:
         out[split_of[w]].append((w, d))
     return out

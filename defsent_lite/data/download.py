@@ -378,9 +378,8 @@ def download(root, only=None, sources=None, checksums=None, mirror=None, log=pri
     """Fetch the selected sources into root, each on its own; a list of SourceReport. mirror: a base
     URL replacing every host (default: DEFSENT_MIRROR)."""
     mirror = os.environ.get("DEFSENT_MIRROR") if mirror is None else mirror
-    root = config.data_root(
-        root
-    )  # a relative root resolves as the readers resolve it, not against the cwd
+    # a relative root resolves as the readers resolve it, not against the cwd
+    root = config.data_root(root)
     root.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(root)
     checksums = known_checksums() if checksums is None else checksums
@@ -472,9 +471,8 @@ def main(argv=None):
             chosen = select(args.only, notebook=args.notebook, scale=args.scale)
         except ValueError as e:
             p.error(str(e))
-        signal.signal(
-            signal.SIGTERM, lambda *_: sys.exit(143)
-        )  # a killed download still cleans its staging
+        # a killed download still cleans its staging
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         try:
             reports = download(args.root, sources=chosen, mirror=args.mirror)
         except ValueError as e:  # e.g. a malformed digest record: named, no traceback

@@ -82,9 +82,8 @@ def load_mrpc(data_dir=None):
             if i == 1:
                 check_header(path, line, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"])
                 continue
-            f = split_fields(
-                path, i, line, 5, exact=True
-            )  # a tab inside a sentence would shift the columns
+            # a tab inside a sentence would shift the columns
+            f = split_fields(path, i, line, 5, exact=True)
             if f[0] not in ("0", "1"):
                 raise ValueError(f"{path}:{i}: label {f[0]!r} is not 0 or 1")
             check_nonempty(path, i, f[3], f[4])

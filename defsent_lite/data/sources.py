@@ -60,11 +60,12 @@ SENTEVAL_TRANSFER = {
     "MPQA": ("mpqa.pos", "mpqa.neg"),
     "TREC": ("train_5500.label", "TREC_10.label"),
 }
+# what NLTK's WordNet reader opens (3.9: index.sense too)
 WORDNET_FILES = (
     ["lexnames", "index.sense"]
     + [f"{kind}.{pos}" for kind in ("index", "data") for pos in ("adj", "adv", "noun", "verb")]
     + [f"{pos}.exc" for pos in ("adj", "adv", "noun", "verb")]
-)  # what NLTK's WordNet reader opens (3.9: index.sense too)
+)
 
 # name, url, sha256 of the archive (None: every member is pinned in checksums.sha256 instead, or
 # checked by content), md5 (the publisher's own digest where no SHA-256 could be recorded),
@@ -289,9 +290,8 @@ NLI_TRAIN_ANY = Need(
 def needs(notebook, scale="smoke"):
     """The data a notebook reads at a scale, as a list of Need (the paper scale allows no offline stand-in)."""
     paper = config.scale(scale)["paper_protocol"]  # paper and rehearsal: the papers' datasets only
-    oxford = (
-        [OXFORD_PAPER] if paper else [OXFORD_ANY, WORDNET]
-    )  # offline: WordNet replaces the train split
+    # offline: WordNet replaces the train split
+    oxford = [OXFORD_PAPER] if paper else [OXFORD_ANY, WORDNET]
     dictionary = [OXFORD_PAPER if paper else OXFORD_ANY, WORDNET]  # DefSent+ dataset a adds WordNet
     nli = [NLI_EVAL, NLI_TRAIN_PAPER if paper else NLI_TRAIN_ANY]
     table = {
@@ -312,17 +312,17 @@ def needs(notebook, scale="smoke"):
         "31": nli,
         "32": nli,
         "33": nli,
+        # its DefSent and entry benchmarks read the dictionary
         "90": [
             STS,
             NLI_TRAIN_ANY,
             OXFORD_ANY,
             WORDNET,
-        ],  # its DefSent and entry benchmarks read the dictionary
+        ],
     }
     key = str(notebook)
-    key = (
-        key[:2] if len(key) > 3 and key[2] == "_" else key
-    )  # "10" or a file name "10_..."; not "10x"
+    # "10" or a file name "10_..."; not "10x"
+    key = key[:2] if len(key) > 3 and key[2] == "_" else key
     if key not in table:
         raise ValueError(f"unknown notebook {notebook!r}; choose from {' '.join(sorted(table))}")
     return table[key]

@@ -184,9 +184,8 @@ def train_epoch(X, y, order, model, decay, settings):
         Xb = X[idx.clamp_min(0)]  # [P, B, d]
         probs = torch.softmax(torch.baddbmm(model.b[:, None, :], Xb, model.W), -1)
         target = torch.nn.functional.one_hot(y[idx.clamp_min(0)], probs.shape[-1]).to(probs.dtype)
-        dlogits = (probs - target) * (valid / count.clamp_min(1)[:, None])[
-            ..., None
-        ]  # mean cross-entropy
+        # mean cross-entropy
+        dlogits = (probs - target) * (valid / count.clamp_min(1)[:, None])[..., None]
         adam_step(model, Xb.transpose(1, 2) @ dlogits, dlogits.sum(1), count > 0, decay, settings)
 
 

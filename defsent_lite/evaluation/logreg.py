@@ -23,9 +23,8 @@ from defsent_lite.checks import require_finite, NonFinite
 
 
 class Fits(NamedTuple):
-    weights: (
-        torch.Tensor
-    )  # [D + 1, P, K] in the rotated basis (last row: intercepts); K = 1 for binary
+    # [D + 1, P, K] in the rotated basis (last row: intercepts); K = 1 for binary
+    weights: torch.Tensor
     objective: torch.Tensor  # [P] f_p at the solution
     grad_max: torch.Tensor  # [P] largest |gradient| entry at the solution
     newton_steps: int
@@ -87,9 +86,8 @@ def fit_many(
         raise ValueError(
             f"logistic regression: problems {(n_p == 0).nonzero().flatten().tolist()[:10]} have no training rows"
         )
-    per_class = train_masks.to(dtype) @ torch.nn.functional.one_hot(y, n_classes).to(
-        dtype
-    )  # [P, classes]
+    # [P, classes]
+    per_class = train_masks.to(dtype) @ torch.nn.functional.one_hot(y, n_classes).to(dtype)
     if ((per_class > 0).sum(1) < 2).any():
         raise ValueError(
             f"logistic regression: problems {((per_class > 0).sum(1) < 2).nonzero().flatten().tolist()[:10]} "
@@ -103,9 +101,8 @@ def fit_many(
     )
     penalty = torch.ones(D1, 1, 1, dtype=dtype, device=device)
     penalty[-1] = 0
-    reg = (
-        penalty / (torch.as_tensor(Cs, dtype=dtype, device=device) * n_p)[None, :, None]
-    )  # [D1, P, 1]
+    # [D1, P, 1]
+    reg = penalty / (torch.as_tensor(Cs, dtype=dtype, device=device) * n_p)[None, :, None]
     W = torch.zeros(D1, P, K, dtype=dtype, device=device)
 
     def logits(W):
@@ -143,9 +140,8 @@ def fit_many(
             return (A.T @ (R * weight[..., None]).flatten(1)).view(D1, P, K) + reg * V
 
         diag = (weight[..., None] * (curv * (1 - curv) if K > 1 else curv)).flatten(1)  # [n, P*K]
-        precond = ((A * A).T.matmul(diag).view(D1, P, K) + reg).clamp_min(
-            torch.finfo(dtype).tiny
-        )  # Hessian diagonal
+        # Hessian diagonal
+        precond = ((A * A).T.matmul(diag).view(D1, P, K) + reg).clamp_min(torch.finfo(dtype).tiny)
         direction = conjugate_gradients(hess_vec, -grad * active[None, :, None], precond, max_cg)
         W = line_search(W, direction, grad, objective(Z, W), lambda W: objective(logits(W), W))
     final = objective(logits(W), W)

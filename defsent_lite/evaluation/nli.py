@@ -126,9 +126,8 @@ def auprc(scores, labels, thresholds=AUPRC_THRESHOLDS, what="AUPRC"):
     """Area under the precision-recall curve traced by thresholds 0..1 step 0.001 (trapezoids)."""
     scores, labels = checked_scores(scores, labels, what)
     precision, recall = precision_recall_points(scores, labels, thresholds)
-    order = np.argsort(thresholds)[
-        ::-1
-    ]  # walk the curve from the highest threshold (recall 0) down
+    # walk the curve from the highest threshold (recall 0) down
+    order = np.argsort(thresholds)[::-1]
     return float(np.trapezoid(precision[order], recall[order]))
 
 

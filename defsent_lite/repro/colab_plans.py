@@ -78,17 +78,15 @@ def colab_session_estimates(data_dir=None):
     )
     triplets = [s for t in nli_readers.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
-    per_triplet = 3 * budget.row_tokens(
-        tok, triplets, 48
-    )  # a batch of 16 pads its 48 sentences together
+    # a batch of 16 pads its 48 sentences together
+    per_triplet = 3 * budget.row_tokens(tok, triplets, 48)
     test_sentences = 2 * sum(
         len(nli_readers.load_nli(name, data_dir)) for name in gausscse_data.NLI_TEST_SETS.values()
     )
     gauss = encoder + 2 * 768 * 769  # the encoder and its mean and variance heads
     steps = n_nli // 16
-    encoded = (
-        2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences
-    )  # SNLI dev every 100 steps, tests once
+    # SNLI dev every 100 steps, tests once
+    encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences
     plans.append(
         budget.Plan(
             "notebook 30: GaussCSE, 4 loss settings x 1 seed at batch 16",

@@ -469,9 +469,8 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
     n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]
-    trainings = sum(n_rates) + len(poolings) * (
-        len(seeds) - 1
-    )  # the search's best rate is the first seed's run
+    # the search's best rate is the first seed's run
+    trainings = sum(n_rates) + len(poolings) * (len(seeds) - 1)
     if base.get(
         "scoring"
     ):  # later seeds are scored on STS (and the first 3 on SentEval) right after training

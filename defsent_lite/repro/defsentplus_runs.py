@@ -31,9 +31,8 @@ STS_FILES = (
     "senteval"  # SentEval's Moses-tokenised STS files (footnote 9 and the released TestSTS.py)
 )
 PAPER_LRS = {
-    hub: paper_defsentplus.table5_rates(
-        label
-    )  # 1st, 2nd, 3rd Training; as many as the model's PST steps
+    # 1st, 2nd, 3rd Training; as many as the model's PST steps
+    hub: paper_defsentplus.table5_rates(label)
     for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()
 }
 # What the released code (ryuliuxiaodong/DefSent-Plus) does and what the paper's text says where
@@ -284,9 +283,8 @@ def senteval_pooling(model, result):
 def best_sts_avg(result):
     """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
     scores = [s["avg"] for s in result["sts"].values()]
-    return (
-        max(scores) if all(map(math.isfinite, scores)) else math.nan
-    )  # a selection over runs refuses NaN
+    # a selection over runs refuses NaN
+    return max(scores) if all(map(math.isfinite, scores)) else math.nan
 
 
 def save_encoder_files(folder, cfg, sts_by_pooling, dim):

@@ -53,9 +53,8 @@ def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     device = next(model.parameters()).device
 
     def infer():
-        encode.encode(
-            model, tokenizer, sentences, batch_size=batch, progress=False
-        )  # fp32, as evaluation
+        # fp32, as evaluation
+        encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)
 
     return Plan(
         what,

@@ -22,10 +22,8 @@ NLI_TEST_SETS = {
 DEV_SET = "snli_dev"
 
 
-SICK_PAIRS = (
-    "one-way",
-    "all",
-)  # SICK direction pairs: the paper's text (default) or the official code's
+# SICK direction pairs: the paper's text (default) or the official code's
+SICK_PAIRS = ("one-way", "all")
 
 
 def evenly_spaced(rows, n):

@@ -89,9 +89,8 @@ def evaluate(
     for name, rows in test_sets.items():
         hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
         entailing, entailed = direction_pairs(name, rows, sick_full, sick_pairs)[:2]
-        table = sentence_gaussians(
-            model, tokenizer, hyps + pres + entailing + entailed
-        )  # NLI and direction share it
+        # NLI and direction share it
+        table = sentence_gaussians(model, tokenizer, hyps + pres + entailing + entailed)
         scores, labels = similarities_in(table, hyps, pres, reduction)[0], nli.binary_labels(rows)
         out["nli"][name] = dict(
             acc=100 * nli.accuracy(scores, labels, threshold, f"{what}: {name} accuracy", metrics),

@@ -1,141 +1,19 @@
-"""GaussCSE's protocol: the official code's and the paper's settings, one cached training run per
-loss setting and seed (the loss of a batch of triplets, model selection on SNLI-dev AUPRC), the
-cosine baseline, the Appendix E grid and the plan. Its data is gausscse_data, its scores
-gausscse_eval, a trained model's files gausscse_embedder; the tables are gausscse_tables'. The
-method is defsent_lite.gausscse."""
-
-import warnings
+"""GaussCSE's protocol runs: one cached training per loss setting and seed (Eq. 3 on batches of
+triplets, model selection on SNLI-dev AUPRC), seed averages, the Appendix E grid and the plan. Its
+settings are gausscse_settings', its data gausscse_data, its scores gausscse_eval, a trained
+model's files gausscse_embedder; the tables are gausscse_tables'. The method is
+defsent_lite.gausscse."""
 
 import pandas as pd
 import torch
 
-from defsent_lite import checks, encode, gausscse, train
+from defsent_lite import checks, gausscse, train
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import nli_readers
-from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_data, gausscse_embedder, gausscse_eval, variants
-
-
-# What the released code (yoda122/GaussCSE) does and what the paper's text says, where they differ.
-VARIANTS = {
-    "official": dict(
-        head="official",
-        reduction="mean_per_dim",
-        weight_decay=0.01,
-        warmup_ratio=0.1,
-        decay=True,
-        warmup_from_zero=True,
-        metrics="official",
-        drop_last=True,
-        epochs=1,
-    ),
-    "paper": dict(
-        head="paper",
-        reduction="sum",
-        weight_decay=0.0,
-        warmup_ratio=1.0,
-        decay=False,
-        warmup_from_zero=False,
-        metrics="paper",
-        drop_last=False,
-        epochs=3,
-    ),
-}
-DIFFERENCES = [  # (setting, paper text, official code, ours)
-    ("mean head", "linear map of CLS", "tanh(linear map of CLS)", "variant's"),
-    (
-        "variance",
-        "not specified (positive)",
-        "exp(linear map of CLS)",
-        "official: exp, floored at float32's smallest normal; paper: softplus + 1e-4",
-    ),
-    (
-        "similarity",
-        "1 / (1 + sum_d KL_d) (Eq. 2)",
-        "mean_d 1 / (1 + KL_d)",
-        "variant's (reduction setting)",
-    ),
-    (
-        "optimiser",
-        "AdamW (decay not stated)",
-        "AdamW, weight decay 0.01 on every parameter",
-        "variant's",
-    ),
-    (
-        "schedule",
-        "linear warm-up over the run (Appendix E)",
-        "10% warm-up from 0, then linear decay",
-        "variant's",
-    ),
-    (
-        "epochs",
-        "3",
-        "1 (its default; run.sh sets none)",
-        "paper scale: the variant's; smoke and cpu scales: 1",
-    ),
-    ("AUPRC", "thresholds 0..1 step 0.001", "sklearn precision_recall_curve + auc", "variant's"),
-    (
-        "NLI threshold",
-        "most accurate on SNLI dev",
-        "grid of 1,001, score >= t",
-        "official: grid, >=; paper: midpoints, >",
-    ),
-    (
-        "last partial batch",
-        "not stated",
-        "dropped (drop_last)",
-        "official: dropped; paper: kept (unless 1 triplet)",
-    ),
-    (
-        "model selection",
-        "SNLI-dev AUPRC every 100 steps",
-        "the same, also before training (step 0); the steps "
-        "after the last multiple of 100 are never scored",
-        "every 100 steps and at the last step, not step 0 (kept: "
-        "they differ only at the two ends of a run)",
-    ),
-    (
-        "batch size, lr",
-        "Table 5's grid optimum (BERT-base: 16, 5e-5)",
-        "run.sh: BERT-base 16, 1e-5 (no other model); the grid scripts scripts/n4/*.sh ran every cell",
-        "paper scale: Table 5's optimum, what produced the published numbers (run.sh was committed after the "
-        "paper, 3 min before the grid scripts were deleted, and does not parse: bash -n fails at its line 12); "
-        "rates='run.sh' for its (16, 1e-5)",
-    ),
-    (
-        "SICK direction pairs",
-        "one direction only: A entails B xor B entails A (794 test pairs)",
-        "every entailment pair, premise -> hypothesis (1,414 here)",
-        "the text's (its length-baseline row, 69.14, is reproduced exactly; all pairs give 60.11): sick_pairs='all' for the "
-        "code's; 10 test pairs absent from SICK.txt are excluded and counted",
-    ),
-]
-
-
-def variant_settings(variant):
-    """The settings of a GaussCSE variant (VARIANTS); an unknown name is an error."""
-    return variants.pick("GaussCSE", VARIANTS, variant)
-
-
-def differences():
-    """The GaussCSE settings where the paper's text and the official code differ, and what we run."""
-    return variants.differences_table(
-        DIFFERENCES, ["setting", "paper text", "official code", "ours"]
-    )
-
-
-def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
-    """Encode premises, entailments and contradictions in one forward pass; Eq. 3."""
-    sentences = [s for column in zip(*batch) for s in column]
-    enc = tokenizer(
-        sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-    )
-    mu, var = model(encode.on_model_device(model, enc))
-    n = len(batch)
-    pre, ent, con = [(mu[k * n : (k + 1) * n], var[k * n : (k + 1) * n]) for k in range(3)]
-    return gausscse.contrastive_loss(pre, ent, con, setting, reduction=reduction)
+from defsent_lite.repro import budget, gausscse_data, gausscse_embedder, gausscse_eval
+from defsent_lite.repro.gausscse_settings import variant_settings
 
 
 def describe_batch(model, tokenizer):
@@ -150,64 +28,6 @@ def describe_batch(model, tokenizer):
         )
 
     return describe
-
-
-SIMCSE_BASELINE = (
-    "princeton-nlp/sup-simcse-bert-base-uncased",
-    "pooler",
-)  # Tables 1/3's baseline (BERT-base)
-
-
-def baseline_encoder(scale, model):
-    """(model, pooling) of the cosine baseline row: under the paper's protocol supervised
-    SimCSE-BERT-base through its pooler (the paper's row), else `model` with mean pooling."""
-    return SIMCSE_BASELINE if scale["paper_protocol"] else (model, "mean")
-
-
-def cosine_baseline(model_name, pooling, base, data_dir=None):
-    """The baseline row of Tables 1/3: cosine(hypothesis, premise) of an encoder as the entailment
-    score, thresholded on SNLI dev with the variant's metrics; {test set: {acc, auprc}} x100 (cached)."""
-    metrics = variant_settings(base.get("variant", "official"))["metrics"]
-    cfg = dict(
-        model=str(model_name),
-        pooling=pooling,
-        dev_max=base["dev_max"],
-        test_max=base["test_max"],
-        metrics=metrics,
-    )
-    what = f"cosine baseline {model_name} ({pooling})"
-
-    def compute():
-        model, tokenizer = models.load(model_name)
-        dev, tests, _ = gausscse_data.eval_data(base["test_max"], data_dir)
-        dev = gausscse_data.evenly_spaced(dev, base["dev_max"])
-
-        def scores(rows):
-            hyps, pres = [r["hypothesis"] for r in rows], [r["premise"] for r in rows]
-            uniq = list(dict.fromkeys(hyps + pres))
-            vectors = torch.nn.functional.normalize(
-                gausscse_eval.sentence_vectors(model, tokenizer, uniq, pooling), dim=-1
-            )
-            pos = {s: i for i, s in enumerate(uniq)}
-            return (
-                (vectors[[pos[h] for h in hyps]] * vectors[[pos[p] for p in pres]]).sum(-1).numpy()
-            )
-
-        threshold = nli.threshold_for(
-            scores(dev), nli.binary_labels(dev), metrics, what=f"{what}: SNLI-dev threshold"
-        )
-        out = {}
-        for name, rows in tests.items():
-            s, labels = scores(rows), nli.binary_labels(rows)
-            out[name] = dict(
-                acc=100 * nli.accuracy(s, labels, threshold, f"{what}: {name} accuracy", metrics),
-                auprc=100 * nli.area_under_pr(s, labels, metrics, what=f"{what}: {name} AUPRC"),
-            )
-        return dict(nli=out, threshold=threshold)
-
-    return cache.cached_json(
-        "gauss_baseline", dict(cfg, data=cache.data_identity(data_dir, "nli")), compute
-    )
 
 
 def run(cfg, data_dir=None, keep_model=False):
@@ -237,9 +57,8 @@ def run(cfg, data_dir=None, keep_model=False):
             for e in range(epochs)
             for b in train.batched(triplets, cfg["batch_size"], seed=cfg["seed"] + e)
         ]
-        smallest = (
-            cfg["batch_size"] if v["drop_last"] else 2
-        )  # a 1-triplet batch has no in-batch negatives
+        # a 1-triplet batch has no in-batch negatives
+        smallest = cfg["batch_size"] if v["drop_last"] else 2
         batches = [b for b in batches if len(b) >= smallest]
         if not batches:
             raise ValueError(
@@ -258,7 +77,7 @@ def run(cfg, data_dir=None, keep_model=False):
         )
         history = train.train(
             model,
-            lambda m, b: triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
+            lambda m, b: gausscse.triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
             batches,
             settings,
             eval_fn=gausscse_eval.dev_auprc_fn(
@@ -268,9 +87,8 @@ def run(cfg, data_dir=None, keep_model=False):
             describe_batch=describe_batch(model, tokenizer),
             desc=what,
         )
-        tests = (
-            tests if cfg.get("evaluate_tests", True) else {}
-        )  # the grid needs the SNLI-dev AUPRC only
+        # the grid needs the SNLI-dev AUPRC only
+        tests = tests if cfg.get("evaluate_tests", True) else {}
         result = gausscse_eval.evaluate(
             model,
             tokenizer,
@@ -302,9 +120,8 @@ def run(cfg, data_dir=None, keep_model=False):
     key = run_key(cfg, data_dir)
     entry = cache.cached_run("gausscse", key, compute, need_files=keep_model)
     if not keep_model and entry.folder is not None and not (entry.folder / "model").exists():
-        cache.drop_files(
-            "gausscse", key
-        )  # nothing was saved: the entry says so, a keep_model call retrains
+        # nothing was saved: the entry says so, a keep_model call retrains
+        cache.drop_files("gausscse", key)
     path = (
         entry.folder / "model"
         if entry.folder is not None and (entry.folder / "model").exists()
@@ -324,66 +141,6 @@ def needs_training(cfg, data_dir=None, keep_model=False):
     found = cache.lookup("gausscse", run_key(cfg, data_dir))
     return found is None or (
         keep_model and (found.folder is None or not (found.folder / "model").exists())
-    )
-
-
-def paper_hyperparameters(model):
-    """(batch size, lr) with the best SNLI-dev AUPRC in the paper's grid (Table 5), or None for a
-    model the paper does not report."""
-    cells = {
-        (batch, lr): auprc
-        for (name, batch), row in paper_gausscse.TABLE5.items()
-        if name == model
-        for lr, auprc in zip(paper_gausscse.GRID_LRS, row)
-    }
-    return max(cells, key=cells.get) if cells else None
-
-
-RUN_SH = {
-    "bert-base-uncased": (16, 1e-5)
-}  # (batch, lr) the official run.sh pins (yoda122/GaussCSE)
-RATES = ("table5", "run.sh")
-
-
-def base_config(
-    scale, model, data_dir=None, variant="official", sick_pairs="one-way", rates="table5"
-):
-    """A scale's GaussCSE config (setting added per run). At paper scale the batch size and lr are
-    the model's Table 5 optimum (BERT-base (16, 5e-5): the grid's best cell produced the published
-    numbers), or with rates="run.sh" what the official run.sh pins (BERT-base (16, 1e-5); it names
-    no other model), else the scale's defaults with a warning. variant: "official" (the released
-    code's behaviour, the default) or "paper" (the text's); sick_pairs: direction_pairs' SICK reading."""
-    if rates not in RATES:
-        raise ValueError(f"rates={rates!r}: choose one of {', '.join(RATES)}")
-    batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]
-    if scale["paper_protocol"]:
-        pinned = RUN_SH.get(model) if rates == "run.sh" else None
-        best = pinned or paper_hyperparameters(model)
-        if best is None:
-            warnings.warn(
-                f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
-                "run `python -m defsent_lite.repro.gausscse_tables --grid SETTING` to search it"
-            )
-        batch_size, lr = best or (batch_size, lr)
-    if sick_pairs not in gausscse_data.SICK_PAIRS:
-        raise ValueError(
-            f"sick_pairs={sick_pairs!r}: choose one of {', '.join(gausscse_data.SICK_PAIRS)}"
-        )
-    return dict(
-        model=model,
-        lr=lr,
-        batch_size=batch_size,
-        epochs=scale["gauss_epochs"] or variant_settings(variant)["epochs"],
-        seed=scale["gauss_seeds"][0],
-        train_max=scale["gauss_train_max"],
-        eval_every=100,
-        dev_max=scale["gauss_dev_max"],
-        test_max=scale["gauss_test_max"],
-        reduction=variant_settings(variant)["reduction"],
-        exclude_sources=[],
-        train_source=nli_readers.train_source(scale["name"], data_dir),
-        variant=variant,
-        sick_pairs=sick_pairs,
     )
 
 
@@ -474,7 +231,7 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     sentences = [s for t in triplets[:22] for s in t][:64]
     step_s, batch_s = budget.measure(
         model,
-        lambda m: triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
+        lambda m: gausscse.triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
         lambda m: gausscse.encode(m, tokenizer, sentences),
     )
     trainings = len(settings) * len(seeds) * len(lrs or [None])

@@ -13,9 +13,9 @@ from defsent_lite.runtime import config
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_data, gausscse_runs
+from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
 from defsent_lite.repro.gausscse_data import NLI_TEST_SETS, direction_pairs, length_baselines
-from defsent_lite.repro.gausscse_runs import paper_hyperparameters
+from defsent_lite.repro.gausscse_settings import paper_hyperparameters
 
 
 def tables(runs, tests, sick_full, sick_pairs="one-way"):
@@ -38,7 +38,7 @@ def tables(runs, tests, sick_full, sick_pairs="one-way"):
 
 
 def baseline_row(baseline):
-    """gausscse_runs.cosine_baseline's scores as a row of the NLI table (its columns)."""
+    """gausscse_baseline.cosine_baseline's scores as a row of the NLI table (its columns)."""
     return [baseline["nli"][t][k] for t in NLI_TEST_SETS for k in ("acc", "auprc")]
 
 
@@ -202,7 +202,7 @@ def main(argv=None):
     ap.add_argument(
         "--variant",
         default="official",
-        choices=list(gausscse_runs.VARIANTS),
+        choices=list(gausscse_settings.VARIANTS),
         help="official code (default) or paper text",
     )
     ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
@@ -226,7 +226,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     S = config.scale(args.scale)
     model = args.model or S["model"]
-    base = gausscse_runs.base_config(S, model, variant=args.variant)
+    base = gausscse_settings.base_config(S, model, variant=args.variant)
     base["reduction"] = args.reduction or base["reduction"]
     base.update(
         {k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None}

@@ -220,10 +220,10 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     ent+rev run; 33 gausscse_runs.grid_search (batch sizes x rates) as the notebook sets it."""
     from defsent_lite.data import nli_readers, sources
     from defsent_lite.paper import gausscse as paper_gausscse
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_runs, gausscse_settings
     from defsent_lite import gausscse
 
-    base = gausscse_runs.base_config(scale, model, data_dir, variant)
+    base = gausscse_settings.base_config(scale, model, data_dir, variant)
     if notebook == "33":
         base.update(
             train_max=scale["gauss_grid_train_max"],
@@ -700,9 +700,8 @@ def main(argv=None):
     if args.dry_run:
         return 0
     workers = args.workers or max(torch_gpus(), 2)
-    from defsent_lite.repro import (
-        launch as this,
-    )  # jobs pickle this module's functions by name, not __main__'s
+    # jobs pickle this module's functions by name, not __main__'s
+    from defsent_lite.repro import launch as this
 
     outcome = this.launch(
         args.notebooks,

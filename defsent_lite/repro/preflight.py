@@ -179,9 +179,8 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
     if (result.missing or result.changed) and (on_colab() if fetch is None else fetch):
-        from defsent_lite.data import (
-            download,
-        )  # the downloader loads only when there is something to fetch
+        # the downloader loads only when there is something to fetch
+        from defsent_lite.data import download
 
         reports = download.download(
             config.data_root(data_dir),

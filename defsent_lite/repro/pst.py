@@ -173,18 +173,16 @@ def run_pst(cfg, ds, dataset_key, data_dir=None, only=None):
             defsentplus_runs.best_sts_avg,
             f"PST step {step} (candidate space, seed)",
         )
-        trained[step] = cache.drop_all_but(
-            "defsentplus", runs, so_far
-        )  # at most two checkpoints on disk
+        # at most two checkpoints on disk
+        trained[step] = cache.drop_all_but("defsentplus", runs, so_far)
         return trained[step][key]
 
     def select(runs):
         step = len(built_by)
         if only is not None and step == only[0]:
             raise StepDone(step)
-        runs.update(
-            trained[step]
-        )  # the runs whose checkpoints were dropped since they were trained
+        # the runs whose checkpoints were dropped since they were trained
+        runs.update(trained[step])
         best = best_of(
             selectable(runs, cfg),
             defsentplus_runs.best_sts_avg,

@@ -270,6 +270,7 @@ def store(kind, cfg, result, folder=None):
             for f in sorted(Path(folder).rglob("*"))
             if f.is_file()
         }
+    # as computed: key order kept for tables
     entry = dict(
         config=cfg,
         code=code_identity(),
@@ -277,7 +278,7 @@ def store(kind, cfg, result, folder=None):
         files_in=Path(folder).name if folder is not None else None,
         files=files,
         result=json.loads(json.dumps(result, default=str)),
-    )  # as computed: key order kept for tables
+    )
     atomic_write_text(path, json.dumps(entry, indent=1, default=str))
     return Entry(entry["result"], Path(folder) if folder is not None else None)
 

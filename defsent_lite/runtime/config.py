@@ -29,11 +29,8 @@ import numpy as np
 import torch
 
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-OFFLINE_ALIASES = (
-    "offline",
-    "all-MiniLM-L6-v2",
-    OFFLINE_MODEL,
-)  # names that load the wheel's model
+# names that load the wheel's model
+OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", OFFLINE_MODEL)
 
 # What each scale means. `None` = use everything.
 SCALES = {
@@ -53,9 +50,8 @@ SCALES = {
         defsent_batch_size=16,  # DefSent training batch (paper and official code: 16)
         defsent_train_max=800,  # training definitions per run (seeded subset: 50 steps at batch 16)
         defsent_eval_max=500,  # dev/test definitions scored
-        defsent_lr_xs=[
-            7.0
-        ],  # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
+        # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
+        defsent_lr_xs=[7.0],
         dsp_max_entries=390,  # DefSent+: seeded sample of entries (all their definitions) of dataset a
         dsp_max_entries_b_c=100,  # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
         dsp_grid_max_entries=100,  # ... of a for notebook 23's four combinations (no ICA either)
@@ -73,11 +69,11 @@ SCALES = {
         gauss_dev_max=100,  # evenly spaced SNLI-dev pairs (threshold and model selection)
         gauss_test_max=100,  # evenly spaced pairs per test set (every trained number: a pipeline check)
         gauss_seeds=[0],
-        gauss_grid_train_max=32,  # Appendix E grid (notebook 33) at smoke scale: batch 32 only (CI time;
-        gauss_grid_batch_sizes=(
-            32,
-        ),  # 12 cells on 128 triplets took 250 s), all three learning rates,
-        gauss_grid_dev_max=100,  # 100 SNLI-dev pairs
+        # Appendix E grid (notebook 33) at smoke scale: batch 32 only, all three learning rates, 100
+        # SNLI-dev pairs (CI time: 12 cells on 128 triplets took 250 s)
+        gauss_grid_train_max=32,
+        gauss_grid_batch_sizes=(32,),
+        gauss_grid_dev_max=100,
     ),
     "cpu": dict(  # the largest honest run on a 2-core CPU: offline model, all offline data, one seed
         model=OFFLINE_MODEL,
@@ -142,7 +138,7 @@ SCALES = {
         dsp_ica_max_iter=1000,
         dsp_ica_selectable=True,  # Eq. 11: the ICA candidate competes with the plain one at the last step
         gauss_train_max=None,  # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
-        gauss_batch_size=16,  # for models outside Table 5; gausscse_runs.paper_hyperparameters has the grid optima
+        gauss_batch_size=16,  # for models outside Table 5; gausscse_settings.paper_hyperparameters has the grid optima
         gauss_lr=5e-5,
         gauss_epochs=None,  # None: the GaussCSE variant's (official code 1, paper text 3)
         gauss_dev_max=None,

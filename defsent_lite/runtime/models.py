@@ -71,9 +71,8 @@ def load(
             f"Offline, these work: {', '.join(OFFLINE_ALIASES)} or a local folder saved with "
             f"save_pretrained; hub names such as bert-base-uncased need internet access."
         ) from None
-    model.missing_keys = sorted(
-        info["missing_keys"]
-    )  # lets callers see a head that was not in the checkpoint
+    # lets callers see a head that was not in the checkpoint
+    model.missing_keys = sorted(info["missing_keys"])
     model.to(config.device(device))
     if eval_mode:
         model.eval()
