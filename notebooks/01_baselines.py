@@ -30,14 +30,14 @@
 #   SICK-R test sets (`sts/raw`).
 # * SentEval: logistic regression on frozen embeddings (SentEval's protocols with
 #   scikit-learn's objective, every fold and C of a task fitted at once by `logreg.fit_many`;
-#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/evaluation/senteval.py`). The smoke scale uses 250 evenly spaced pairs per STS task, 500 training examples
-#   and at most 250 dev/test examples per SentEval task,
+#   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/evaluation/senteval.py`). The smoke scale uses 100 evenly spaced pairs per STS task, 200 training examples
+#   and at most 100 dev/test examples per SentEval task,
 #   5 folds and C = 1 instead of the inner search over C.
 #
 # **What to expect.** At the `smoke` scale the model is all-MiniLM-L6-v2, an encoder
 # already fine-tuned for sentence similarity, so on STS both rows sit far *above* raw BERT's
 # (especially the CLS vector, which raw BERT never trained for similarity). On SentEval they
-# sit *below* the paper's rows: the smoke classifier sees 500 training examples per task with
+# sit *below* the paper's rows: the smoke classifier sees 200 training examples per task with
 # C = 1, and MiniLM's vectors have 384 dimensions, not 768. The paper's rows are context here
 # (another model): no difference is taken. Set `SCALE = "paper"` on a GPU to compute the
 # paper's rows with bert-base-uncased, beside which the differences come back.

@@ -28,7 +28,7 @@
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #
-# **Smoke scale**: 500 training and at most 250 dev/test examples per task, 5 folds, C = 1.
+# **Smoke scale**: 200 training and at most 100 dev/test examples per task, 5 folds, C = 1.
 # The untrained encoder's row (no encoder training; the classifier is deterministic here) is
 # compared as a score; the DefSent+ row is a **pipeline check** at this size (its change from
 # the untrained row, under a point, is within a run's spread). The paper's rows are context.
