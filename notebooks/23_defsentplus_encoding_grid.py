@@ -37,7 +37,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "97292a72e35084e50d85f50fb22e62024de2d2b9"   # last to change the package
+    commit = "2c8102612f41b1ad6ceed9fd4d73cf1b84503451"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
