@@ -285,7 +285,7 @@ fig.tight_layout()
 # untrained encoder) is compared as a score.
 
 # %%
-from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_tables, variants
 
@@ -320,17 +320,10 @@ variants.whole(gausscse_settings.differences())
 
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact; cosine baseline*=score"]
 _, tests, sick_full = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
-ours, _ = gausscse_tables.tables(runs, tests, sick_full)
-cosine = f"cosine baseline: {baseline_model.split('/')[-1]} ({baseline_pooling})"
-ours.loc[cosine] = gausscse_tables.baseline_row(baseline)
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-paper_rows = paper_gausscse.rows_for(paper_gausscse.TABLE3, aggregate.paper_model_label(reference))
-paper = results.paper_table(paper_rows, paper_gausscse.NLI_COLS)
-simcse = (baseline_model, baseline_pooling) == gausscse_baseline.SIMCSE_BASELINE  # the paper's baseline
-pairs = {cosine: ("SimCSE (BERT-base)" if simcse else None, cosine)}
-pairs.update({s: (s if s in paper.index else None, s) for s in gausscse.LOSS_SETTINGS})
-table3 = results.side_by_side(paper, ours, pairs, compare=aggregate.comparable(MODEL, scale))
+t3 = gausscse_tables.table3(runs, baseline, (baseline_model, baseline_pooling), tests, sick_full,
+                            MODEL, scale)
+print(t3.note)      # whose rows the paper's are; compared only for its own model and protocol
+table3 = t3.table
 table3
 
 # %% [markdown]
@@ -340,18 +333,11 @@ table3
 # Table 1 is Table 3's accuracy columns with their average.
 
 # %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
-model_label = aggregate.paper_model_label(reference)
-whole_pairs = {s: (model_label, s) for s in gausscse.LOSS_SETTINGS}
-whole_pairs[cosine] = "SimCSE (BERT-base)" if simcse else None
-whole3 = results.whole_paper_table(paper_gausscse.TABLE3, paper_gausscse.NLI_COLS, ours,
-                                    whole_pairs)
+whole3 = gausscse_tables.whole_table3(t3)
 whole3.round(2)
 
 # %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
-acc_cols = [c for c in paper_gausscse.NLI_COLS if c.endswith("acc")]
-table1 = whole3[acc_cols].copy()
-table1["avg"] = table1.mean(axis=1)
-table1.round(2)
+gausscse_tables.table1(whole3).round(2)
 
 # %% [markdown]
 # ## Model selection and thresholds
@@ -372,7 +358,7 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], varian
             baseline=f"{baseline_model} ({baseline_pooling}), "
                      f"threshold {baseline['threshold']:.3f}")
 print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))
-title = f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+title = f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({t3.reference})"
 fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, title)
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "30_gausscse_table3.png", **meta))

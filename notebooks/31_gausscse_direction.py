@@ -61,7 +61,7 @@ SICK_PAIRS = "one-way"  # the text's one-direction pairs; "all": every one (the 
 # %%
 import pandas as pd
 
-from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings, gausscse_tables
 from defsent_lite.repro import preflight, variants
@@ -114,13 +114,9 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 # scale) cannot be placed inside or outside it, only beside it.
 
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact"]
-_, ours = gausscse_tables.tables(runs, tests, sick_full, SICK_PAIRS)
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-paper_rows = paper_gausscse.rows_for(paper_gausscse.TABLE2, aggregate.paper_model_label(reference))
-paper = results.paper_table(paper_rows, paper_gausscse.DIR_COLS)
-beside = {k: (k if k in paper.index else None, k) for k in ours.index}   # row -> (paper's, ours)
-table2 = results.side_by_side(paper, ours, beside, compare=aggregate.comparable(MODEL, scale))
+t2 = gausscse_tables.table2(runs, tests, sick_full, SICK_PAIRS, MODEL, scale)
+print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
+table2 = t2.table
 table2
 
 # %% [markdown]
@@ -129,13 +125,7 @@ table2
 # paper's, which at smoke scale counts 100 pairs per set, not the full test sets).
 
 # %% tags=["tolerance: check; paper=exact; ours: Length-baseline=exact"]
-model_label = aggregate.paper_model_label(reference)
-whole_pairs = {}
-for row in ours.index:
-    key = (model_label, row) if (model_label, row) in paper_gausscse.TABLE2 else row
-    whole_pairs[row] = key if key in paper_gausscse.TABLE2 else None
-whole2 = results.whole_paper_table(paper_gausscse.TABLE2, paper_gausscse.DIR_COLS, ours,
-                                    whole_pairs)
+whole2 = gausscse_tables.whole_table2(t2)
 whole2.round(2)
 
 # %% [markdown]
@@ -154,7 +144,7 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], varian
             runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
 print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))
-title = f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+title = f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({t2.reference})"
 fig = plots.ours_minus_paper(table2, paper_gausscse.DIR_COLS, title, unit="accuracy %")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "31_gausscse_table2.png", **meta))
