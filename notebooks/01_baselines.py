@@ -46,7 +46,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "2c8102612f41b1ad6ceed9fd4d73cf1b84503451"   # last to change the package
+    commit = "dfb010eb289aa56338fac87a71d85134e7ab049a"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
