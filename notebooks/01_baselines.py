@@ -60,10 +60,8 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
 
 # %%
-import pandas as pd
-
 from defsent_lite.runtime import config, models
-from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import defsent_tables, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import budget, eval_sizes, preflight, scores
 
@@ -89,24 +87,17 @@ transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, bat
 # ## DefSent Table 3 rows (STS)
 
 # %% tags=["tolerance: inference; paper=exact"]
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-# bert-base only: none for another model
-paper_keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})
-pairs = {"CLS vector": (paper_keys.get("cls"), "cls"),
-         "Avg. token embeddings": (paper_keys.get("mean"), "mean")}
-ours3 = pd.DataFrame(sts_rows).T[results.STS_COLS]
-paper3 = results.paper_table(paper_defsent.TABLE3, results.STS_COLS)
-table3 = results.side_by_side(paper3, ours3, pairs, compare=aggregate.comparable(MODEL, scale))
+t3 = defsent_tables.baselines(sts_rows, paper_defsent.TABLE3, results.STS_COLS, MODEL, scale)
+print(t3.note)      # whose rows the paper's are (bert-base's only); compared only for its own model
+table3 = t3.table
 table3
 
 # %% [markdown]
 # ## DefSent Table 4 rows (SentEval)
 
 # %% tags=["tolerance: score; paper=exact"]
-ours4 = pd.DataFrame(transfer_rows).T[results.TRANSFER_COLS]
-paper4 = results.paper_table(paper_defsent.TABLE4, results.TRANSFER_COLS)
-table4 = results.side_by_side(paper4, ours4, pairs, compare=aggregate.comparable(MODEL, scale))
+table4 = defsent_tables.baselines(transfer_rows, paper_defsent.TABLE4, results.TRANSFER_COLS, MODEL,
+                                  scale).table
 table4
 
 # %%
@@ -114,7 +105,7 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
             data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; {scores.transfer_text(scale)}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
-title = f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
+title = f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({t3.reference})"
 fig = plots.ours_minus_paper(table3, results.STS_COLS, title, unit="Spearman x100")
 if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
     print("saved", results.save_figure(fig, "01_defsent_table3_baselines.png", **meta))

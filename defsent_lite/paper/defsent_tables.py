@@ -86,6 +86,30 @@ def table2(untrained, final, model, scale):
     )
 
 
+class Baselines(NamedTuple):
+    """Notebook 01's rows of the model as loaded beside the paper's untrained baselines."""
+
+    table: pd.DataFrame  # results.side_by_side: the paper's row above ours, per pooling
+    reference: str  # the model whose paper rows stand beside ours
+    note: str  # aggregate.reference_model's line: whose rows, and why
+
+
+def baselines(untrained, paper_table, columns, model, scale):
+    """The CLS vector and the averaged token embeddings of the model as loaded (untrained:
+    {pooling: {metric: value}} for cls and mean) beside the paper's rows of those baselines in
+    `paper_table` (Table 3: STS, Table 4: SentEval), which it reports for BERT-base only."""
+    reference, note = aggregate.reference_model(model)
+    keys = paper_defsent.UNTRAINED_ROWS.get(reference, {})  # none for another model
+    pairs = {
+        "CLS vector": (keys.get("cls"), "cls"),
+        "Avg. token embeddings": (keys.get("mean"), "mean"),
+    }
+    ours = pd.DataFrame(untrained).T[columns]
+    paper = results.paper_table(paper_table, columns)
+    compare = aggregate.comparable(model, scale)
+    return Baselines(results.side_by_side(paper, ours, pairs, compare=compare), reference, note)
+
+
 def lr_search(final):
     """The learning-rate search of Table 5: dev MRR and final loss of every (pooling, rate
     2^x * 1e-6) run. final: {pooling: FinalRuns}."""
