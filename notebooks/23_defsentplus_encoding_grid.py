@@ -55,9 +55,8 @@ DATASET = "a"
 # %%
 import pandas as pd
 
-from defsent_lite.paper import aggregate, results
-from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, variants
+from defsent_lite.paper import results
+from defsent_lite.repro import budget, defsentplus_runs, defsentplus_tables, preflight, pst, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -84,24 +83,15 @@ variants.whole(defsentplus_runs.differences())
 # ## STS average per combination and inference pooling (ours)
 
 # %% tags=["tolerance: check"]
-ours = pd.DataFrame({combo: t.mean["avg"] for combo, t in grid.items()}).T   # per inference pooling
-ours["best"] = ours.max(axis=1)
-ours.round(2)
+t8 = defsentplus_tables.table8(grid, MODEL, scale)   # per combination and inference pooling
+t8.ours.round(2)
 
 # %% [markdown]
 # ## Beside Table 8 (paper: mean over 10 runs, best pooling)
 
 # %% tags=["tolerance: check; BERT-base=exact; BERT-large=exact; RoBERTa-base=exact; RoBERTa-large=exact"]
-reference, note = aggregate.reference_model(MODEL)
-print(note)
-paper = results.paper_table(paper_defsentplus.TABLE8, paper_defsentplus.TABLE8_COLS)
-key = aggregate.paper_row(paper_defsentplus.TABLE8, reference)
-mine = ours["best"].reindex(paper.columns)
-rows = {f"ours: {MODEL.split('/')[-1]}": mine}
-# a difference only for the paper's own model at paper scale
-if key and aggregate.comparable(MODEL, scale):
-    rows[f"ours - {key}"] = mine - paper.loc[key]
-table8 = pd.concat([paper, pd.DataFrame(rows).T]).round(2)
+print(t8.note)      # whose rows the paper's are; a difference only for its own model and protocol
+table8 = t8.table
 table8
 
 # %% [markdown]
