@@ -55,8 +55,8 @@ DATASET = "a"
 # %%
 import pandas as pd
 
-from defsent_lite.paper import results
-from defsent_lite.repro import budget, defsentplus_runs, defsentplus_tables, preflight, pst, variants
+from defsent_lite.paper import encoding_grid, results
+from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -83,7 +83,7 @@ variants.whole(defsentplus_runs.differences())
 # ## STS average per combination and inference pooling (ours)
 
 # %% tags=["tolerance: check"]
-t8 = defsentplus_tables.table8(grid, MODEL, scale)   # per combination and inference pooling
+t8 = encoding_grid.table8(grid, MODEL, scale)   # per combination and inference pooling
 t8.ours.round(2)
 
 # %% [markdown]
