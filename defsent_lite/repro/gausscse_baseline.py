@@ -1,5 +1,6 @@
 """Tables 1/3's baseline row: an encoder's cosine(hypothesis, premise) as the entailment score,
-thresholded on SNLI dev like GaussCSE's own scores (supervised SimCSE under the paper's protocol)."""
+thresholded on SNLI dev like GaussCSE's own scores (supervised SimCSE under the paper's
+protocol)."""
 
 import torch
 

@@ -1,6 +1,7 @@
 """GaussCSE's tables, from the runs of gausscse: Tables 1-4 (NLI accuracy / AUPRC, entailment
-direction with the length baseline) beside the paper's rows, one call each, McNemar's test, direction accuracy by length ratio (Figure 2's
-pairs), the Appendix E grid beside Table 5; the CLI's printing and CSVs."""
+direction with the length baseline) beside the paper's rows, one call each; McNemar's test,
+direction accuracy by length ratio (Figure 2's pairs), the Appendix E grid beside Table 5; the
+CLI's printing and CSVs."""
 
 import argparse
 import itertools

@@ -141,7 +141,8 @@ SCALES = {
         dsp_ica_max_iter=1000,
         dsp_ica_selectable=True,  # Eq. 11: the ICA candidate competes with the plain one at the last step
         gauss_train_max=None,  # needs SimCSE's nli_for_simcse.csv (SNLI+MNLI train) at paper scale
-        gauss_batch_size=16,  # for models outside Table 5; gausscse_settings.paper_hyperparameters has the grid optima
+        # for models outside Table 5; gausscse_settings.paper_hyperparameters has the grid optima
+        gauss_batch_size=16,
         gauss_lr=5e-5,
         gauss_epochs=None,  # None: the GaussCSE variant's (official code 1, paper text 3)
         gauss_dev_max=None,
