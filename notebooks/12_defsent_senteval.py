@@ -44,7 +44,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "0dfc65214de566eda4903234d2506af3e65123d0"   # last to change the package
+    commit = "6a4387dc4fd40214d4bcf90f733cb5c969516f11"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
