@@ -103,7 +103,8 @@ import pandas as pd
 import torch
 
 from defsent_lite import gausscse
-from defsent_lite.repro import gausscse_baseline, gausscse_data, gausscse_runs, gausscse_settings, preflight
+from defsent_lite.repro import gausscse_baseline, gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import preflight
 from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work

@@ -63,8 +63,8 @@ import pandas as pd
 
 from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings, gausscse_tables
-from defsent_lite.repro import preflight, variants
+from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work

@@ -52,8 +52,8 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import plots, results
-from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings, gausscse_tables
-from defsent_lite.repro import preflight, variants
+from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import gausscse_tables, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)

@@ -138,3 +138,40 @@ def test_the_whole_table_beside_takes_the_pairs_of_side_by_side():
     assert list(out.index) == [("bert, 16", "paper"), ("bert, 32", "paper"), ("bert, 32", "ours: batch 32"),
                                ("(no paper row)", "ours: batch 99")]
     assert out.loc[("bert, 32", "ours: batch 32"), "a"] == 7.0
+
+
+def test_encoding_grid_differences_only_the_papers_own_model_under_its_protocol():
+    """Table 8 in one call: our best inference pooling per combination, below the paper's rows;
+    a difference row (ours minus BERT-base's, by hand) only for bert-base under the protocol."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from defsent_lite.paper import encoding_grid
+    from defsent_lite.runtime import config
+
+    grid = {combo: SimpleNamespace(mean=pd.DataFrame({"avg": {"cls": 70.0 + k, "mean": 72.0 - k}}))
+            for k, combo in enumerate(paper_defsentplus.TABLE8_COLS)}
+    t8 = encoding_grid.table8(grid, "bert-base-uncased", config.scale("paper"))
+    assert list(t8.ours["best"]) == [72.0, 71.0, 72.0, 73.0]
+    diff = t8.table.loc["ours - BERT-base"]
+    assert list(diff) == pytest.approx([72.0 - 77.50, 71.0 - 77.88, 72.0 - 74.62, 73.0 - 75.10], abs=0.006)
+    smoke = encoding_grid.table8(grid, config.OFFLINE_MODEL, config.scale("smoke"))
+    assert not any(str(i).startswith("ours - ") for i in smoke.table.index)   # context only
+    assert list(smoke.table.loc["ours: all-MiniLM-L6-v2"]) == [72.0, 71.0, 72.0, 73.0]
+
+
+def test_untrained_baselines_stand_beside_bert_bases_rows_only():
+    """Notebook 01's Table 3 rows in one call: CLS and averaged embeddings beside the paper's
+    BERT CLS-vector and Avg. BERT embeddings rows, differenced (by hand here) only for bert-base
+    under the protocol; for another model those rows are context."""
+    from defsent_lite.runtime import config
+
+    cols = results.STS_COLS
+    untrained = {"cls": {c: 20.0 for c in cols}, "mean": {c: 50.0 for c in cols}}
+    t = defsent_tables.baselines(untrained, paper_defsent.TABLE3, cols, "bert-base-uncased", config.scale("paper"))
+    cls_row = paper_defsent.TABLE3[paper_defsent.UNTRAINED_ROWS["bert-base-uncased"]["cls"]]
+    assert t.table.loc[("CLS vector", "diff"), "avg"] == pytest.approx(20.0 - cls_row[cols.index("avg")], abs=0.006)
+    assert t.table.loc[("Avg. token embeddings", "ours"), "STS12"] == 50.0
+    other = defsent_tables.baselines(untrained, paper_defsent.TABLE3, cols, config.OFFLINE_MODEL, config.scale("smoke"))
+    assert set(other.table.index.get_level_values("source")) == {"paper (context)", "ours"}
