@@ -5,12 +5,11 @@ The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 
 import os
 import platform
+from importlib import metadata
 from pathlib import Path
 
 import numpy
 import pandas as pd
-import scipy
-import sklearn
 import torch
 import transformers
 from PIL import Image
@@ -128,9 +127,9 @@ def versions():
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "scikit-learn": sklearn.__version__,
+        "scikit-learn": metadata.version("scikit-learn"),
         "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
+        "scipy": metadata.version("scipy"),
         "defsent_lite": __version__,
     }
 

@@ -5,11 +5,13 @@ its SentEval rows in 01, 12, 24): each (model, pooling, setting) is computed onc
 the poolings asked for together share one forward pass (`encode.embedders`). A trained run's
 scores are cached under the run's key (`trained_sts`, `trained_transfer`), so they outlive its
 checkpoint: DefSent keeps only the first seed's (see `defsent_runs.final_runs`).
+SentEval (its classifiers and scikit-learn) is imported where a transfer score is computed, so
+that a notebook scoring STS alone does not load it.
 """
 
 from defsent_lite import encode
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.evaluation import senteval, sts
+from defsent_lite.evaluation import sts
 from defsent_lite.paper import results
 
 
@@ -47,6 +49,8 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
     settings = transfer_settings(scale)
 
     def compute(missing):
+        from defsent_lite.evaluation import senteval
+
         model, tokenizer = models.load(name_or_path)
         embeds = encode.embedders(
             model, tokenizer, missing, batch_size=batch_size, allow_empty=True
@@ -91,6 +95,8 @@ def transfer_before_after(
 
 def encoder_transfer(name_or_path, pooling, settings, data_dir=None, batch_size=64):
     """SentEval scores of an encoder under one pooling and `senteval.evaluate` settings."""
+    from defsent_lite.evaluation import senteval
+
     model, tokenizer = models.load(name_or_path)
     embed = encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True)
     return senteval.evaluate(embed, data_dir=data_dir, **settings)
