@@ -265,13 +265,15 @@ del mini_steps
 # **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
 # tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 390 entries of
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
-# FastICA with 200 iterations (paper: 1000), STS on 50 evenly spaced pairs per task
+# FastICA with 200 iterations (paper: 1000), STS on 25 evenly spaced pairs per task
 # of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
 # `python -m defsent_lite.repro.pst --scale cpu` runs the same loop on a whole dataset.
 #
 # At this size the STS rows are a *pipeline check*, not a result: one short epoch on 614
-# definitions moves MiniLM's best STS average (Mean pooling) by under 0.4 points and the others by at most 1.3, while the 1st
-# step's averages spread by 0.5 (Mean) and 1.1 (CLS) over three seeds. The ICA candidate is a
+# definitions moves MiniLM's best STS average (Mean pooling) down by 0.5 to 1.0 points and the
+# other plain rows by at most 0.6, and the sign of such a change depends on which pairs are
+# scored: over seeds 0-2 the 1st step moved Mean by -0.57 and CLS by -0.43 on these 25 pairs per
+# task, but by -0.44 and +0.25 on 50 (`docs/smoke_spread.md`). The ICA candidate is a
 # pipeline check too: FastICA cannot converge on 390 entries in 384 dimensions, so float
 # differences between machines become another space (its rows moved 5 points between two CPUs);
 # it is trained and scored, but at smoke scale a step keeps its best *plain* run
@@ -346,7 +348,7 @@ loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # How far the loss falls within each step (mean of the first three and of the last three
 # batches; chance = log(entries)). The 1st step's fall is the smoke run's result: over seeds 0-2
 # it fell by 0.06, 0.12 and 0.07 nats (`docs/smoke_spread.md`), small but in every seed, where
-# the STS rows below move by less than their spread. At the 2nd and 3rd steps' lower rates the
+# the STS rows below are a pipeline check. At the 2nd and 3rd steps' lower rates the
 # loss barely moves within 20 batches (here 0.04 and -0.02): those rows, and the ICA run's
 # (its space is scaled x100, as the official code does), are pipeline checks.
 

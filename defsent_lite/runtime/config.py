@@ -60,7 +60,7 @@ SCALES = {
         dsp_grid_max_entries=100,  # ... of a for notebook 23's four combinations (no ICA either)
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
-        dsp_sts_max_pairs=50,  # STS pairs per task after each DefSent+ training (smoke: 50 to keep CI short)
+        dsp_sts_max_pairs=25,  # STS pairs per task after each DefSent+ training (a pipeline check: docs/smoke_spread.md)
         dsp_ica_max_iter=200,  # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
         dsp_ica_selectable=False,  # the ICA candidate is trained and scored, but a step keeps its best plain run:
         # unconverged FastICA on 390 entries in 384 dimensions turns float noise
