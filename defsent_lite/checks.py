@@ -61,7 +61,7 @@ def first_non_finite(obj, path="result"):
     return None
 
 
-# ---------------------------------------------------------------- settings, checked where they enter
+# --------------------------------------------------------------- settings, checked where they enter
 
 
 def count(value, name, allow_none=True):

@@ -56,7 +56,8 @@ def word_prediction_head(model):
 
 def trainable_parameters(model, freeze_embedding_layer=False):
     """Encoder parameters to fine-tune. freeze_embedding_layer=True also keeps position/type
-    embeddings and their LayerNorm fixed, as the official code does (the paper names only the head)."""
+    embeddings and their LayerNorm fixed, as the official code does (the paper names only the
+    head)."""
     if freeze_embedding_layer:
         freeze(model.base_model.embeddings)
     return [p for p in model.base_model.parameters() if p.requires_grad]
@@ -148,7 +149,8 @@ def evaluate(
     what="DefSent",
     mrr_cutoff=None,
 ):
-    """Word-prediction metrics over examples, computed batch by batch (`what` names the run in errors)."""
+    """Word-prediction metrics over examples, computed batch by batch (`what` names the run in
+    errors)."""
     require_nonempty(examples, f"{what}: evaluation definitions")
     ranks = []
     with eval_mode(model):

@@ -1,4 +1,5 @@
-"""Batched sentence encoding: tokenise once, sort by length, pad per batch, pool, return CPU float32."""
+"""Batched sentence encoding: tokenise once, sort by length, pad per batch, pool, return CPU
+float32."""
 
 import contextlib
 
@@ -96,7 +97,8 @@ def precision_name(device):
 
 
 def autocast_for(device, enabled=True):
-    """bf16/fp16 autocast on GPU (see amp_dtype); a no-op on CPU (fp32 there) or when not enabled."""
+    """bf16/fp16 autocast on GPU (see amp_dtype); a no-op on CPU (fp32 there) or when not
+    enabled."""
     dtype = amp_dtype(device) if enabled else None
     return torch.autocast("cuda", dtype=dtype) if dtype is not None else contextlib.nullcontext()
 
@@ -224,9 +226,9 @@ ROWS_PER_COPY = 65536  # ... or pooled sentences (large token-sized batches), wh
 def _encode_pass(
     model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision
 ):
-    """One length-sorted forward pass over `sentences` (length_batches), pooled each way of `poolings`. The pooled
-    vectors reach the host in groups of BATCHES_PER_COPY batches: a copy waits for the GPU, so one
-    copy per batch would stall it after every batch."""
+    """One length-sorted forward pass over `sentences` (length_batches), pooled each way of
+    `poolings`. The pooled vectors reach the host in groups of BATCHES_PER_COPY batches: a copy
+    waits for the GPU, so one copy per batch would stall it after every batch."""
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}

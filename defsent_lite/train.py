@@ -31,7 +31,8 @@ LOSS_READ_EVERY_ACCELERATOR = 50
 
 def warmup_factor(step, warmup_steps, total_steps, decay, from_zero=False):
     """Learning-rate multiplier: linear warm-up, then 1 (decay=False) or linear decay to 0.
-    from_zero: the warm-up's first step has factor 0 (transformers' get_linear_schedule_with_warmup)."""
+    from_zero: the warm-up's first step has factor 0 (transformers'
+    get_linear_schedule_with_warmup)."""
     if step < warmup_steps:
         return (step + int(not from_zero)) / max(1, warmup_steps)
     if not decay:

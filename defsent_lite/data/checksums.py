@@ -12,7 +12,8 @@ RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a 
 
 
 def known_checksums(path=CHECKSUMS_FILE):
-    """{relative path: sha256} of the data files, recorded from the verified copies in ../shared/data."""
+    """{relative path: sha256} of the data files, recorded from the verified copies in
+    ../shared/data."""
     out = {}
     for line in Path(path).read_text().splitlines():
         digest, rel = line.split(maxsplit=1)

@@ -56,7 +56,8 @@ DETOKENISE_REPLACEMENTS = (
 
 
 def detokenised(pairs):
-    """(word, definition) pairs as the official DefSent extraction writes them: word stripped, text detokenised."""
+    """(word, definition) pairs as the official DefSent extraction writes them: word stripped, text
+    detokenised."""
     return [(w.strip(), detokenise(d)) for w, d in pairs]
 
 

@@ -1,5 +1,5 @@
-"""Readers of the dictionaries under <data root>/dictionary: the Oxford splits (Ishiwatari's
-files), and WordNet 3.0's definitions, read from its data files or through nltk (readers' checks)."""
+"""Readers of the dictionaries under <data root>/dictionary: the Oxford splits (Ishiwatari's files),
+and WordNet 3.0's definitions, read from its data files or through nltk (readers' checks)."""
 
 import functools
 import os
@@ -51,7 +51,8 @@ def _word(path, lineno, word):
 
 
 def load_oxford(data_dir=None):
-    """Oxford definitions by split: the original archive layout if present, else the valid/test TSVs.
+    """Oxford definitions by split: the original archive layout if present, else the valid/test
+    TSVs.
 
     Returns {split: [(word, definition), ...]}; a split that is not at hand is absent
     (offline: no 'train').
@@ -71,7 +72,8 @@ def load_oxford(data_dir=None):
 
 def wordnet_definitions(data_dir=None):
     """(lemma, gloss) for every (lemma, synset) pair of WordNet 3.0, lemmas with spaces, lowercased.
-    Read once per process (about 0.5 s from the data files), then served from memory as a fresh list."""
+    Read once per process (about 0.5 s from the data files), then served from memory as a fresh
+    list."""
     folder = wordnet_folder(data_dir)
     return list(
         _wordnet_definitions(

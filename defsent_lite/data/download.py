@@ -392,7 +392,8 @@ def download(root, only=None, sources=None, checksums=None, mirror=None, log=pri
 def verify(data_dir=None, checksums=None, sources=None, every_known=False):
     """{relative path: 'ok' | 'missing' | 'MISMATCH' | 'not a file' | 'no checksum'} for the files
     the downloader writes (every_known: every file of ../shared/data's layout). Every such file has
-    a digest (pinned, recorded at its download, or its offline copy's): 'no checksum' is a failure."""
+    a digest (pinned, recorded at its download, or its offline copy's): 'no checksum' is a
+    failure."""
     root = config.data_root(data_dir)
     checksums = known_checksums() if checksums is None else checksums
     recorded, offline = read_record(root), offline_copies()

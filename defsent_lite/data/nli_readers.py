@@ -111,7 +111,8 @@ SICK_BA = ("B_entails_A", "B_neutral_A", "B_contradicts_A")
 
 
 def read_simcse_nli(path):
-    """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source 'nli_for_simcse')."""
+    """SimCSE's nli_for_simcse.csv (sent0, sent1, hard_neg) as triplet rows (source
+    'nli_for_simcse')."""
     rows = [
         dict(premise=a, entailment=b, contradiction=c, source="nli_for_simcse")
         for a, b, c in _simcse_nli_fields(path, io.StringIO(read_text(path), newline=""))
@@ -120,8 +121,8 @@ def read_simcse_nli(path):
 
 
 def count_simcse_nli(path):
-    """The number of rows of nli_for_simcse.csv, checked as read_simcse_nli checks them but streamed:
-    memory stays flat however large the file (the downloader's content check)."""
+    """The number of rows of nli_for_simcse.csv, checked as read_simcse_nli checks them but
+    streamed: memory stays flat however large the file (the downloader's content check)."""
     with open(require(path), encoding="utf-8", newline="") as f:
         return sum(1 for _ in _simcse_nli_fields(path, f))
 
@@ -162,7 +163,8 @@ def training_triplets(
 ):
     """(premise, entailment, contradiction) triplets: source "simcse" = nli_for_simcse.csv (the
     paper's SNLI+MNLI train; `python -m defsent_lite.data.download fetch --only nli_for_simcse`),
-    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or SICK."""
+    "offline" = nli/train/triplets.tsv, the stand-in without SNLI dev/test, MNLI dev_mismatched or
+    SICK."""
     train_dir = config.data_root(data_dir) / "nli" / "train"
     if source not in ("offline", "simcse"):
         raise ValueError(f"unknown training source {source!r}: use 'offline' or 'simcse'")
@@ -181,8 +183,9 @@ def training_triplets(
 
 
 def train_source(scale_name, data_dir=None):
-    """Paper and rehearsal scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the offline stand-in
-    nli/train/triplets.tsv where it exists (../shared/data), else a sample of nli_for_simcse.csv."""
+    """Paper and rehearsal scale: SimCSE's nli_for_simcse.csv (SNLI+MNLI train). Smoke/cpu: the
+    offline stand-in nli/train/triplets.tsv where it exists (../shared/data), else a sample of
+    nli_for_simcse.csv."""
     if config.scale(scale_name)["paper_protocol"]:
         return "simcse"
     train_dir = config.data_root(data_dir) / "nli" / "train"

@@ -237,7 +237,8 @@ def sick_label(path, lineno, text):
 
 
 def load_sts(task, data_dir=None, variant="raw", split="test"):
-    """(sent1, sent2, gold) of one STS task: STS12-16 "all" setting, STSB or SICKR (test by default)."""
+    """(sent1, sent2, gold) of one STS task: STS12-16 "all" setting, STSB or SICKR (test by
+    default)."""
     if variant not in ("raw", "senteval"):
         raise ValueError(f"unknown STS variant {variant!r}: use 'raw' or 'senteval'")
     root = require(config.data_root(data_dir))

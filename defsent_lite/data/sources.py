@@ -35,8 +35,9 @@ def _sts_members(task, subdir, prefix="STS."):
 
 
 def _senteval_sts_members():
-    """STS12-16, STS-B test and SICK test as SentEval's get_transfer_data.bash writes them (Moses-tokenised;
-    SimCSE's senteval.tar holds SentEval's data/downstream folder): what DefSent+ scores STS on."""
+    """STS12-16, STS-B test and SICK test as SentEval's get_transfer_data.bash writes them
+    (Moses-tokenised; SimCSE's senteval.tar holds SentEval's data/downstream folder): what DefSent+
+    scores STS on."""
     out = {
         f"STS/{task}-en-test/STS.{kind}.{name}.txt": f"sts/senteval/{task}/STS.{kind}.{name}.txt"
         for task, names in STS_SUBSETS.items()
@@ -133,9 +134,9 @@ SOURCES = (
         for s in ("train", "test")
     ]
     + [
-        # MR/CR/SUBJ/MPQA/TREC after SentEval's tokenisation, as SimCSE's evaluation bundle serves them
-        # (the original pages serve raw text that SentEval's script then rewrites); the members are
-        # the same bytes as ../shared/data/senteval (see its SOURCES.md).
+        # MR/CR/SUBJ/MPQA/TREC after SentEval's tokenisation, as SimCSE's evaluation bundle serves
+        # them (the original pages serve raw text that SentEval's script then rewrites); the members
+        # are the same bytes as ../shared/data/senteval (see its SOURCES.md).
         dict(
             name="senteval",
             url=f"{SIMCSE_DATA}/senteval.tar",
@@ -145,8 +146,8 @@ SOURCES = (
                 for f in files
             },
         ),
-        # The same archive's STS files (the bytes pinned are SentEval's verified output in ../shared/data; a
-        # differently processed copy is refused by its checksum, naming the file).
+        # The same archive's STS files (the bytes pinned are SentEval's verified output in
+        # ../shared/data; a differently processed copy is refused by its checksum, naming the file).
         dict(
             name="senteval-sts", url=f"{SIMCSE_DATA}/senteval.tar", members=_senteval_sts_members()
         ),
@@ -197,9 +198,9 @@ SOURCES = (
                 for s in ("train", "valid", "test")
             },
         ),
-        # SNLI+MNLI train triplets (275,601 rows) as supervised SimCSE and GaussCSE train on. No SHA-256
-        # could be recorded offline: checked by content (header and row count), digest recorded at the
-        # first download, which `verify` then checks.
+        # SNLI+MNLI train triplets (275,601 rows) as supervised SimCSE and GaussCSE train on. No
+        # SHA-256 could be recorded offline: checked by content (header and row count), digest
+        # recorded at the first download, which `verify` then checks.
         dict(
             name="nli_for_simcse",
             rows=275601,
@@ -288,7 +289,8 @@ NLI_TRAIN_ANY = Need(
 
 
 def needs(notebook, scale="smoke"):
-    """The data a notebook reads at a scale, as a list of Need (the paper scale allows no offline stand-in)."""
+    """The data a notebook reads at a scale, as a list of Need (the paper scale allows no offline
+    stand-in)."""
     paper = config.scale(scale)["paper_protocol"]  # paper and rehearsal: the papers' datasets only
     # offline: WordNet replaces the train split
     oxford = [OXFORD_PAPER] if paper else [OXFORD_ANY, WORDNET]

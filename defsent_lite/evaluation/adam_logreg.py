@@ -121,7 +121,8 @@ def fit_many(X, y, train_rows, dev_rows, l2regs, n_classes, settings=Settings(),
 
 
 class Trainee(NamedTuple):
-    """Each problem's linear layer and torch.optim.Adam's state for it (step count, both moments)."""
+    """Each problem's linear layer and torch.optim.Adam's state for it (step count, both
+    moments)."""
 
     W: torch.Tensor  # [P, d, K]
     b: torch.Tensor  # [P, K]
@@ -167,7 +168,8 @@ class Streams:
         self.rng = {k: splits[k][2] for k in set(self.key)}
 
     def next_epoch(self, problems):
-        """Each problem's train rows in this epoch's order (every running problem is at the same epoch)."""
+        """Each problem's train rows in this epoch's order (every running problem is at the same
+        epoch)."""
         perms = {
             k: self.rng[k].permutation(len(self.rows[k])) for k in {self.key[p] for p in problems}
         }

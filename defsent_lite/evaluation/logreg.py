@@ -35,7 +35,8 @@ class Fits(NamedTuple):
         return predict_labels(self.basis.features @ self.weights.flatten(1), self.weights.shape[1:])
 
     def coefficients(self):
-        """(coef [P, K, d], intercept [P, K]) in the original features, as scikit-learn's coef_ and intercept_."""
+        """(coef [P, K, d], intercept [P, K]) in the original features, as scikit-learn's coef_ and
+        intercept_."""
         coef = torch.einsum("de,epk->pkd", self.basis.rotation, self.weights[:-1])
         intercept = self.weights[-1] - torch.einsum("d,pkd->pk", self.basis.mean, coef)
         if (
@@ -52,7 +53,8 @@ class Basis(NamedTuple):
 
 
 def rotated_basis(X):
-    """Centred features rotated onto the eigenvectors of their Gram matrix, plus an intercept column."""
+    """Centred features rotated onto the eigenvectors of their Gram matrix, plus an intercept
+    column."""
     mean = X.mean(0)
     _, vectors = torch.linalg.eigh((X - mean).T @ (X - mean))
     ones = torch.ones(len(X), 1, dtype=X.dtype, device=X.device)
@@ -182,7 +184,8 @@ def conjugate_gradients(hess_vec, b, precond, max_iter, rel_tol=0.1):
 
 
 def line_search(W, direction, grad, f0, objective, shrink=0.5, c=1e-4, max_halvings=30):
-    """Armijo backtracking per problem: the largest step 1, 1/2, 1/4, ... that decreases f enough."""
+    """Armijo backtracking per problem: the largest step 1, 1/2, 1/4, ... that decreases f
+    enough."""
     slope = (grad * direction).sum((0, 2))
     step = torch.ones_like(f0)
     for _ in range(max_halvings):

@@ -80,7 +80,8 @@ def accuracy(scores, labels, threshold, what="NLI accuracy", metrics="paper"):
 
 
 def official_auprc(scores, labels, what="AUPRC"):
-    """The official code's AUPRC: scikit-learn's precision-recall curve, trapezoids (sklearn.metrics.auc)."""
+    """The official code's AUPRC: scikit-learn's precision-recall curve, trapezoids
+    (sklearn.metrics.auc)."""
     scores, labels = checked_scores(scores, labels, what)
     precision, recall, _ = precision_recall_curve(labels, scores)
     return float(auc(recall, precision))
@@ -112,7 +113,8 @@ def check_metrics(metrics):
 
 
 def precision_recall_points(scores, labels, thresholds=AUPRC_THRESHOLDS):
-    """(precision, recall) of (score > t) for every threshold; precision is 1 when nothing is predicted."""
+    """(precision, recall) of (score > t) for every threshold; precision is 1 when nothing is
+    predicted."""
     scores, labels = np.asarray(scores, float), np.asarray(labels, int)
     order, pos_sorted = np.sort(scores), np.sort(scores[labels == 1])
     pred = len(scores) - np.searchsorted(order, thresholds, side="right")
@@ -165,7 +167,8 @@ def length_baseline_accuracy(entailing, entailed, unit="chars", ties="wrong"):
 def mcnemar(correct_1, correct_2, exact=True):
     """McNemar's test on paired per-example correctness: (b, c, p-value), b = only model 1 right.
 
-    exact: two-sided binomial test on the discordant pairs; else chi-square with continuity correction.
+    exact: two-sided binomial test on the discordant pairs; else chi-square with continuity
+    correction.
     """
     c1, c2 = np.asarray(correct_1, bool), np.asarray(correct_2, bool)
     b, c = int(np.sum(c1 & ~c2)), int(np.sum(~c1 & c2))
@@ -185,7 +188,8 @@ class DirectionPairs(NamedTuple):
 
 
 def sick_direction_pairs(rows):
-    """SICK entailment pairs with one direction: DirectionPairs, with the count of bilateral pairs excluded."""
+    """SICK entailment pairs with one direction: DirectionPairs, with the count of bilateral pairs
+    excluded."""
     entailing, entailed, bilateral = [], [], 0
     for r in rows:
         ab, ba = r["ab"] == "A_entails_B", r["ba"] == "B_entails_A"

@@ -134,7 +134,8 @@ class Problems:
         return len(self.regs) - 1
 
     def predict(self, X, y):
-        """[P, n] predicted labels of every row under every problem's fit (on the GPU when present)."""
+        """[P, n] predicted labels of every row under every problem's fit (on the GPU when
+        present)."""
         device = config.device()
         n_classes = int(y.max()) + 1
         if self.classifier == "senteval_torch":
@@ -176,7 +177,8 @@ def add_cv_search(problems, rows, y, grid, kfold, seed):
 
 
 def chosen(search, predicted, y, grid):
-    """The value with the highest mean held-out accuracy (rounded as SentEval; the first on ties)."""
+    """The value with the highest mean held-out accuracy (rounded as SentEval; the first on
+    ties)."""
     means = [
         selection_score([accuracy(predicted, y, p, rows) for p, rows in search[C]]) for C in grid
     ]
@@ -184,7 +186,8 @@ def chosen(search, predicted, y, grid):
 
 
 def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
-    """nested_cv_accuracy with all outer folds x C x inner folds (and every outer refit) in one batch."""
+    """nested_cv_accuracy with all outer folds x C x inner folds (and every outer refit) in one
+    batch."""
     problems, grid = Problems(len(y), classifier), search_grid(classifier, False, inner_search)
     outer = []
     for tr, te in stratified_folds(y, kfold, seed):

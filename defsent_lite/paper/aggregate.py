@@ -30,7 +30,8 @@ class SeedStats(NamedTuple):
 
 
 def over_seeds(values, what="result", ddof=STD_DDOF):
-    """Mean and std of one number over seeds; empty or non-finite values are an error naming `what`."""
+    """Mean and std of one number over seeds; empty or non-finite values are an error naming
+    `what`."""
     values = [float(v) for v in values]
     if not values:
         raise ValueError(f"{what}: no runs to aggregate")
@@ -53,7 +54,8 @@ class SeedTable(NamedTuple):
 
 
 def table_over_seeds(runs, columns, what="table", ddof=STD_DDOF):
-    """{row label: [one list of `columns` values per seed]} -> SeedTable of mean, std and run count per row."""
+    """{row label: [one list of `columns` values per seed]} -> SeedTable of mean, std and run count
+    per row."""
     means, stds, counts = {}, {}, {}
     for label, per_seed in runs.items():
         if any(len(v) != len(columns) for v in per_seed):
@@ -124,7 +126,8 @@ def paper_model_label(model):
 def paper_row(table, model, *parts, exclude=()):
     """The key of `table` for `model` whose text also contains every one of `parts` and none of
     `exclude` (keys are strings or tuples of strings), or None when the paper has no such row (a
-    model it did not run). The model label matches as a name: "BERT-base" never inside "RoBERTa-base"."""
+    model it did not run). The model label matches as a name: "BERT-base" never inside
+    "RoBERTa-base"."""
     label = paper_model_label(model)
     if label is None:
         return None

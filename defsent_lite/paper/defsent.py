@@ -1,11 +1,12 @@
 """DefSent (Tsukagoshi et al., 2021): the published numbers, transcribed from ../shared/papers
 (tests/test_reference_numbers.py finds every row in the paper under its name)."""
 
-# DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
-# Reimers & Gurevych (2019)'s, computed with bert-base.
-# DefSent Tables 3 and 4: the untrained rows, computed with bert-base-uncased (no Max row, no other model).
+# DefSent Tables 3 and 4: the untrained rows, computed with bert-base-uncased (no Max row, no
+# other model).
 UNTRAINED_ROWS = {"bert-base-uncased": {"cls": "BERT CLS-vector", "mean": "Avg. BERT embeddings"}}
 
+# DefSent (Tsukagoshi et al., 2021), Table 3: Spearman x100 on STS. Baseline rows are
+# Reimers & Gurevych (2019)'s, computed with bert-base.
 TABLE3 = {
     "Avg. GloVe embeddings": [55.14, 70.66, 59.73, 68.25, 63.66, 58.02, 53.76, 61.32],
     "Avg. BERT embeddings": [38.78, 57.98, 57.98, 63.15, 61.06, 46.35, 58.40, 54.81],

@@ -2,7 +2,8 @@
 (tests/test_reference_numbers.py finds every row in the paper under its name)."""
 
 # GaussCSE, Tables 1 and 3 (Appendix C): NLI accuracy and AUPRC (x100), SNLI / MNLI / SICK, per
-# (model, loss setting), mean of 5 seeds; the supervised SimCSE baseline was run with BERT-base only.
+# (model, loss setting), mean of 5 seeds; the supervised SimCSE baseline was run with
+# BERT-base only.
 NLI_COLS = ["SNLI acc", "SNLI AUPRC", "MNLI acc", "MNLI AUPRC", "SICK acc", "SICK AUPRC"]
 MODELS = ["BERT-base", "BERT-large", "RoBERTa-base", "RoBERTa-large"]  # the papers' order of blocks
 
@@ -53,7 +54,8 @@ TABLE2 = {
 
 def rows_for(table, model_label):
     """{row label: numbers} of one model's block (loss settings by name) and the model-free baseline
-    rows (SimCSE, length baseline), as Tables 1-4 show them; {} of the block for a model not reported."""
+    rows (SimCSE, length baseline), as Tables 1-4 show them; {} of the block for a model not
+    reported."""
     return {
         (k[1] if isinstance(k, tuple) else k): v
         for k, v in table.items()
@@ -61,7 +63,8 @@ def rows_for(table, model_label):
     }
 
 
-# GaussCSE, Table 5 (Appendix E): SNLI-dev AUPRC x100 of the grid, per (model, batch size), lr 1e-5 / 3e-5 / 5e-5.
+# GaussCSE, Table 5 (Appendix E): SNLI-dev AUPRC x100 of the grid, per (model, batch size),
+# lr 1e-5 / 3e-5 / 5e-5.
 GRID_LRS = [1e-5, 3e-5, 5e-5]
 
 TABLE5 = {

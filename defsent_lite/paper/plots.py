@@ -1,4 +1,5 @@
-"""Matplotlib figures: ours-minus-paper dots, DefSent+ entry-space views, loss curves, GaussCSE length ratios."""
+"""Matplotlib figures: ours-minus-paper dots, DefSent+ entry-space views, loss curves, GaussCSE
+length ratios."""
 
 import textwrap
 
@@ -45,7 +46,8 @@ def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
 
 
 def entry_space_views(views, titles, kinds=("svd", "pca_whitened")):
-    """DefSent+ Figures 1-2: one column per entry space, rows = 2-d SVD (uncentered) and whitened PCA."""
+    """DefSent+ Figures 1-2: one column per entry space, rows = 2-d SVD (uncentered) and whitened
+    PCA."""
     labels = {"svd": "SVD (uncentered)", "pca_whitened": "PCA, whitened"}
     fig, axes = plt.subplots(
         len(kinds), len(views), figsize=(3.2 * len(views), 3.0 * len(kinds)), squeeze=False

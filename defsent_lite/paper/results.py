@@ -1,4 +1,5 @@
-"""Side-by-side "paper / ours / diff" tables, and results saved with their provenance (CSV, figures).
+"""Side-by-side "paper / ours / diff" tables, and results saved with their provenance (CSV,
+figures).
 
 The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 """
@@ -94,8 +95,9 @@ SPREAD_Z = 2.0  # "inside the paper's spread": within 2 standard deviations of i
 
 
 def spread_z(ours, paper_mean, paper_std, runs=1):
-    """How far ours lies from the paper's mean, in the standard deviation that a mean of `runs` seeds
-    drawn with the paper's spread would have: (ours - mean) / (std / sqrt(runs)). One seed: diff / std."""
+    """How far ours lies from the paper's mean, in the standard deviation that a mean of `runs`
+    seeds drawn with the paper's spread would have: (ours - mean) / (std / sqrt(runs)). One seed:
+    diff / std."""
     return (ours - paper_mean) / (paper_std / runs**0.5)
 
 

@@ -1,5 +1,5 @@
-"""DefSent+ on data-augmented checkpoints (Sec. 4.2): which paper rows a checkpoint has (Tables 3-7),
-and our rows before and after PST beside them."""
+"""DefSent+ on data-augmented checkpoints (Sec. 4.2): which paper rows a checkpoint has (Tables
+3-7), and our rows before and after PST beside them."""
 
 from typing import NamedTuple
 

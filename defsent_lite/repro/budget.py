@@ -1,10 +1,11 @@
 """What a paper-scale notebook is about to run, and how long it should take on this device.
 
-Counts come from the run configs (trainings, optimizer steps, sentences encoded for evaluation);
-the time per training step and per encoded batch is measured here, on this device, by a short
-warm-up with the notebook's own model and loss (forward, backward and the optimizer update under
-the same autocast as training). Data loading and the SentEval classifiers are not in the estimate;
-it is printed with the measurements it rests on (docs/reproduction.md: how it compares with a run's real time).
+Counts come from the run configs (trainings, optimizer steps, sentences encoded for evaluation); the
+time per training step and per encoded batch is measured here, on this device, by a short warm-up
+with the notebook's own model and loss (forward, backward and the optimizer update under the same
+autocast as training). Data loading and the SentEval classifiers are not in the estimate; it is
+printed with the measurements it rests on (docs/reproduction.md: how it compares with a run's real
+time).
 """
 
 import math

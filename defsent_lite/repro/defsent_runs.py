@@ -192,10 +192,10 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
 
     cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer, warmup_ratio,
     variant and its settings (VARIANTS; a setting in cfg overrides the variant's) (and `scoring`,
-    used by final_runs, not in the key). The
-    trained encoder is saved in the run's folder (`result["path"]`); a second call with the same cfg and data reuses it. A run whose
-    checkpoint was dropped (lr_search keeps only the chosen rate's) is trained again when
-    need_checkpoint, else returned with path None.
+    used by final_runs, not in the key). The trained encoder is saved in the run's folder
+    (`result["path"]`); a second call with the same cfg and data reuses it. A run whose checkpoint
+    was dropped (lr_search keeps only the chosen rate's) is trained again when need_checkpoint, else
+    returned with path None.
     """
     checks.rate(cfg["lr"], "DefSent lr")  # before a message formats it
     if dataset is None:
@@ -294,7 +294,8 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
 
 
 def run_key(cfg, splits):
-    """The cache key of run(cfg) on `splits`: its settings (scoring aside) and the data's content."""
+    """The cache key of run(cfg) on `splits`: its settings (scoring aside) and the data's
+    content."""
     return dict(
         {k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits)
     )
@@ -337,8 +338,8 @@ def lr_exponents(xs, model, pooling):
 
 def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
-    chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped
-    as soon as a better rate is seen, so at most two are on disk (results stay cached, path None)."""
+    chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped as
+    soon as a better rate is seen, so at most two are on disk (results stay cached, path None)."""
     results = {}
     for x, lr in lr_grid(xs).items():
         results[x] = run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False)
@@ -381,7 +382,8 @@ def without_data(settings):
 
 
 class FinalRuns(NamedTuple):
-    """What final_runs chose and trained: the learning-rate exponent, the search, one run per seed."""
+    """What final_runs chose and trained: the learning-rate exponent, the search, one run per
+    seed."""
 
     lr_x: float
     search: dict
@@ -389,11 +391,11 @@ class FinalRuns(NamedTuple):
 
 
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
-    """Choose the learning rate on dev MRR (first seed) among lr_exponents(xs, ...) (one pinned rate:
-    no choice), then train every seed with it.
+    """Choose the learning rate on dev MRR (first seed) among lr_exponents(xs, ...) (one pinned
+    rate: no choice), then train every seed with it.
 
-    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. Only the
-    first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
+    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. Only
+    the first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
     STS and SentEval (`base["scoring"]`, cached by run key) right after training, then its
     checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
@@ -438,7 +440,8 @@ def seed_run_needs_training(base, pooling, seed, lr, index, dataset):
 
 
 def seed_config(base, pooling, seed, lr, index):
-    """The run config of the `index`-th seed; SentEval scores only the first SENTEVAL_SEEDS seeds."""
+    """The run config of the `index`-th seed; SentEval scores only the first SENTEVAL_SEEDS
+    seeds."""
     cfg = dict(base, pooling=pooling, seed=seed, lr=lr)
     if cfg.get("scoring") and index >= SENTEVAL_SEEDS:
         cfg["scoring"] = dict(cfg["scoring"], transfer=None)
@@ -446,7 +449,8 @@ def seed_config(base, pooling, seed, lr, index):
 
 
 def scored_run(cfg, dataset):
-    """A run whose STS and SentEval scores (cfg["scoring"]) are cached and whose checkpoint is dropped."""
+    """A run whose STS and SentEval scores (cfg["scoring"]) are cached and whose checkpoint is
+    dropped."""
     scoring = cfg.get("scoring")
     if scoring is None:  # a config without scoring keeps its checkpoint
         return run(cfg, dataset)
@@ -460,11 +464,12 @@ def scored_run(cfg, dataset):
     return dict(result, path=None)
 
 
-# ---------------------------------------------------------------- what a notebook will run (paper scale)
+# ----------------------------------------------------------- what a notebook will run (paper scale)
 
 
 def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
-    """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up here."""
+    """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up
+    here."""
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))

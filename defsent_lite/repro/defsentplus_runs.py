@@ -22,7 +22,8 @@ from defsent_lite.repro import variants
 # (pooling during training, entry pooling): the paper's four encoding combinations
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
 BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
-# Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7 row is their ICA one).
+# Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7
+# row is their ICA one).
 SENTEVAL_POOLING = {
     hub: paper_defsentplus.table7_poolings(label)[1]
     for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()
@@ -202,9 +203,6 @@ def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=
     return model, tokenizer
 
 
-# ---------------------------------------------------------------- data
-
-
 # ---------------------------------------------------------------- one training (cached)
 
 
@@ -281,7 +279,8 @@ def senteval_pooling(model, result):
 
 
 def best_sts_avg(result):
-    """The run's STS average under its best inference pooling (the paper reports the best pooling)."""
+    """The run's STS average under its best inference pooling (the paper reports the best
+    pooling)."""
     scores = [s["avg"] for s in result["sts"].values()]
     # a selection over runs refuses NaN
     return max(scores) if all(map(math.isfinite, scores)) else math.nan

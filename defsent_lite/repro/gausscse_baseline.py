@@ -25,7 +25,8 @@ def baseline_encoder(scale, model):
 
 def cosine_baseline(model_name, pooling, base, data_dir=None):
     """The baseline row of Tables 1/3: cosine(hypothesis, premise) of an encoder as the entailment
-    score, thresholded on SNLI dev with the variant's metrics; {test set: {acc, auprc}} x100 (cached)."""
+    score, thresholded on SNLI dev with the variant's metrics; {test set: {acc, auprc}} x100
+    (cached)."""
     metrics = variant_settings(base.get("variant", "official"))["metrics"]
     cfg = dict(
         model=str(model_name),

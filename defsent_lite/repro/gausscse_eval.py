@@ -10,14 +10,16 @@ from defsent_lite.repro.gausscse_data import direction_pairs
 
 
 def sentence_gaussians(model, tokenizer, sentences, batch_size=64):
-    """(mu, var, row of each sentence): every distinct sentence encoded once, for all the pairs built on them."""
+    """(mu, var, row of each sentence): every distinct sentence encoded once, for all the pairs
+    built on them."""
     uniq = list(dict.fromkeys(sentences))
     mu, var = gausscse.encode(model, tokenizer, uniq, batch_size=batch_size)
     return mu, var, {s: i for i, s in enumerate(uniq)}
 
 
 def similarities_in(gaussians, first, second, reduction="sum"):
-    """sim(first[k]||second[k]) and sim(second[k]||first[k]) for each k, from sentence_gaussians' table."""
+    """sim(first[k]||second[k]) and sim(second[k]||first[k]) for each k, from sentence_gaussians'
+    table."""
     mu, var, pos = gaussians
     a = torch.tensor([pos[s] for s in first], dtype=torch.long)
     b = torch.tensor([pos[s] for s in second], dtype=torch.long)
@@ -27,7 +29,8 @@ def similarities_in(gaussians, first, second, reduction="sum"):
 
 
 def pair_similarities(model, tokenizer, first, second, reduction="sum", batch_size=64):
-    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence encoded once."""
+    """sim(first[k]||second[k]) for each k, and sim(second[k]||first[k]); each distinct sentence
+    encoded once."""
     return similarities_in(
         sentence_gaussians(model, tokenizer, list(first) + list(second), batch_size),
         first,

@@ -169,7 +169,8 @@ def average_runs(results):
 
 def run_settings(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS):
     """One cached run per loss setting and seed; {setting: seed-averaged result}. The first seed's
-    model of each setting is kept ("path": gausscse_embedder.load_embedder loads it), the others' scores only."""
+    model of each setting is kept ("path": gausscse_embedder.load_embedder loads it), the others'
+    scores only."""
     return {
         s: average_runs(
             [run(cfg, data_dir, keep_model=keep) for cfg, keep in seed_runs(base, s, seeds)]
@@ -205,7 +206,7 @@ def grid_search(
     return grid.rename(columns=lambda lr: f"{lr:g}")
 
 
-# ---------------------------------------------------------------- what a notebook will run (paper scale)
+# ----------------------------------------------------------- what a notebook will run (paper scale)
 
 
 def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):

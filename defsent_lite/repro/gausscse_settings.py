@@ -111,7 +111,8 @@ def variant_settings(variant):
 
 
 def differences():
-    """The GaussCSE settings where the paper's text and the official code differ, and what we run."""
+    """The GaussCSE settings where the paper's text and the official code differ, and what we
+    run."""
     return variants.differences_table(
         DIFFERENCES, ["setting", "paper text", "official code", "ours"]
     )
@@ -142,7 +143,8 @@ def base_config(
     the model's Table 5 optimum (BERT-base (16, 5e-5): the grid's best cell produced the published
     numbers), or with rates="run.sh" what the official run.sh pins (BERT-base (16, 1e-5); it names
     no other model), else the scale's defaults with a warning. variant: "official" (the released
-    code's behaviour, the default) or "paper" (the text's); sick_pairs: direction_pairs' SICK reading."""
+    code's behaviour, the default) or "paper" (the text's); sick_pairs: direction_pairs' SICK
+    reading."""
     if rates not in RATES:
         raise ValueError(f"rates={rates!r}: choose one of {', '.join(RATES)}")
     batch_size, lr = scale["gauss_batch_size"], scale["gauss_lr"]

@@ -21,7 +21,8 @@ from defsent_lite.repro.gausscse_settings import paper_hyperparameters
 
 
 def tables(runs, tests, sick_full, sick_pairs="one-way"):
-    """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as DataFrames."""
+    """(NLI table: accuracy and AUPRC per test set, direction table with the length baseline) as
+    DataFrames."""
     nli_rows = {
         s: {
             f"{t} {m}": r["nli"][t][k]
@@ -128,7 +129,8 @@ LENGTH_RATIO_BINS = {
 
 
 def log_length_ratios(name, rows, sick_full):
-    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure 2)."""
+    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure
+    2)."""
     entailing, entailed = direction_pairs(name, rows, sick_full)[:2]
     return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
 
@@ -136,7 +138,8 @@ def log_length_ratios(name, rows, sick_full):
 def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
     """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
     characters: pairs, and pairs right, where the length baseline is right (> 0) or not (<= 0).
-    Counts, not shares: in a bin of 3 pairs one pair flipped by float noise moves a share by 0.33."""
+    Counts, not shares: in a bin of 3 pairs one pair flipped by float noise moves a share by
+    0.33."""
     edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
     table = {}
     for name, rows in tests.items():
@@ -153,7 +156,8 @@ def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
 
 
 def mcnemar_table(runs):
-    """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as the paper does."""
+    """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as
+    the paper does."""
     rows = []
     for task, key in (("direction", "direction_correct"), ("NLI", "nli_correct")):
         for a, b in itertools.combinations([s for s in gausscse.LOSS_SETTINGS if s in runs], 2):
@@ -208,7 +212,8 @@ def best_grid_cell(grid, model, margin=4.0):
 
 
 def save_grid(grid, model, path, meta):
-    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save it."""
+    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save
+    it."""
     print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
     paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
     if paper:
@@ -220,7 +225,8 @@ def save_grid(grid, model, path, meta):
 
 
 def save_tables(runs, eval_sets, out, meta):
-    """Print Tables 3 and 2 (ours beside the paper's rows of meta["model"]) and McNemar's p-values; save them as CSVs."""
+    """Print Tables 3 and 2 (ours beside the paper's rows of meta["model"]) and McNemar's p-values;
+    save them as CSVs."""
     _, tests, sick_full = eval_sets
     nli_table, dir_table = tables(runs, tests, sick_full)
     label = aggregate.paper_model_label(aggregate.reference_model(meta["model"])[0])
@@ -270,8 +276,9 @@ def save_tables(runs, eval_sets, out, meta):
 
 
 def main(argv=None):
-    """python -m defsent_lite.repro.gausscse_tables --scale cpu: the four loss settings (seed-averaged), NLI,
-    direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E grid on SNLI dev."""
+    """python -m defsent_lite.repro.gausscse_tables --scale cpu: the four loss settings
+    (seed-averaged), NLI, direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E
+    grid on SNLI dev."""
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--model", help="default: the scale's model")

@@ -2,9 +2,9 @@
 run through submitit (SLURM job arrays, or its local executor with one GPU per job) into the shared
 run cache, where the notebook then finds them and trains nothing.
 
-    python -m defsent_lite.repro.launch 10 21 30 33 --scale paper --dry-run
-    python -m defsent_lite.repro.launch 10 --scale paper --executor slurm --partition gpu --workers 16
-    python -m defsent_lite.repro.launch 10 30 --scale paper --executor local --workers 4
+    python -m defsent_lite.repro.launch 10 21 30 33 --scale paper --dry-run python -m
+    defsent_lite.repro.launch 10 --scale paper --executor slurm --partition gpu --workers 16 python
+    -m defsent_lite.repro.launch 10 30 --scale paper --executor local --workers 4
 
 Each job runs its share of the trainings one after another through the very functions the notebook
 calls (defsent_runs.seed_run, gausscse_runs.run), so every result lands under the key the notebook
@@ -168,7 +168,8 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
 
 
 def chosen_rate(base, pooling, seed, xs, dataset):
-    """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else None."""
+    """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else
+    None."""
     from defsent_lite import checks
     from defsent_lite.repro import defsent_runs
 
@@ -385,7 +386,8 @@ def defsent_seed_run(base, pooling, seed, lr, index, data_dir):
 
 
 def defsent_search_run(cfg, data_dir):
-    """One rate of defsent_runs.lr_search (its checkpoint stays until the notebook's search drops it)."""
+    """One rate of defsent_runs.lr_search (its checkpoint stays until the notebook's search drops
+    it)."""
     from defsent_lite.repro import defsent_runs
 
     dataset = defsent_dataset(cfg["model"], data_dir, cfg["paper_data"], cfg["variant"])
@@ -393,7 +395,8 @@ def defsent_search_run(cfg, data_dir):
 
 
 def busy_elsewhere(kind, key):
-    """Whether another live writer is computing the entry `key` (its files folder, no result yet)."""
+    """Whether another live writer is computing the entry `key` (its files folder, no result
+    yet)."""
     parent = config.cache_dir() / kind / key
     if (parent / "result.json").exists():
         return False
@@ -474,8 +477,8 @@ def job_inputs(share):
 
 
 def executors(kind, workers, folder, partition=None, timeout_min=24 * 60, gpus=None):
-    """One submitit executor per job: local (job i sees GPU i % gpus alone; none on a CPU machine) or
-    SLURM (one GPU per array task, `workers` at a time)."""
+    """One submitit executor per job: local (job i sees GPU i % gpus alone; none on a CPU machine)
+    or SLURM (one GPU per array task, `workers` at a time)."""
     import submitit
 
     if kind == "local":
@@ -512,7 +515,8 @@ def torch_gpus():
 
 
 def start(todo, kind="local", workers=2, folder="launch_logs", partition=None, timeout_min=24 * 60):
-    """Submit the trainings as up to `workers` jobs; returns [(job, its trainings)] without waiting."""
+    """Submit the trainings as up to `workers` jobs; returns [(job, its trainings)] without
+    waiting."""
     parts = shares(todo, workers)
     exs = executors(kind, workers, folder, partition, timeout_min)
     threads = (

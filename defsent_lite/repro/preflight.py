@@ -1,7 +1,8 @@
 """Before any work, check that every file a notebook will read and every model it will load are
 there; stop with one message listing what is missing and the one command that fetches it.
 
-    S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)   # the scale's settings and model, checked
+    S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)   # the scale's settings and model,
+    checked
 
 On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu scale an offline
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
@@ -41,7 +42,8 @@ def on_colab():
 
 
 def check_data(notebook, scale, data_dir=None, catalogue=None):
-    """Which needs of the notebook are unmet under the data root, and which offline stand-ins are used."""
+    """Which needs of the notebook are unmet under the data root, and which offline stand-ins are
+    used."""
     root = config.data_root(data_dir)
     missing, stand_ins, changed = [], [], []
     for need in sources.needs(notebook, scale):

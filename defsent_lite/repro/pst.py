@@ -219,7 +219,8 @@ def run_pst(cfg, ds, dataset_key, data_dir=None, only=None):
 
 def selectable(runs, cfg):
     """The runs a step may keep: all of them, or only the plain space's where the ICA candidate is
-    scored but not chosen (cfg["ica_selectable"] False: the smoke scale, where FastICA cannot converge)."""
+    scored but not chosen (cfg["ica_selectable"] False: the smoke scale, where FastICA cannot
+    converge)."""
     if cfg.get("ica_selectable", True):
         return runs
     return {key: run for key, run in runs.items() if key[0] == "plain"}
@@ -249,16 +250,16 @@ def pst_config(
     lrs=None,
 ):
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
-    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model name;
-    at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count) or
-    any number: past the listed rates each further Training repeats the last one (Appendix A: a
+    batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model
+    name; at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count)
+    or any number: past the listed rates each further Training repeats the last one (Appendix A: a
     step's rate is no bigger than the previous one), e.g. 4 for the 4th Training of Figure 7.
-    max_entries: the entries sampled (None: the scale's dsp_max_entries, dsp_max_entries_b_c for b, c).
-    lrs: the rates of the steps (None: Table 5's row of a hub model at paper scale, else the scale's);
-    a checkpoint given as a folder takes its row from augmented.release.
+    max_entries: the entries sampled (None: the scale's dsp_max_entries, dsp_max_entries_b_c for b,
+    c). lrs: the rates of the steps (None: Table 5's row of a hub model at paper scale, else the
+    scale's); a checkpoint given as a folder takes its row from augmented.release.
     later_combinations: [(pooling, entry pooling)] of the 2nd, 3rd, ... step (None: the 1st's
-    throughout; defsentplus_runs.paper_combination gives the paper's per step).
-    variant: "official" (the released code, default) or "paper" (defsentplus_runs.VARIANTS)."""
+    throughout; defsentplus_runs.paper_combination gives the paper's per step). variant: "official"
+    (the released code, default) or "paper" (defsentplus_runs.VARIANTS)."""
     defsentplus_runs.variant_settings(variant)
     if lrs is None:
         lrs = (
@@ -301,7 +302,8 @@ def pst_config(
 
 
 def entry_dataset(cfg, data_dir=None):
-    """(dataset, its cache key) of a PST config: the entries and definitions it trains on (cached)."""
+    """(dataset, its cache key) of a PST config: the entries and definitions it trains on
+    (cached)."""
     ds = dictionary.load_entry_dataset(
         cfg["dataset"], cfg["max_entries"], data_dir, paper_data=cfg.get("paper_data", False)
     )
@@ -377,7 +379,8 @@ def run_share(cfg, data_dir=None, step=1, seeds=()):
 
 def following_space_views(steps, cfg, data_dir=None):
     """Views of the entry space the next Training would use, built by the last step's best encoder
-    (Figure 7: "built from encoders after 3rd Training of PST for 4th Training"); nothing is trained."""
+    (Figure 7: "built from encoders after 3rd Training of PST for 4th Training"); nothing is
+    trained."""
     ds, key = entry_dataset(cfg, data_dir)
     best = steps[-1]["best_run"]
     return space_views(
@@ -398,13 +401,15 @@ def seed_table(step, space):
 
 
 def best_pooling_row(table):
-    """(pooling, mean row, std row) of a seed_table under the pooling with the best mean STS average."""
+    """(pooling, mean row, std row) of a seed_table under the pooling with the best mean STS
+    average."""
     pooling = best_of(dict(table.mean["avg"]), float, "inference pooling by mean STS avg")
     return pooling, table.mean.loc[pooling], table.std.loc[pooling]
 
 
 def best_pooling_scores(sts):
-    """(pooling, STS row in results.STS_COLS order) of one run's {pooling: scores} under its best average."""
+    """(pooling, STS row in results.STS_COLS order) of one run's {pooling: scores} under its best
+    average."""
     pooling = best_of(sts, lambda s: s["avg"], "inference pooling by STS avg")
     return pooling, [sts[pooling][c] for c in STS_COLS]
 
@@ -415,7 +420,8 @@ def ordinal(step):
 
 
 def spaces_of(step):
-    """The candidate spaces a step trained against, in order ("plain", then "ICA" at the last step)."""
+    """The candidate spaces a step trained against, in order ("plain", then "ICA" at the last
+    step)."""
     return list(dict.fromkeys(name for name, _ in step["runs"]))
 
 
@@ -507,7 +513,8 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
 
 
 def main(argv=None):
-    """python -m defsent_lite.repro.pst --scale cpu --dataset b: one PST run, its STS table saved as CSV."""
+    """python -m defsent_lite.repro.pst --scale cpu --dataset b: one PST run, its STS table saved as
+    CSV."""
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])

@@ -100,7 +100,8 @@ def data_identity(data_dir, *parts):
 
 
 def content_digest(value):
-    """SHA-256 (16 hex) of a JSON-serialisable value or a tensor/array (its dtype, shape and bytes)."""
+    """SHA-256 (16 hex) of a JSON-serialisable value or a tensor/array (its dtype, shape and
+    bytes)."""
     h = hashlib.sha256()
     if hasattr(value, "detach") or hasattr(value, "__array__"):
         arr = value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)
@@ -155,7 +156,7 @@ def local_models(cfg, folders):
 def config_key(cfg):
     """Short stable hash of a JSON-serialisable config dict and the code identity; a local model
     folder the config names counts by its content (`model_folder_identity`), not by its path."""
-    # a hub name loaded from a local folder (DEFSENT_MODEL_FOLDERS) never shares a key with the hub's
+    # a hub name loaded from a local folder (DEFSENT_MODEL_FOLDERS) never shares a key with the hub
     folders = config.model_folders()
     local = dict(model_folders=folders, standins=config.standins_enabled()) if folders else {}
     models = local_models(cfg, folders)
@@ -188,8 +189,9 @@ def atomic_write_text(path, text):
 
 
 def plain_numbers(obj):
-    """`obj` with numpy and torch scalars and arrays (at any depth of dicts, lists, tuples) as Python numbers
-    and lists, so that JSON stores a number as a number and the non-finite guard sees it."""
+    """`obj` with numpy and torch scalars and arrays (at any depth of dicts, lists, tuples) as
+    Python numbers and lists, so that JSON stores a number as a number and the non-finite guard sees
+    it."""
     if isinstance(obj, dict):
         return {k: plain_numbers(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -178,8 +178,9 @@ SCALES["rehearsal"] = dict(SCALES["paper"], **REHEARSAL_CAPS)
 # One Colab session per notebook: the paper scale's models, full data and protocol at the rates the
 # official run scripts pin (no search), one seed, the batched SentEval classifier, DefSent+ and
 # DefSent trained under autocast (fp16 on a T4: a listed difference from the official fp32), the
-# GaussCSE on 180,000 NLI triplets (its grid, notebook 33, on 20,000). Each notebook's plan prints its FLOPs at a T4's
-# throughput (budget.T4_SOURCE); docs/colab_session.md has the estimate of every notebook.
+# GaussCSE on 180,000 NLI triplets (its grid, notebook 33, on 20,000). Each notebook's plan prints
+# its FLOPs at a T4's throughput (budget.T4_SOURCE); docs/colab_session.md has the estimate of every
+# notebook.
 SCALES["colab"] = dict(
     SCALES["paper"],
     seeds=[0],
@@ -294,9 +295,9 @@ def standins_enabled():
 
 
 def model_folders():
-    """{hub name: local folder} from DEFSENT_MODEL_FOLDERS, a JSON object given inline or as the path
-    of a JSON file (a relative folder there is relative to the file; inline, to project_root(), as
-    every relative path). Checked here, naming the setting."""
+    """{hub name: local folder} from DEFSENT_MODEL_FOLDERS, a JSON object given inline or as the
+    path of a JSON file (a relative folder there is relative to the file; inline, to project_root(),
+    as every relative path). Checked here, naming the setting."""
     raw = os.environ.get("DEFSENT_MODEL_FOLDERS", "").strip()
     if not raw:
         return {}

@@ -17,8 +17,8 @@ class LoadedModel(NamedTuple):
 
 
 def load(name_or_path, device=None, prefix_space=False, allow_fallback=True):
-    """LoadedModel(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction head
-    (transform, LayerNorm and bias from the checkpoint, decoder tied to the input embeddings:
+    """LoadedModel(model, tokenizer, head, head_kind): an MLM model and its frozen word-prediction
+    head (transform, LayerNorm and bias from the checkpoint, decoder tied to the input embeddings:
     models.mlm_head_check), else the tied-embedding fallback, or an error when not allow_fallback
     (paper scale: a fallback would silently change the method). prefix_space: a byte-level BPE
     tokenizer (RoBERTa) adds a space before the first word, as the official code's does."""

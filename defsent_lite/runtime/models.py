@@ -161,9 +161,9 @@ def mlm_head_check(model):
 
 
 def tokenizers_at_hand(bert, roberta):
-    """(BERT-vocabulary tokenizer, RoBERTa tokenizer or None when it cannot be had), for the
-    dataset statistics that count both vocabularies. Online (HF_HUB_OFFLINE unset, Colab) the
-    RoBERTa tokenizer comes from the hub; offline only from the local cache (a stand-in's at rehearsal)."""
+    """(BERT-vocabulary tokenizer, RoBERTa tokenizer or None when it cannot be had), for the dataset
+    statistics that count both vocabularies. Online (HF_HUB_OFFLINE unset, Colab) the RoBERTa
+    tokenizer comes from the hub; offline only from the local cache (a stand-in's at rehearsal)."""
     bert_tok = AutoTokenizer.from_pretrained(resolve(bert), local_files_only=hub_offline())
     try:
         roberta_tok = AutoTokenizer.from_pretrained(
