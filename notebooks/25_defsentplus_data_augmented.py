@@ -49,7 +49,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "289bf03882c146aa7a5cd42af1d7da272ab6f69f"   # last to change the package
+    commit = "7fe4eb55a73b661efe8b047711dcc7a607eb76c9"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
