@@ -93,6 +93,25 @@ def test_a_notebooks_first_call_loads_the_catalogue_and_the_settings_only():
         "defsent_lite.data.sources", "defsent_lite.data.checksums"}
 
 
+def module_level_imports(module):
+    """Top-level names of every module imported at module level by `module` (a defsent_lite name)."""
+    path = PACKAGE.parent / (module.replace(".", "/") + ".py")
+    body = ast.parse(path.read_text()).body if path.is_file() else []
+    return {a.name.split(".")[0] for n in body if isinstance(n, ast.Import) for a in n.names} | {
+        (n.module or "").split(".")[0] for n in body if isinstance(n, ast.ImportFrom)}
+
+
+@pytest.mark.parametrize("protocol", ["defsent_lite.repro.defsent_runs", "defsent_lite.repro.pst"])
+def test_a_protocol_that_scores_sts_alone_loads_no_senteval(protocol):
+    """SentEval and its classifiers load where a transfer score is computed (repro/scores), not with
+    the DefSent and PST protocols that notebooks 10, 11 and 21 run; DefSent's loads no scikit-learn
+    either (PST does: FastICA, Eq. 11, in the method core)."""
+    closure = module_level_closure(protocol)
+    assert "defsent_lite.evaluation.senteval" not in closure
+    with_sklearn = [m for m in sorted(closure) if "sklearn" in module_level_imports(m)]
+    assert with_sklearn == ([] if protocol.endswith("defsent_runs") else ["defsent_lite.defsentplus"])
+
+
 def test_the_package_is_kept_in_the_configured_format():
     """Issue 47: one formatter at 100 columns ([tool.ruff] in pyproject.toml), applied to the
     package; `ruff format defsent_lite` after an edit keeps this green."""
