@@ -38,7 +38,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "7fe4eb55a73b661efe8b047711dcc7a607eb76c9"   # last to change the package
+    commit = "5879ea7251d1344b365b9a4a36f6edfab4c8caf0"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
