@@ -10,7 +10,8 @@ One table, printed and written as JSON with --out DIR:
   says so), a fixed number of steps: steps/s of train.train against the loop it replaced (the
   losses read on the host after every step, the optimizer not fused), and against batches
   tokenised before the loop; the plan's estimate (budget.measure, what every plan prints) beside
-  the measured time of the same steps.
+  the measured time of the same steps; on a GPU (or with --compile) the step with the encoder
+  under torch.compile, the opt-in path issue 44 asks for, measured before the package offers it.
 - Encoding all distinct STS sentences with the offline model, mean pooling, fp32: ours against
   sentence-transformers at batch 64 on the same device (and the smallest cosine between them).
 - Every notebook run as a script at the smoke scale, in order, sharing one cache, until the
@@ -97,10 +98,11 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
     return time.perf_counter() - t0
 
 
-def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer):
+def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None):
     """steps/s of the current loop, the loop before issue 44, and batches tokenised before the
     loop, each timed after one untimed pass over the same batches (every padded shape seen once:
-    allocator and kernels warm for all three); the plan's estimate beside the warm time."""
+    allocator and kernels warm for all three); the plan's estimate beside the warm time.
+    encoder: also time the loop with this module compiled (compiled_row), last."""
     steps = len(raw_batches)
     cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
     with loop_before_issue_44():
@@ -109,6 +111,8 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     prepared = [prepare(b) for b in raw_batches]
     pre = timed_training(model, lambda m, b: loss_fn(m, b, tokenised=True), prepared, params, optimizer)
     step_s, _ = budget.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
+    compiled = [] if encoder is None else [compiled_row(method, encoder, model, loss_fn, raw_batches, params,
+                                                        optimizer, ours)]
     return [
         dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours,
              baseline=steps / before, ratio=before / ours, baseline_is="the loop before issue 44 (a host read each step, unfused optimizer)"),
@@ -118,10 +122,28 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
              baseline=steps / ours, ratio=ours / cold, baseline_is="the same loop, warm (every shape seen once)"),
         dict(what=f"{method} plan for {steps} steps", measure="s", value=ours, baseline=steps * step_s,
              ratio=steps * step_s / ours, baseline_is="the plan's estimate (budget.measure warm-up x steps) vs the warm loop"),
-    ]
+    ] + compiled
 
 
-def defsent_rows(steps, batch_size=16):
+def compiled_row(method, encoder, model, loss_fn, raw_batches, params, optimizer, eager_s):
+    """The opt-in compiled step of issue 44, measured before the package offers it: `encoder` (the
+    module every loss calls through encode.hidden_states) under torch.compile with dynamic shapes,
+    steps/s after one untimed pass that compiles, against the eager loop; the compiling pass's
+    seconds beside. A torch that cannot compile here gives a row saying why."""
+    steps, what = len(raw_batches), f"{method} training, batch 16, encoder compiled (torch.compile, dynamic)"
+    try:
+        encoder.compile(dynamic=True)
+        first = timed_training(model, loss_fn, raw_batches, params, optimizer)
+        warm = timed_training(model, loss_fn, raw_batches, params, optimizer)
+    except Exception as e:   # no compiler, an unsupported op: the rest of the check goes on
+        return dict(what=what, measure="steps/s", value=None, note=f"not measured: {type(e).__name__}: {str(e)[:150]}")
+    finally:
+        encoder._compiled_call_impl = None   # eager again (nn.Module.compile's one switch)
+    return dict(what=what, measure="steps/s", value=steps / warm, baseline=steps / eager_s, ratio=eager_s / warm,
+                baseline_is=f"train.train eager; the compiling pass took {first:.1f} s")
+
+
+def defsent_rows(steps, batch_size=16, compiled=False):
     loaded = defsent_model.load("bert-base-uncased")
     tok, pooling = loaded.tokenizer, "cls"
     splits, _ = dictionary.defsent_dataset(tok)
@@ -135,10 +157,11 @@ def defsent_rows(steps, batch_size=16):
         return defsent.loss(m, loaded.head, b if tokenised else defsent.collate(tok, b, pooling=pooling),
                             pooling, tok.mask_token_id)
     return training_rows("DefSent", loaded.model, loss_fn, prepare, batches,
-                         defsent.trainable_parameters(loaded.model), "adam")
+                         defsent.trainable_parameters(loaded.model), "adam",
+                         loaded.model.base_model if compiled else None)
 
 
-def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64):
+def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, compiled=False):
     encoder, tok = models.load("bert-base-uncased", eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
     triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
@@ -156,7 +179,8 @@ def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64):
         n = len(mu) // 3
         pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
         return gausscse.contrastive_loss(pre, ent, con, setting, reduction="sum")
-    return training_rows("GaussCSE", model, loss_fn, prepare, batches, None, "adamw")
+    return training_rows("GaussCSE", model, loss_fn, prepare, batches, None, "adamw",
+                         encoder.base_model if compiled else None)
 
 
 def encoding_rows(max_sentences=None, batch_size=64):
@@ -241,9 +265,11 @@ def table(rows):
     return "\n".join(lines)
 
 
-def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None):
+def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, compiled=None):
     """Every part of the check; returns (header dict, rows). notebooks: NN to run (None: all but
-    90; reduced mode runs none unless named)."""
+    90; reduced mode runs none unless named). compiled: time the compiled training step too
+    (None: on a GPU only; compiling on a CPU takes minutes)."""
+    compiled = on_gpu() if compiled is None else compiled
     steps = steps or (4 if reduced else 300)
     saved = os.environ.get("DEFSENT_MODEL_FOLDERS")
     with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
@@ -254,7 +280,7 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None):
                           torch=torch.__version__, model=what, steps=steps)
             print(json.dumps(header), flush=True)
             rows = []
-            for part in (lambda: defsent_rows(steps), lambda: gausscse_rows(steps),
+            for part in (lambda: defsent_rows(steps, compiled=compiled), lambda: gausscse_rows(steps, compiled=compiled),
                          lambda: encoding_rows(256 if reduced else None)):
                 new = part()
                 rows += new
@@ -284,6 +310,8 @@ if __name__ == "__main__":
     ap.add_argument("--notebooks", help="comma-separated NN to run (default all but 90; 'none': none)")
     ap.add_argument("--out", help="folder for gpu_check.json and gpu_check.md")
     ap.add_argument("--profile", action="store_true", help="only profile DefSent steps (torch.profiler)")
+    ap.add_argument("--compile", dest="compiled", action=argparse.BooleanOptionalAction, default=None,
+                    help="time the training step with the encoder compiled too (default: on a GPU only)")
     a = ap.parse_args()
     if a.profile:
         with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
@@ -291,4 +319,4 @@ if __name__ == "__main__":
             profile_defsent(a.steps or 30, out=a.out)
         sys.exit(0)
     nbs = None if a.notebooks is None else [] if a.notebooks == "none" else a.notebooks.split(",")
-    run(a.reduced, a.steps, a.budget_s, nbs, a.out)
+    run(a.reduced, a.steps, a.budget_s, nbs, a.out, a.compiled)
