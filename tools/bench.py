@@ -1,10 +1,11 @@
 """Benchmarks of the package (a script of the repository; the package never imports it): wall-clock
 timing and the sentence-transformers baseline. `python tools/bench.py entries | sts | transfer`."""
 import json
-import subprocess
+import multiprocessing
+import resource
 import sys
 import time
-from pathlib import Path
+import traceback
 
 import numpy as np
 import torch
@@ -67,13 +68,38 @@ def defsent_training_throughput(model_name="offline", batch_size=16, steps=40, p
                 logits_mib=batch_size * model.config.vocab_size * 4 / 2 ** 20)
 
 
+def measured(name, kwargs, send):
+    """Run a benchmark function, send its result and the peak RSS (MiB) of the process that ran it
+    (or the traceback of its error) through `send`."""
+    try:
+        r = globals()[name](**kwargs)
+        r["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        send.send(r)
+    except BaseException:
+        send.send(traceback.format_exc())
+    finally:
+        send.close()
+
+
 def run_isolated(name, **kwargs):
-    """Run a benchmark function of this module in a fresh Python process; adds its peak RSS (MiB)."""
-    code = (f"import json, resource, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import bench; "
-            f"r = bench.{name}(**{kwargs!r}); "
-            "r['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024; print(json.dumps(r))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """Run a benchmark function of this module in a fresh process, its peak RSS its own (added, in
+    MiB): forked from a server that imported this module and BERT's modules once (multiprocessing's
+    forkserver: it runs nothing else), so the benchmarks after the first pay no imports."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["bench", "transformers.models.bert.modeling_bert"])
+    receive, send = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=measured, args=(name, kwargs, send))
+    process.start()
+    send.close()
+    try:
+        result = receive.recv()
+    except EOFError:   # the process died before it could answer
+        result = None
+    process.join()
+    if not isinstance(result, dict):
+        raise RuntimeError(f"benchmark {name} failed in its own process (exit code {process.exitcode})"
+                           + (f":\n{result}" if result else ""))
+    return result
 
 
 def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean", batch_size=128):
