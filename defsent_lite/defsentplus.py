@@ -23,6 +23,7 @@ from defsent_lite.encode import (
     hidden_states,
     length_batches,
     on_model_device,
+    pad_batch,
     tokenize_sorted,
 )
 from defsent_lite.pooling import pool
@@ -77,9 +78,7 @@ def build_entry_embeddings(
             disable=not show,
             leave=False,
         ):
-            batch = on_model_device(
-                model, tokenizer.pad([features[i] for i in idx], return_tensors="pt")
-            )
+            batch = on_model_device(model, pad_batch(tokenizer, features, idx))
             vec = pool(pooling, hidden_states(model, batch), batch["attention_mask"])
             sums.index_add_(0, ids[idx], vec.double().cpu())
     return (sums / counts[:, None]).float()  # Eq. 2

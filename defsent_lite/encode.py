@@ -3,6 +3,7 @@ float32."""
 
 import contextlib
 
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 
@@ -10,12 +11,58 @@ from defsent_lite import progress as progress_bars
 from defsent_lite.pooling import POOLINGS, pool, prompt_text
 
 
+def token_features(tokenizer, sentences, max_length):
+    """Per sentence, its token ids (and type ids where the model takes them), special tokens added,
+    cut at max_length: what tokenizer(sentences, truncation=True) returns (the mask, all ones,
+    left to pad_batch), from a fast tokenizer's Rust backend in one call."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:  # a Python tokenizer
+        enc = tokenizer(list(sentences), truncation=True, max_length=max_length, padding=False)
+        keys = [k for k in enc.keys() if k != "attention_mask"]
+        return [{k: enc[k][i] for k in keys} for i in range(len(sentences))]
+    truncation, padding = backend.truncation, backend.padding
+    backend.enable_truncation(max_length, direction=tokenizer.truncation_side)
+    backend.no_padding()
+    try:
+        encodings = backend.encode_batch(list(sentences))
+    finally:  # the tokenizer's own calls find it as they left it
+        backend.no_truncation() if truncation is None else backend.enable_truncation(**truncation)
+        backend.no_padding() if padding is None else backend.enable_padding(**padding)
+    if "token_type_ids" in tokenizer.model_input_names:
+        return [{"input_ids": e.ids, "token_type_ids": e.type_ids} for e in encodings]
+    return [{"input_ids": e.ids} for e in encodings]
+
+
 def tokenize_sorted(tokenizer, sentences, max_length):
     """Token ids of every sentence (no padding) and the order that sorts them longest first."""
-    enc = tokenizer(list(sentences), truncation=True, max_length=max_length, padding=False)
-    features = [{k: enc[k][i] for k in enc.keys()} for i in range(len(sentences))]
+    features = token_features(tokenizer, sentences, max_length)
     order = sorted(range(len(features)), key=lambda i: -len(features[i]["input_ids"]))
     return features, order
+
+
+def pad_batch(tokenizer, features, idx):
+    """The features of sentences `idx` padded to the longest, with their attention mask, as int64
+    tensors: what tokenizer.pad(..., return_tensors="pt") returns, filled in numpy."""
+    rows = [features[i] for i in idx]
+    width = max(len(r["input_ids"]) for r in rows)
+    fill = {"input_ids": tokenizer.pad_token_id, "token_type_ids": tokenizer.pad_token_type_id}
+    left = tokenizer.padding_side == "left"
+    out = {}
+    if "attention_mask" in tokenizer.model_input_names:
+        lengths = np.array([len(r["input_ids"]) for r in rows])
+        columns = np.arange(width)
+        mask = columns >= width - lengths[:, None] if left else columns < lengths[:, None]
+        out["attention_mask"] = torch.from_numpy(mask.astype(np.int64))
+    for key in rows[0]:
+        array = np.full((len(rows), width), fill.get(key, 0), dtype=np.int64)
+        for j, r in enumerate(rows):
+            values = r[key]
+            if left:
+                array[j, width - len(values) :] = values
+            else:
+                array[j, : len(values)] = values
+        out[key] = torch.from_numpy(array)
+    return out
 
 
 def prompt_sentences(tokenizer, sentences, max_length):
@@ -251,9 +298,7 @@ def _encode_pass(
         for k, idx in enumerate(
             tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1
         ):
-            batch = on_model_device(
-                model, tokenizer.pad([features[i] for i in idx], return_tensors="pt")
-            )
+            batch = on_model_device(model, pad_batch(tokenizer, features, idx))
             h = hidden_states(model, batch)
             for p in poolings:
                 pending[p].append(

@@ -24,6 +24,7 @@ from defsent_lite.encode import (
     hidden_states,
     length_batches,
     on_model_device,
+    pad_batch,
     tokenize_sorted,
 )
 
@@ -200,9 +201,7 @@ def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
 
     with eval_mode(model), autocast_for(device):
         for k, idx in enumerate(length_batches(features, order, batch_size, device), 1):
-            batch = on_model_device(
-                model, tokenizer.pad([features[i] for i in idx], return_tensors="pt")
-            )
+            batch = on_model_device(model, pad_batch(tokenizer, features, idx))
             m, v = model(batch)
             pending.append((idx, m.float(), v.float()))
             if k % BATCHES_PER_COPY == 0 or sum(len(p[0]) for p in pending) >= ROWS_PER_COPY:

@@ -136,3 +136,33 @@ def test_scores_for_several_embedders_equal_one_at_a_time(offline, tmp_path, mon
     assert scores.cached_per_pooling("t", {"m": 1}, ["cls", "mean"], compute) == {"cls": {"x": 3}, "mean": {"x": 4}}
     assert scores.cached_per_pooling("t", {"m": 1}, ["mean", "max"], compute) == {"mean": {"x": 4}, "max": {"x": 3}}
     assert computed == [["cls", "mean"], ["max"]]             # each pooling computed once
+
+
+def tokenizer_batches(tok, sentences, max_length, sizes=(3, 1, 5)):
+    """(ours, the tokenizer's own) padded batches of `sentences` in the length-sorted order."""
+    features, order = encode.tokenize_sorted(tok, sentences, max_length)
+    starts = np.cumsum((0,) + sizes[:-1])
+    for start, size in zip(starts, sizes):
+        idx = order[start:start + size]
+        theirs = tok([sentences[i] for i in idx], padding=True, truncation=True, max_length=max_length,
+                     return_tensors="pt")
+        yield encode.pad_batch(tok, features, idx), theirs
+
+
+@pytest.mark.parametrize("name", ["offline", "bert-base-uncased", "roberta-base"])
+def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folders, name):
+    """Issue 44: the Rust backend called once (encode.token_features) and the batches padded in
+    numpy give exactly the tensors tokenizer(batch, padding=True, truncation=True) gives, cut at
+    max_length (BERT's WordPiece with type ids, RoBERTa's byte-level BPE without), and leave the
+    tokenizer's own truncation and padding settings as they were."""
+    tok = offline[1] if name == "offline" else models.load_tokenizer(standin_folders["folders"][name])
+    sentences = SENTENCES + ["A dog runs.", "word " * 40, "Rain.", f"Fill the {tok.mask_token} in."]
+    tok("warm", padding="max_length", truncation=True, max_length=20)   # a setting left in the backend
+    before = tok.backend_tokenizer.truncation, tok.backend_tokenizer.padding
+    encode.tokenize_sorted(tok, sentences, 8)
+    assert (tok.backend_tokenizer.truncation, tok.backend_tokenizer.padding) == before
+    for max_length in (128, 8):
+        for ours, theirs in tokenizer_batches(tok, sentences, max_length):
+            assert sorted(ours) == sorted(theirs.keys())
+            for key, value in theirs.items():
+                assert ours[key].dtype == torch.int64 and torch.equal(ours[key], value), (name, key)

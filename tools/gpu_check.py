@@ -1,6 +1,6 @@
 """GPU self-check: how fast this machine trains and encodes, and whether each plan's estimate holds.
 
-    python tools/gpu_check.py                       # on a CUDA machine: about 3 min + the notebooks
+    python tools/gpu_check.py                       # on a CUDA machine: about 8 min + the notebooks
     python tools/gpu_check.py --budget-s 300        # the notebooks stop when 300 s are spent
     python tools/gpu_check.py --reduced             # CPU, tiny model, a few steps (the tests run it)
 
@@ -11,9 +11,11 @@ One table, printed and written as JSON with --out DIR:
   losses read on the host after every step, the optimizer not fused), and against batches
   tokenised before the loop; the plan's estimate (budget.measure, what every plan prints) beside
   the measured time of the same steps; on a GPU (or with --compile) the step with the encoder
-  under torch.compile, the opt-in path issue 44 asks for, measured before the package offers it.
+  under torch.compile (DEFSENT_COMPILE=1, reduce-overhead; --compile-modes for others), after
+  a pass that compiles (about 130 s a model on an H100).
 - Encoding all distinct STS sentences with the offline model, mean pooling, fp32: ours against
-  sentence-transformers at batch 64 on the same device (and the smallest cosine between them).
+  sentence-transformers at batch 64 on the same device (and the smallest cosine between them),
+  and the seconds of ours spent tokenising on the host.
 - Every notebook run as a script at the smoke scale, in order, sharing one cache, until the
   budget is spent: seconds each (the rest are listed as not run).
 """
@@ -33,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from defsent_lite import defsent, gausscse, train  # noqa: E402
+from defsent_lite import defsent, encode, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
 from defsent_lite.repro import budget  # noqa: E402
 from defsent_lite.runtime import config, defsent_model, models  # noqa: E402
@@ -98,11 +100,13 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
     return time.perf_counter() - t0
 
 
-def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None):
+def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None,
+                  modes=("reduce-overhead",)):
     """steps/s of the current loop, the loop before issue 44, and batches tokenised before the
     loop, each timed after one untimed pass over the same batches (every padded shape seen once:
     allocator and kernels warm for all three); the plan's estimate beside the warm time.
-    encoder: also time the loop with this module compiled (compiled_row), last."""
+    encoder: also time the loop with this module compiled (compiled_row) in each torch.compile
+    mode of `modes`, last."""
     steps = len(raw_batches)
     cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
     with loop_before_issue_44():
@@ -112,7 +116,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     pre = timed_training(model, lambda m, b: loss_fn(m, b, tokenised=True), prepared, params, optimizer)
     step_s, _ = budget.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
     compiled = [] if encoder is None else [compiled_row(method, encoder, model, loss_fn, raw_batches, params,
-                                                        optimizer, ours)]
+                                                        optimizer, ours, mode) for mode in modes]
     return [
         dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours,
              baseline=steps / before, ratio=before / ours, baseline_is="the loop before issue 44 (a host read each step, unfused optimizer)"),
@@ -125,25 +129,28 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     ] + compiled
 
 
-def compiled_row(method, encoder, model, loss_fn, raw_batches, params, optimizer, eager_s):
-    """The opt-in compiled step of issue 44, measured before the package offers it: `encoder` (the
-    module every loss calls through encode.hidden_states) under torch.compile with dynamic shapes,
+def compiled_row(method, encoder, model, loss_fn, raw_batches, params, optimizer, eager_s, mode="default"):
+    """The opt-in compiled step (train.Settings(compile_mode=mode), DEFSENT_COMPILE): the model's
+    encoder (the module every loss calls through encode.hidden_states) under torch.compile with
+    dynamic shapes,
     steps/s after one untimed pass that compiles, against the eager loop; the compiling pass's
-    seconds beside. A torch that cannot compile here gives a row saying why."""
-    steps, what = len(raw_batches), f"{method} training, batch 16, encoder compiled (torch.compile, dynamic)"
+    seconds beside. A torch that cannot compile here gives a row saying why. mode: torch.compile's
+    ("reduce-overhead": CUDA graphs, one recorded per padded shape)."""
+    steps = len(raw_batches)
+    what = f"{method} training, batch 16, encoder compiled (torch.compile, dynamic, mode {mode})"
     try:
-        encoder.compile(dynamic=True)
-        first = timed_training(model, loss_fn, raw_batches, params, optimizer)
-        warm = timed_training(model, loss_fn, raw_batches, params, optimizer)
+        with train.compiled_encoders(model, mode):   # what Settings(compile_mode=mode) does in a run
+            first = timed_training(model, loss_fn, raw_batches, params, optimizer)
+            warm = timed_training(model, loss_fn, raw_batches, params, optimizer)
     except Exception as e:   # no compiler, an unsupported op: the rest of the check goes on
         return dict(what=what, measure="steps/s", value=None, note=f"not measured: {type(e).__name__}: {str(e)[:150]}")
     finally:
-        encoder._compiled_call_impl = None   # eager again (nn.Module.compile's one switch)
+        torch._dynamo.reset()
     return dict(what=what, measure="steps/s", value=steps / warm, baseline=steps / eager_s, ratio=eager_s / warm,
                 baseline_is=f"train.train eager; the compiling pass took {first:.1f} s")
 
 
-def defsent_rows(steps, batch_size=16, compiled=False):
+def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",)):
     loaded = defsent_model.load("bert-base-uncased")
     tok, pooling = loaded.tokenizer, "cls"
     splits, _ = dictionary.defsent_dataset(tok)
@@ -158,10 +165,11 @@ def defsent_rows(steps, batch_size=16, compiled=False):
                             pooling, tok.mask_token_id)
     return training_rows("DefSent", loaded.model, loss_fn, prepare, batches,
                          defsent.trainable_parameters(loaded.model), "adam",
-                         loaded.model.base_model if compiled else None)
+                         loaded.model.base_model if compiled else None, modes)
 
 
-def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, compiled=False):
+def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, compiled=False,
+                  modes=("reduce-overhead",)):
     encoder, tok = models.load("bert-base-uncased", eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
     triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
@@ -180,7 +188,7 @@ def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, co
         pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
         return gausscse.contrastive_loss(pre, ent, con, setting, reduction="sum")
     return training_rows("GaussCSE", model, loss_fn, prepare, batches, None, "adamw",
-                         encoder.base_model if compiled else None)
+                         encoder.base_model if compiled else None, modes)
 
 
 def encoding_rows(max_sentences=None, batch_size=64):
@@ -191,10 +199,17 @@ def encoding_rows(max_sentences=None, batch_size=64):
     device = config.device()
     r = bench.encode_vs_sentence_transformers(models.offline_model_path(), sentences, batch_size,
                                               repeats=2, device=device)
+    _, tok = models.load(models.offline_model_path(), device="cpu")
+    t0 = time.perf_counter()
+    encode.tokenize_sorted(tok, sentences, 256)
+    tokenise_s = time.perf_counter() - t0
     return [dict(what=f"encode {r['sentences']:,} STS sentences, MiniLM, mean, fp32", measure="sentences/s",
                  value=r["sentences"] / r["ours_s"], baseline=r["sentences"] / r["st_s"], ratio=r["speedup"],
                  min_cosine=r["min_cosine"],
-                 baseline_is=f"sentence-transformers, batch {batch_size}; min cosine {r['min_cosine']:.6f}")]
+                 baseline_is=f"sentence-transformers, batch {batch_size}; min cosine {r['min_cosine']:.6f}"),
+            dict(what=f"tokenise the {r['sentences']:,} sentences (host, part of the encode)", measure="s",
+                 value=tokenise_s, baseline=r["ours_s"], ratio=tokenise_s / r["ours_s"],
+                 baseline_is="our whole encode (ratio: its share)")]
 
 
 def profile_defsent(steps=30, batch_size=16, out=None):
@@ -265,12 +280,13 @@ def table(rows):
     return "\n".join(lines)
 
 
-def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, compiled=None):
+def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, compiled=None,
+        modes=("reduce-overhead",)):
     """Every part of the check; returns (header dict, rows). notebooks: NN to run (None: all but
     90; reduced mode runs none unless named). compiled: time the compiled training step too
     (None: on a GPU only; compiling on a CPU takes minutes)."""
     compiled = on_gpu() if compiled is None else compiled
-    steps = steps or (4 if reduced else 300)
+    steps = steps or (4 if reduced else 200)
     saved = os.environ.get("DEFSENT_MODEL_FOLDERS")
     with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
         folder, what = bert_base_folder(folder, reduced)
@@ -280,8 +296,9 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
                           torch=torch.__version__, model=what, steps=steps)
             print(json.dumps(header), flush=True)
             rows = []
-            for part in (lambda: defsent_rows(steps, compiled=compiled), lambda: gausscse_rows(steps, compiled=compiled),
-                         lambda: encoding_rows(256 if reduced else None)):
+            for part in (lambda: encoding_rows(256 if reduced else None),
+                         lambda: defsent_rows(steps, compiled=compiled, modes=modes),
+                         lambda: gausscse_rows(steps, compiled=compiled, modes=modes)):
                 new = part()
                 rows += new
                 print(table(new), flush=True)
@@ -305,13 +322,16 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reduced", action="store_true", help="tiny model, a few steps, no notebooks (CPU; the tests)")
-    ap.add_argument("--steps", type=int, help="training steps timed per loop (default 300; reduced 4)")
+    ap.add_argument("--steps", type=int, help="training steps timed per loop (default 200; reduced 4)")
     ap.add_argument("--budget-s", type=float, default=300.0, help="seconds for the notebooks (default 300)")
     ap.add_argument("--notebooks", help="comma-separated NN to run (default all but 90; 'none': none)")
     ap.add_argument("--out", help="folder for gpu_check.json and gpu_check.md")
     ap.add_argument("--profile", action="store_true", help="only profile DefSent steps (torch.profiler)")
     ap.add_argument("--compile", dest="compiled", action=argparse.BooleanOptionalAction, default=None,
                     help="time the training step with the encoder compiled too (default: on a GPU only)")
+    ap.add_argument("--compile-modes", default="reduce-overhead",
+                    help="comma-separated torch.compile modes timed (default: reduce-overhead, what DEFSENT_COMPILE=1 "
+                         "runs; e.g. default,reduce-overhead)")
     a = ap.parse_args()
     if a.profile:
         with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
@@ -319,4 +339,4 @@ if __name__ == "__main__":
             profile_defsent(a.steps or 30, out=a.out)
         sys.exit(0)
     nbs = None if a.notebooks is None else [] if a.notebooks == "none" else a.notebooks.split(",")
-    run(a.reduced, a.steps, a.budget_s, nbs, a.out, a.compiled)
+    run(a.reduced, a.steps, a.budget_s, nbs, a.out, a.compiled, tuple(a.compile_modes.split(",")))

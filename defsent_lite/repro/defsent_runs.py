@@ -236,6 +236,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
             fractional_warmup=v["fractional_warmup"],
             warmup_from_zero=v["fractional_warmup"],
             mixed_precision=variants.autocast_training(cfg, v),
+            compile_mode=config.compile_mode(),
         )
 
         def loss_fn(m, b):

@@ -332,7 +332,10 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         examples = list(zip(ds["ids"], ds["definitions"]))
         batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
         settings = train.Settings(
-            lr=cfg["lr"], mixed_precision=variants.autocast_training(cfg, v), **v["optimizer"]
+            lr=cfg["lr"],
+            mixed_precision=variants.autocast_training(cfg, v),
+            compile_mode=config.compile_mode(),
+            **v["optimizer"],
         )
         history = train.train(
             model,

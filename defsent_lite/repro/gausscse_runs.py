@@ -74,6 +74,7 @@ def run(cfg, data_dir=None, keep_model=False):
             warmup_ratio=v["warmup_ratio"],
             decay=v["decay"],
             warmup_from_zero=v["warmup_from_zero"],
+            compile_mode=config.compile_mode(),
         )
         history = train.train(
             model,

@@ -1,0 +1,73 @@
+"""Issue 44: the opt-in compiled training step (train.Settings(compile_mode=...)): the encoder under
+torch.compile for the steps, the same losses and weights as the eager loop (on the CPU, mode
+"default": CUDA graphs need a GPU; dropout off, as compiled code draws its own dropout masks),
+evaluation eager, the encoder eager again after the run."""
+import copy
+
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from defsent_lite import defsent, train
+
+
+def batch(lengths, seed):
+    """A DefSent batch of token ids, each row `length` tokens then padding."""
+    g = torch.Generator().manual_seed(seed)
+    width = max(lengths)
+    ids = torch.randint(5, 50, (len(lengths), width), generator=g)
+    mask = (torch.arange(width) < torch.tensor(lengths)[:, None]).long()
+    return dict(input_ids=ids * mask, attention_mask=mask, targets=torch.randint(5, 50, (len(lengths),), generator=g))
+
+
+def run(model, settings, batches, seen):
+    head = defsent.word_prediction_head(model)
+
+    def eval_fn(m):   # what evaluation runs under: the encoder's compiled call, or None
+        seen.append(m.bert._compiled_call_impl)
+        return 0.0
+    return train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, settings,
+                       params=defsent.trainable_parameters(model), eval_fn=eval_fn, eval_every=2,
+                       progress=False)
+
+
+def test_compiled_steps_give_the_eager_losses_and_weights_and_evaluate_eagerly():
+    torch.manual_seed(0)
+    eager = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=32, max_position_embeddings=32,
+                                       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    compiled = copy.deepcopy(eager)
+    batches = [batch(lengths, seed) for seed, lengths in enumerate([(6, 4), (9, 3), (6, 6), (12, 5)])]
+    seen_eager, seen_compiled = [], []
+    a = run(eager, train.Settings(lr=1e-2, optimizer="adam"), batches, seen_eager)
+    b = run(compiled, train.Settings(lr=1e-2, optimizer="adam", compile_mode="default"), batches, seen_compiled)
+    assert a["loss"] == pytest.approx(b["loss"], rel=1e-4) and a["loss"][-1] != a["loss"][0]
+    for (name, p), q in zip(eager.named_parameters(), compiled.parameters()):
+        assert torch.allclose(p, q, atol=1e-5), name
+    assert seen_compiled == [None, None]                   # evaluation ran eagerly
+    assert train.encoders(compiled) == [compiled.bert]     # the module encode.hidden_states calls
+    assert compiled.bert._compiled_call_impl is None       # and eager again after the run
+
+
+def test_an_unknown_compile_mode_is_named_before_any_step():
+    model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=32, max_position_embeddings=32))
+    calls = []
+    with pytest.raises(ValueError, match="compile_mode 'fast'"):
+        train.train(model, lambda m, b: calls.append(b) or torch.tensor(1.0, requires_grad=True), [0, 1],
+                    train.Settings(lr=1e-3, compile_mode="fast"), progress=False)
+    assert calls == []
+
+
+@pytest.mark.parametrize("value, mode", [("", None), ("0", None), ("1", "reduce-overhead"), (" default ", "default")])
+def test_the_compile_setting_is_opt_in(monkeypatch, value, mode):
+    from defsent_lite.runtime import config
+    monkeypatch.setenv("DEFSENT_COMPILE", value)
+    assert config.compile_mode() == mode
+
+
+def test_an_unknown_compile_setting_names_the_variable(monkeypatch):
+    from defsent_lite.runtime import config
+    monkeypatch.setenv("DEFSENT_COMPILE", "yes")
+    with pytest.raises(ValueError, match="DEFSENT_COMPILE"):
+        config.compile_mode()
