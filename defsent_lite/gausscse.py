@@ -10,6 +10,7 @@ log(var) to -inf (a departure only where the official form gives no number at al
 """
 
 import math
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +26,7 @@ from defsent_lite.encode import (
     length_batches,
     on_model_device,
     pad_batch,
+    token_features,
     tokenize_sorted,
 )
 
@@ -167,15 +169,34 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
 # ---------------------------------------------------------------- encoding
 
 
+class TokenizedTriplets(NamedTuple):
+    """A batch of (premise, entailment, contradiction) triplets and the token features of its
+    sentences, column by column (premises, then entailments, then contradictions)."""
+
+    triplets: list
+    features: list
+
+
+def tokenize_triplet_batches(tokenizer, batches, max_length=64):
+    """Every batch's sentences tokenised before training in one call (encode.token_features): a
+    step then only pads its batch. -> [TokenizedTriplets], one per batch."""
+    columns = [[s for column in zip(*b) for s in column] for b in batches]
+    features = token_features(tokenizer, [s for c in columns for s in c], max_length)
+    out, start = [], 0
+    for batch, sentences in zip(batches, columns):
+        out.append(TokenizedTriplets(batch, features[start : start + len(sentences)]))
+        start += len(sentences)
+    return out
+
+
 def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
-    """Eq. 3 on a batch of (premise, entailment, contradiction) triplets, the three columns encoded
-    in one forward pass of the GaussModel."""
-    sentences = [s for column in zip(*batch) for s in column]
-    enc = tokenizer(
-        sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-    )
-    mu, var = model(on_model_device(model, enc))
-    n = len(batch)
+    """Eq. 3 on a batch of (premise, entailment, contradiction) triplets (or TokenizedTriplets),
+    the three columns encoded in one forward pass of the GaussModel."""
+    if not isinstance(batch, TokenizedTriplets):
+        batch = tokenize_triplet_batches(tokenizer, [batch], max_length)[0]
+    features = batch.features
+    mu, var = model(on_model_device(model, pad_batch(tokenizer, features, range(len(features)))))
+    n = len(batch.triplets)
     pre, ent, con = [(mu[k * n : (k + 1) * n], var[k * n : (k + 1) * n]) for k in range(3)]
     return contrastive_loss(pre, ent, con, setting, reduction=reduction)
 

@@ -185,6 +185,42 @@ def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
         train.train(model, loss_fn, [batch], train.Settings(lr=1e-5), describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
 
 
+def test_nan_loss_on_batches_tokenised_before_the_loop_names_the_premises(tiny_gauss):
+    from defsent_lite import train
+    from defsent_lite.repro import gausscse_runs
+    model, tok = tiny_gauss
+    batch = [("premise one.", "entailed one.", "contradicted one."), ("premise two.", "entailed two.", "other two.")]
+    prepared = gausscse.tokenize_triplet_batches(tok, [batch])
+
+    def loss_fn(m, b):
+        return gausscse.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
+    with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises \['premise one.', 'premise two.'\]"):
+        train.train(model, loss_fn, prepared, train.Settings(lr=1e-5), describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
+
+
+def test_triplets_tokenised_before_the_loop_give_the_losses_of_the_tokenizers_own_batches(tiny_gauss):
+    """Issue 44: gausscse_runs tokenises every batch once before training (tokenize_triplet_batches);
+    each batch's loss equals the loss of the same triplets through the tokenizer's own padded call
+    (columns premise / entailment / contradiction, cut at max_length)."""
+    model, tok = tiny_gauss
+    model.eval()   # a refused training above leaves it in training mode (dropout)
+    triplets = [(f"a man number {i} plays " + "very " * (i % 7), f"someone plays {i}.", f"nobody is here {i}")
+                for i in range(10)]
+    batches = [triplets[:4], triplets[4:7], triplets[7:]]
+    prepared = gausscse.tokenize_triplet_batches(tok, batches, max_length=12)
+    assert [p.triplets for p in prepared] == batches and [len(p.features) for p in prepared] == [12, 9, 9]
+    with torch.no_grad():
+        for batch, ready in zip(batches, prepared):
+            enc = tok([s for column in zip(*batch) for s in column], padding=True, truncation=True,
+                      max_length=12, return_tensors="pt")
+            mu, var = model(dict(enc))
+            n = len(batch)
+            by_hand = gausscse.contrastive_loss(*[(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)],
+                                                "ent+con+rev", reduction="sum")
+            assert torch.equal(gausscse.triplet_loss(model, tok, ready, "ent+con+rev", "sum", 12), by_hand)
+            assert torch.equal(gausscse.triplet_loss(model, tok, batch, "ent+con+rev", "sum", 12), by_hand)
+
+
 def test_training_triplets_exclude_sources_and_never_hold_test_premises():
     from defsent_lite.data import nli_readers
     all_t = nli_readers.training_triplets()

@@ -60,7 +60,8 @@ def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypat
     seen = {}
 
     def fake_train(model, loss_fn, batches, settings, **kw):
-        seen.update(settings._asdict(), head=model.head.head, sizes=[len(b) for b in batches])
+        # the runs train on batches tokenised before the loop (gausscse.TokenizedTriplets)
+        seen.update(settings._asdict(), head=model.head.head, sizes=[len(b.triplets) for b in batches])
         raise RuntimeError("stop here")
     monkeypatch.setattr(train, "train", fake_train)
     monkeypatch.setattr(nli_readers, "training_triplets", lambda *a: [("a", "b", "c")] * 5)

@@ -101,27 +101,33 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
 
 
 def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None,
-                  modes=("reduce-overhead",)):
+                  modes=("reduce-overhead",), runs_prepared=False):
     """steps/s of the current loop, the loop before issue 44, and batches tokenised before the
-    loop, each timed after one untimed pass over the same batches (every padded shape seen once:
-    allocator and kernels warm for all three); the plan's estimate beside the warm time.
-    encoder: also time the loop with this module compiled (compiled_row) in each torch.compile
-    mode of `modes`, last."""
+    loop (prepare(batches) -> the prepared batches, its seconds in the row), each timed after one
+    untimed pass over the same batches (every padded shape seen once: allocator and kernels warm
+    for all three); the plan's estimate beside the warm time. loss_fn takes either kind of batch.
+    encoder: also time the loop with it compiled (compiled_row) in each torch.compile mode of
+    `modes`, last, on the batches the package's runs train on (prepared if runs_prepared)."""
     steps = len(raw_batches)
     cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
     with loop_before_issue_44():
         before = timed_training(model, loss_fn, raw_batches, params, optimizer)
     ours = timed_training(model, loss_fn, raw_batches, params, optimizer)
-    prepared = [prepare(b) for b in raw_batches]
-    pre = timed_training(model, lambda m, b: loss_fn(m, b, tokenised=True), prepared, params, optimizer)
+    t0 = time.perf_counter()
+    prepared = prepare(raw_batches)
+    prepare_s = time.perf_counter() - t0
+    pre = timed_training(model, loss_fn, prepared, params, optimizer)
     step_s, _ = budget.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
-    compiled = [] if encoder is None else [compiled_row(method, encoder, model, loss_fn, raw_batches, params,
-                                                        optimizer, ours, mode) for mode in modes]
+    runs = (prepared, pre, "tokenised before the loop") if runs_prepared else (raw_batches, ours, "tokenised in the loop")
+    compiled = [] if encoder is None else [compiled_row(method, model, loss_fn, runs, params, optimizer, mode)
+                                          for mode in modes]
     return [
         dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours,
              baseline=steps / before, ratio=before / ours, baseline_is="the loop before issue 44 (a host read each step, unfused optimizer)"),
         dict(what=f"{method} training, batch 16, tokenised before the loop", measure="steps/s", value=steps / pre,
-             baseline=steps / ours, ratio=ours / pre, baseline_is="train.train as it is (tokenised in the loop)"),
+             baseline=steps / ours, ratio=ours / pre,
+             baseline_is=f"tokenised in the loop; tokenising all {steps} batches before it took {prepare_s:.2f} s"
+                         + (" (what the package's runs do)" if runs_prepared else "")),
         dict(what=f"{method} training, first pass (cold)", measure="steps/s", value=steps / cold,
              baseline=steps / ours, ratio=ours / cold, baseline_is="the same loop, warm (every shape seen once)"),
         dict(what=f"{method} plan for {steps} steps", measure="s", value=ours, baseline=steps * step_s,
@@ -129,25 +135,26 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     ] + compiled
 
 
-def compiled_row(method, encoder, model, loss_fn, raw_batches, params, optimizer, eager_s, mode="default"):
+def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"):
     """The opt-in compiled step (train.Settings(compile_mode=mode), DEFSENT_COMPILE): the model's
     encoder (the module every loss calls through encode.hidden_states) under torch.compile with
     dynamic shapes,
     steps/s after one untimed pass that compiles, against the eager loop; the compiling pass's
     seconds beside. A torch that cannot compile here gives a row saying why. mode: torch.compile's
     ("reduce-overhead": CUDA graphs, one recorded per padded shape)."""
-    steps = len(raw_batches)
-    what = f"{method} training, batch 16, encoder compiled (torch.compile, dynamic, mode {mode})"
+    batches, eager_s, how = runs
+    steps = len(batches)
+    what = f"{method} training, batch 16, {how}, encoder compiled (torch.compile, dynamic, mode {mode})"
     try:
         with train.compiled_encoders(model, mode):   # what Settings(compile_mode=mode) does in a run
-            first = timed_training(model, loss_fn, raw_batches, params, optimizer)
-            warm = timed_training(model, loss_fn, raw_batches, params, optimizer)
+            first = timed_training(model, loss_fn, batches, params, optimizer)
+            warm = timed_training(model, loss_fn, batches, params, optimizer)
     except Exception as e:   # no compiler, an unsupported op: the rest of the check goes on
         return dict(what=what, measure="steps/s", value=None, note=f"not measured: {type(e).__name__}: {str(e)[:150]}")
     finally:
         torch._dynamo.reset()
     return dict(what=what, measure="steps/s", value=steps / warm, baseline=steps / eager_s, ratio=eager_s / warm,
-                baseline_is=f"train.train eager; the compiling pass took {first:.1f} s")
+                baseline_is=f"train.train eager, {how}; the compiling pass took {first:.1f} s")
 
 
 def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",)):
@@ -156,12 +163,12 @@ def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",
     splits, _ = dictionary.defsent_dataset(tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
 
-    def prepare(batch):
-        return {k: v.pin_memory() if on_gpu() else v
-                for k, v in defsent.collate(tok, batch, pooling=pooling).items()}
+    def prepare(batches):
+        return [{k: v.pin_memory() if on_gpu() else v for k, v in defsent.collate(tok, b, pooling=pooling).items()}
+                for b in batches]
 
-    def loss_fn(m, b, tokenised=False):
-        return defsent.loss(m, loaded.head, b if tokenised else defsent.collate(tok, b, pooling=pooling),
+    def loss_fn(m, b):
+        return defsent.loss(m, loaded.head, b if isinstance(b, dict) else defsent.collate(tok, b, pooling=pooling),
                             pooling, tok.mask_token_id)
     return training_rows("DefSent", loaded.model, loss_fn, prepare, batches,
                          defsent.trainable_parameters(loaded.model), "adam",
@@ -175,20 +182,10 @@ def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, co
     triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
     batches = train.batched(triplets[: steps * batch_size], batch_size, seed=0)
 
-    def prepare(batch):
-        sentences = [s for column in zip(*batch) for s in column]
-        enc = tok(sentences, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-        return {k: v.pin_memory() if on_gpu() else v for k, v in enc.items()}
-
-    def loss_fn(m, b, tokenised=False):
-        if not tokenised:
-            return gausscse.triplet_loss(m, tok, b, setting, "sum")
-        mu, var = m({k: v.to(next(m.parameters()).device, non_blocking=True) for k, v in b.items()})
-        n = len(mu) // 3
-        pre, ent, con = [(mu[k * n:(k + 1) * n], var[k * n:(k + 1) * n]) for k in range(3)]
-        return gausscse.contrastive_loss(pre, ent, con, setting, reduction="sum")
-    return training_rows("GaussCSE", model, loss_fn, prepare, batches, None, "adamw",
-                         encoder.base_model if compiled else None, modes)
+    def loss_fn(m, b):   # raw triplets or TokenizedTriplets (what gausscse_runs trains on)
+        return gausscse.triplet_loss(m, tok, b, setting, "sum", max_length)
+    return training_rows("GaussCSE", model, loss_fn, lambda bs: gausscse.tokenize_triplet_batches(tok, bs, max_length),
+                         batches, None, "adamw", encoder.base_model if compiled else None, modes, runs_prepared=True)
 
 
 def encoding_rows(max_sentences=None, batch_size=64):

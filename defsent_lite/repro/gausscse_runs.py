@@ -20,6 +20,7 @@ def describe_batch(model, tokenizer):
     """For NonFiniteLoss: the batch's first premises and the range of its means and variances."""
 
     def describe(batch):
+        batch = batch.triplets if isinstance(batch, gausscse.TokenizedTriplets) else batch
         with torch.no_grad():
             mu, var = gausscse.encode(model, tokenizer, [s for t in batch for s in t])
         return (
@@ -79,7 +80,7 @@ def run(cfg, data_dir=None, keep_model=False):
         history = train.train(
             model,
             lambda m, b: gausscse.triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
-            batches,
+            gausscse.tokenize_triplet_batches(tokenizer, batches),  # once, before the steps
             settings,
             eval_fn=gausscse_eval.dev_auprc_fn(
                 tokenizer, dev, cfg["reduction"], what, v["metrics"]
