@@ -157,10 +157,12 @@ def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"
                 baseline_is=f"train.train eager, {how}; the compiling pass took {first:.1f} s")
 
 
-def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",)):
+def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",), reduced=False):
+    """reduced: the definitions of the offline model's tokenizer (the tiny BERT's, the same
+    vocabulary), whose dataset notebook 10 caches too, not rebuilt for a temporary folder."""
     loaded = defsent_model.load("bert-base-uncased")
     tok, pooling = loaded.tokenizer, "cls"
-    splits, _ = dictionary.defsent_dataset(tok)
+    splits, _ = dictionary.defsent_dataset(models.load_tokenizer("offline") if reduced else tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
 
     def prepare(batches):
@@ -294,7 +296,7 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
             print(json.dumps(header), flush=True)
             rows = []
             for part in (lambda: encoding_rows(256 if reduced else None),
-                         lambda: defsent_rows(steps, compiled=compiled, modes=modes),
+                         lambda: defsent_rows(steps, compiled=compiled, modes=modes, reduced=reduced),
                          lambda: gausscse_rows(steps, compiled=compiled, modes=modes)):
                 new = part()
                 rows += new
