@@ -6,6 +6,8 @@ id of the defined word (DefSent, Sec. 2). A checkpoint without an MLM head (the 
 all-MiniLM-L6-v2) falls back to the frozen input-embedding matrix as decoder: logits = u E^T.
 """
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -17,6 +19,9 @@ from defsent_lite.encode import (
     full_precision,
     hidden_states,
     on_model_device,
+    pad_batch,
+    prompt_sentences,
+    token_features,
     tokenize_batch,
 )
 from defsent_lite.pooling import pool
@@ -64,12 +69,40 @@ def trainable_parameters(model, freeze_embedding_layer=False):
 
 
 def collate(tokenizer, examples, max_length=128, pooling="cls"):
-    """Tokenised definitions (in the prompt template for prompt pooling) plus target ids."""
-    if not examples:
+    """Tokenised definitions (in the prompt template for prompt pooling) plus target ids;
+    examples: (word, definition, target id) triples, or TokenizedDefinitions (tokenised before
+    the loop: only padding is left)."""
+    tokenized = isinstance(examples, TokenizedDefinitions)
+    rows = examples.examples if tokenized else examples
+    if not rows:
         raise ValueError("DefSent collate: no definitions to batch (an empty split or batch)")
-    batch = tokenize_batch(tokenizer, [d for _, d, _ in examples], pooling, max_length)
-    batch["targets"] = torch.tensor([t for _, _, t in examples])
+    if tokenized:
+        batch = pad_batch(tokenizer, examples.features, range(len(rows)))
+    else:
+        batch = tokenize_batch(tokenizer, [d for _, d, _ in rows], pooling, max_length)
+    batch["targets"] = torch.tensor([t for _, _, t in rows])
     return batch
+
+
+class TokenizedDefinitions(NamedTuple):
+    """A batch of (word, definition, target id) examples and its definitions' token features."""
+
+    examples: list
+    features: list
+
+
+def tokenize_definition_batches(tokenizer, batches, max_length=128, pooling="cls"):
+    """Every batch's definitions tokenised before training in one call (encode.token_features; in
+    the prompt template for prompt pooling): a step then only pads. -> [TokenizedDefinitions]"""
+    definitions = [d for b in batches for _, d, _ in b]
+    if pooling == "prompt":
+        definitions = prompt_sentences(tokenizer, definitions, max_length)
+    features = token_features(tokenizer, definitions, max_length)
+    out, start = [], 0
+    for batch in batches:
+        out.append(TokenizedDefinitions(batch, features[start : start + len(batch)]))
+        start += len(batch)
+    return out
 
 
 # ---------------------------------------------------------------- loss and metrics

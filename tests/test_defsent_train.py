@@ -139,3 +139,26 @@ def test_a_target_id_beyond_the_head_is_named(tiny_mlm):
                  targets=torch.tensor([60]))
     with pytest.raises(ValueError, match="target ids 60..60 fall outside the head's 50 words"):
         defsent.loss(tiny_mlm, head, batch, "cls")
+
+
+@pytest.mark.parametrize("tokenizer_name", ["offline", "roberta-base, prefix space"])
+@pytest.mark.parametrize("pooling", ["cls", "prompt"])
+def test_definitions_tokenised_before_the_loop_collate_to_the_same_batches(standin_folders, tokenizer_name, pooling):
+    """Issue 44: defsent_runs tokenises every batch's definitions once before training; each batch
+    collates to exactly the tensors of collate on its raw (word, definition, id) triples (the
+    prompt template, a long definition cut at max_length, RoBERTa's leading space)."""
+    from transformers import AutoTokenizer
+    from defsent_lite.runtime import models
+    if tokenizer_name == "offline":
+        tok = models.load_tokenizer("offline")
+    else:
+        tok = AutoTokenizer.from_pretrained(standin_folders["folders"]["roberta-base"], add_prefix_space=True)
+    examples = [(f"w{i}", f"a {'very ' * (3 * i)}small thing number {i}", i) for i in range(7)]
+    batches = [examples[:3], examples[3:4], examples[4:]]
+    ready = defsent.tokenize_definition_batches(tok, batches, max_length=16, pooling=pooling)
+    assert [r.examples for r in ready] == batches
+    for raw, pre in zip(batches, ready):
+        a, b = defsent.collate(tok, raw, 16, pooling), defsent.collate(tok, pre, 16, pooling)
+        assert sorted(a.keys()) == sorted(b.keys()) and all(torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(ValueError, match="no definitions"):
+        defsent.collate(tok, defsent.TokenizedDefinitions([], []))

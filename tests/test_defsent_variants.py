@@ -174,7 +174,7 @@ def test_official_batches_keep_the_file_order(monkeypatch, tmp_path):
     cfg = dict(defsent_runs.base_config(config.scale("smoke"), tiny_bert(tmp_path)), pooling="cls", lr=1e-5, seed=0,
                batch_size=4, train_max=None, eval_max=None)
     defsent_runs.run(cfg, (dict(train=rows, dev=rows[:3], test=rows[3:6]), dict(prep=prep, source="hand-made")))
-    assert [x for b in seen[0] for x in b] == rows
+    assert [x for b in seen[0] for x in b.examples] == rows   # tokenised before the loop (TokenizedDefinitions)
 
 
 # ---------------------------------------------------------------- RoBERTa tokenisation

@@ -149,13 +149,20 @@ def tokenizer_batches(tok, sentences, max_length, sizes=(3, 1, 5)):
         yield encode.pad_batch(tok, features, idx), theirs
 
 
-@pytest.mark.parametrize("name", ["offline", "bert-base-uncased", "roberta-base"])
+@pytest.mark.parametrize("name", ["offline", "bert-base-uncased", "roberta-base", "roberta-base, prefix space"])
 def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folders, name):
     """Issue 44: the Rust backend called once (encode.token_features) and the batches padded in
     numpy give exactly the tensors tokenizer(batch, padding=True, truncation=True) gives, cut at
     max_length (BERT's WordPiece with type ids, RoBERTa's byte-level BPE without), and leave the
     tokenizer's own truncation and padding settings as they were."""
-    tok = offline[1] if name == "offline" else models.load_tokenizer(standin_folders["folders"][name])
+    if name == "offline":
+        tok = offline[1]
+    elif name.endswith("prefix space"):   # DefSent's official RoBERTa setting (AutoTokenizer's option)
+        from transformers import AutoTokenizer
+        tok = AutoTokenizer.from_pretrained(standin_folders["folders"]["roberta-base"], add_prefix_space=True)
+        assert tok("Fill")["input_ids"] != models.load_tokenizer(standin_folders["folders"]["roberta-base"])("Fill")["input_ids"]
+    else:
+        tok = models.load_tokenizer(standin_folders["folders"][name])
     sentences = SENTENCES + ["A dog runs.", "word " * 40, "Rain.", f"Fill the {tok.mask_token} in."]
     tok("warm", padding="max_length", truncation=True, max_length=20)   # a setting left in the backend
     before = tok.backend_tokenizer.truncation, tok.backend_tokenizer.padding

@@ -165,16 +165,12 @@ def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",
     splits, _ = dictionary.defsent_dataset(models.load_tokenizer("offline") if reduced else tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
 
-    def prepare(batches):
-        return [{k: v.pin_memory() if on_gpu() else v for k, v in defsent.collate(tok, b, pooling=pooling).items()}
-                for b in batches]
-
-    def loss_fn(m, b):
-        return defsent.loss(m, loaded.head, b if isinstance(b, dict) else defsent.collate(tok, b, pooling=pooling),
-                            pooling, tok.mask_token_id)
-    return training_rows("DefSent", loaded.model, loss_fn, prepare, batches,
+    def loss_fn(m, b):   # raw triples or TokenizedDefinitions (what defsent_runs trains on)
+        return defsent.loss(m, loaded.head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id)
+    return training_rows("DefSent", loaded.model, loss_fn,
+                         lambda bs: defsent.tokenize_definition_batches(tok, bs, pooling=pooling), batches,
                          defsent.trainable_parameters(loaded.model), "adam",
-                         loaded.model.base_model if compiled else None, modes)
+                         loaded.model.base_model if compiled else None, modes, runs_prepared=True)
 
 
 def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, compiled=False,

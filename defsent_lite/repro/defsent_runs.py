@@ -246,10 +246,12 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
         history = train.train(
             model,
             loss_fn,
-            batches,
+            defsent.tokenize_definition_batches(
+                tokenizer, batches, v["max_length"], cfg["pooling"]
+            ),
             settings,
             params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
-            describe_batch=lambda b: f"words {[w for w, _, _ in b[:4]]}...",
+            describe_batch=lambda b: f"words {[w for w, _, _ in b.examples[:4]]}...",
             desc=what,
         )
         evals = {
