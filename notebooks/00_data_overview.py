@@ -36,7 +36,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "b99dd343bc2f86f5c1a25232e068542c84efbd36"   # last to change the package
+    commit = "1508b9722ffad08c41504750b33a2fd4b83754e0"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
