@@ -19,3 +19,10 @@ def test_reduced_self_check_fills_its_table(tmp_path):
     assert encoding["min_cosine"] >= 0.99999   # the same vectors as sentence-transformers
     saved = json.loads((tmp_path / "gpu_check.json").read_text())
     assert saved["rows"] == json.loads(json.dumps(rows)) and "| what |" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_an_unknown_part_is_named_before_any_work(tmp_path):
+    import pytest
+    with pytest.raises(ValueError, match=r"parts \['encoding'\]"):
+        gpu_check.run(reduced=True, out=tmp_path, parts=("encoding",))
+    assert not list(tmp_path.iterdir())

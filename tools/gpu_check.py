@@ -2,6 +2,7 @@
 
     python tools/gpu_check.py                       # on a CUDA machine: about 8 min + the notebooks
     python tools/gpu_check.py --budget-s 300        # the notebooks stop when 300 s are spent
+    python tools/gpu_check.py --parts none          # the notebooks alone (--parts encode,defsent,...)
     python tools/gpu_check.py --reduced             # CPU, tiny model, a few steps (the tests run it)
 
 One table, printed and written as JSON with --out DIR:
@@ -275,11 +276,25 @@ def table(rows):
     return "\n".join(lines)
 
 
+PARTS = ("encode", "defsent", "gausscse")
+
+
+def save(out, header, rows):
+    """gpu_check.json and gpu_check.md in `out` (after each part: a run cut short keeps its rows)."""
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "gpu_check.json").write_text(json.dumps(dict(header=header, rows=rows), indent=1))
+        (Path(out) / "gpu_check.md").write_text(json.dumps(header) + "\n\n" + table(rows) + "\n")
+
+
 def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, compiled=None,
-        modes=("reduce-overhead",)):
-    """Every part of the check; returns (header dict, rows). notebooks: NN to run (None: all but
-    90; reduced mode runs none unless named). compiled: time the compiled training step too
-    (None: on a GPU only; compiling on a CPU takes minutes)."""
+        modes=("reduce-overhead",), parts=PARTS):
+    """The parts of the check (PARTS), then the notebooks; returns (header dict, rows). notebooks:
+    NN to run (None: all but 90; reduced mode runs none unless named). compiled: time the
+    compiled training step too (None: on a GPU only; compiling on a CPU takes minutes)."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise ValueError(f"parts {sorted(unknown)}: choose from {PARTS}")
     compiled = on_gpu() if compiled is None else compiled
     steps = steps or (4 if reduced else 200)
     saved = os.environ.get("DEFSENT_MODEL_FOLDERS")
@@ -291,12 +306,14 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
                           torch=torch.__version__, model=what, steps=steps)
             print(json.dumps(header), flush=True)
             rows = []
-            for part in (lambda: encoding_rows(256 if reduced else None),
-                         lambda: defsent_rows(steps, compiled=compiled, modes=modes, reduced=reduced),
-                         lambda: gausscse_rows(steps, compiled=compiled, modes=modes)):
-                new = part()
+            runs = dict(encode=lambda: encoding_rows(256 if reduced else None),
+                        defsent=lambda: defsent_rows(steps, compiled=compiled, modes=modes, reduced=reduced),
+                        gausscse=lambda: gausscse_rows(steps, compiled=compiled, modes=modes))
+            for part in [p for p in PARTS if p in parts]:
+                new = runs[part]()
                 rows += new
                 print(table(new), flush=True)
+                save(out, header, rows)
         finally:
             if saved is None:
                 os.environ.pop("DEFSENT_MODEL_FOLDERS", None)
@@ -307,10 +324,7 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
     if notebooks != []:   # None: all
         rows += notebook_rows(budget_s, only=notebooks)
     print(f"\n{json.dumps(header)}\n{table(rows)}", flush=True)
-    if out:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "gpu_check.json").write_text(json.dumps(dict(header=header, rows=rows), indent=1))
-        (Path(out) / "gpu_check.md").write_text(json.dumps(header) + "\n\n" + table(rows) + "\n")
+    save(out, header, rows)
     return header, rows
 
 
@@ -321,6 +335,8 @@ if __name__ == "__main__":
     ap.add_argument("--budget-s", type=float, default=300.0, help="seconds for the notebooks (default 300)")
     ap.add_argument("--notebooks", help="comma-separated NN to run (default all but 90; 'none': none)")
     ap.add_argument("--out", help="folder for gpu_check.json and gpu_check.md")
+    ap.add_argument("--parts", default=",".join(PARTS),
+                    help=f"comma-separated parts before the notebooks (default {','.join(PARTS)}; 'none': none)")
     ap.add_argument("--profile", action="store_true", help="only profile DefSent steps (torch.profiler)")
     ap.add_argument("--compile", dest="compiled", action=argparse.BooleanOptionalAction, default=None,
                     help="time the training step with the encoder compiled too (default: on a GPU only)")
@@ -334,4 +350,5 @@ if __name__ == "__main__":
             profile_defsent(a.steps or 30, out=a.out)
         sys.exit(0)
     nbs = None if a.notebooks is None else [] if a.notebooks == "none" else a.notebooks.split(",")
-    run(a.reduced, a.steps, a.budget_s, nbs, a.out, a.compiled, tuple(a.compile_modes.split(",")))
+    parts = () if a.parts == "none" else tuple(a.parts.split(","))
+    run(a.reduced, a.steps, a.budget_s, nbs, a.out, a.compiled, tuple(a.compile_modes.split(",")), parts)
