@@ -278,8 +278,8 @@ fig.tight_layout()
 
 # %% [markdown]
 # ## The protocol's run
-# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 64 of the 7,409 offline training triplets
-# (the paper trains on 275k SNLI+MNLI triplets, not available offline), one epoch, batch 32,
+# **Smoke scale**: all-MiniLM-L6-v2 (not BERT-base), 32 of the 7,409 offline training triplets
+# (the paper trains on 275k SNLI+MNLI triplets, not available offline), one epoch, batch 16,
 # lr 5e-5, 100 evenly spaced pairs of SNLI dev and of each test set. Two steps leave the model
 # nearly untrained, so here the trained rows are a **pipeline check** (finite, the right rows),
 # not a result; the paper's rows stand beside them as context. The cosine-baseline row (an

@@ -193,7 +193,7 @@ def test_the_runner_never_overwrites_the_stored_smoke_outputs_at_another_scale(m
 
 
 def test_a_worker_killed_mid_training_leaves_nothing_done_and_is_redone_on_relaunch(rehearsal, tmp_path):
-    """Issue 49: SIGKILL the process training notebook 32's run (on 1,200 triplets: time to catch
+    """Issue 49: SIGKILL the process training notebook 32's run (on 300 triplets: time to catch
     it) as soon as its files folder appears: no result.json, the run still to train; relaunched, it
     is trained and the killed writer's folder removed."""
     pytest.importorskip("submitit")
@@ -202,7 +202,7 @@ def test_a_worker_killed_mid_training_leaves_nothing_done_and_is_redone_on_relau
     try:
         (t,) = launch.trainings("32")
         target, kwargs = t.call
-        cfg = dict(kwargs["cfg"], train_max=1200)
+        cfg = dict(kwargs["cfg"], train_max=300)
         t = t._replace(call=(target, dict(kwargs, cfg=cfg)), key=cache.config_key(gausscse_runs.run_key(cfg)))
         parent = config.cache_dir() / "gausscse" / t.key
         started = launch.start([t], "local", 1, str(tmp_path / "logs"))

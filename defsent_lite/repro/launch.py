@@ -321,7 +321,8 @@ def pst_stages(notebook, scale, model, variant, data_dir, workers):
     """Notebook 21's PST as stages, one per step: a job that builds the step's space and its
     candidates (from the previous step's best encoder, cached), then up to `workers` jobs that
     train a share of the seeds each against every candidate (pst.run_share). A stage starts when
-    the one before has finished; one worker builds and trains in the same job."""
+    the one before has finished; one worker builds and trains in the same job. With the local
+    executor the launching process builds the space itself (launch: built_here)."""
     from defsent_lite.paper import aggregate
     from defsent_lite.repro import pst
 
@@ -542,9 +543,13 @@ def start(todo, kind="local", workers=2, folder="launch_logs", partition=None, t
 def collect(started):
     """Wait for the jobs; a job that died (killed, preempted, out of time) is reported with its log,
     and its trainings stay missing."""
+    import submitit
+
     records, logs = [], []
     for job, part in started:
         logs.append(str(job.paths.stderr))
+        while isinstance(job, submitit.LocalJob) and not job.done():
+            time.sleep(0.05)  # a local process polled often (submitit's own wait: every second)
         try:
             records += job.result()
             print(f"job {job.job_id}: {len(part)} training(s) done", flush=True)
@@ -559,6 +564,12 @@ def collect(started):
                 for label, _, _, _ in job_inputs(part)
             ]
     return Outcome(records, logs)
+
+
+def built_here(space):
+    """A PST step's space job run by the launching process itself (local executor: the same
+    machine, its imports already paid), before the workers train the step's seeds against it."""
+    return Outcome(work(job_inputs(space), standins=config.standins_enabled()), [])
 
 
 def launch(
@@ -599,7 +610,9 @@ def launch(
         ):
             log(f"notebook {notebook}: PST step {k} in {len(space) + len(shares)} job(s)")
             outs = [
-                collect(start(jobs, kind, len(jobs), folder, partition, timeout_min))
+                built_here(jobs)
+                if jobs is space and kind == "local"
+                else collect(start(jobs, kind, len(jobs), folder, partition, timeout_min))
                 for jobs in (space, shares)
                 if jobs
             ]
