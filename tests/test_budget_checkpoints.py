@@ -165,6 +165,8 @@ def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeyp
     root = gausscse_root(tmp_path / "data", triplets=40, pairs=30)
     base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
                 dev_max=None, test_max=None)
+    # the counts are the point here (the seconds beside the clock: the GPU self-check's plan rows)
+    monkeypatch.setattr(budget, "measure", lambda model, step, infer: (0.1, 0.1))
     planned = gausscse_runs.plan(base, [0, 1], root)
     asked = []
     monkeypatch.setattr(gausscse_runs, "run", lambda cfg, data_dir=None, keep_model=False: asked.append(cfg) or dict(n=1.0))
