@@ -90,10 +90,16 @@ def test_a_training_another_live_writer_holds_is_skipped(tmp_path, monkeypatch):
 def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(tmp_path, monkeypatch):
     """Rates searched (not pinned): the first seed's run per rate is launchable at once; the later
     seeds wait until every rate's run is cached, then run at the rate lr_search picks (best dev MRR)."""
+    from defsent_lite.data import dictionary
     from defsent_lite.repro import defsent_runs
     from defsent_lite.runtime import config
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
     scale = dict(config.scale("smoke"), seeds=[0, 1, 2], defsent_lr_xs=[6.0, 7.0])
+    # a small dataset instead of WordNet's (its keys are what matters here), in this test only
+    rows = [(w, f"a definition of {w}", i) for i, w in enumerate(["cat", "dog", "tree", "stone"] * 8)]
+    small = (dict(train=rows, dev=rows[:8], test=rows[8:16]), dict(source="test"))
+    monkeypatch.setattr(dictionary, "defsent_dataset", lambda *a, **k: small)
+    monkeypatch.setattr(launch, "_DATASETS", {})
 
     def cls_runs():
         return [t for t in launch.defsent_trainings("10", scale, scale["model"], "official", None, None)
