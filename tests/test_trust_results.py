@@ -75,7 +75,7 @@ def test_training_checks_the_weights_after_the_last_update():
 def test_gausscse_nan_model_gives_no_cached_threshold(tmp_path):
     root = gausscse_root(tmp_path / "data")
     cfg = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"),
-               setting="ent", lr=1e30, train_max=32, dev_max=40, test_max=40)
+               setting="ent", lr=1e30, train_max=32, batch_size=32, dev_max=40, test_max=40)   # one step: a NaN model
     with pytest.raises(checks.NonFinite):
         gausscse_runs.run(cfg, root)
     assert cache.lookup_json("gausscse", dict(cfg, data=cache.data_identity(root, "nli", "sts/raw/SICK"))) is None
