@@ -5,7 +5,6 @@ STS-B and SICK-R: the test sets. Every distinct sentence is embedded once across
 """
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from defsent_lite.checks import require_finite, require_nonempty
 from defsent_lite.data import readers
@@ -38,6 +37,8 @@ def spearman_x100(pred, gold, what="STS"):
             raise ValueError(
                 f"{what}: every pair has the same {name} ({values[0]:g}); Spearman is undefined"
             )
+    from scipy.stats import spearmanr  # here: scipy.stats costs a kernel about 2 s to import
+
     return float(100.0 * spearmanr(pred, gold).statistic)
 
 
