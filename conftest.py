@@ -15,6 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 _shared = Path(__file__).resolve().parent.parent / "shared" / "data"
 if "DEFSENT_DATA" not in os.environ and _shared.exists():
     os.environ["DEFSENT_DATA"] = str(_shared)
@@ -25,7 +27,19 @@ os.environ.setdefault("DEFSENT_PROGRESS", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("DEFSENT_DEVICE", "cpu")   # the stored outputs' device (see above)
 
-_scratch = tempfile.mkdtemp(prefix="defsent_test_")
+# README's test command runs two workers (pytest-xdist, `-n 2`): each gets its share of the cores
+# as threads (one each on 2 cores: never more threads than cores), and the kernels it starts
+# inherit that. The run cache and results folder are made once, by the process that starts the
+# workers, and shared: a notebook finds the runs another notebook of its group cached.
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+if _workers:
+    _threads = str(max(1, (os.cpu_count() or 1) // _workers))
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, _threads)
+_owner = not (_workers and os.environ.get("DEFSENT_TEST_SCRATCH"))
+if _owner:
+    os.environ["DEFSENT_TEST_SCRATCH"] = tempfile.mkdtemp(prefix="defsent_test_")
+_scratch = os.environ["DEFSENT_TEST_SCRATCH"]
 os.environ["DEFSENT_CACHE"] = os.path.join(_scratch, "cache")
 os.environ["DEFSENT_RESULTS"] = os.path.join(_scratch, "results")
 
@@ -36,5 +50,41 @@ sys.path[:0] = [str(_repo / "tests"), str(_repo / "tools")]
 pytest_plugins = ["nbcompare"]
 
 
+# Work units for the two workers, longest first (durations in docs/testing.md): a notebook family
+# shares its cached runs (11, 12 and 13 read 10's trainings; 22-25 21's; 31-33 30's), so it runs in
+# one worker, in order; a test module keeps its module fixtures in one worker.
+LONGEST_FIRST = ["notebooks 2x", "tests/test_rehearsal.py", "notebooks 1x", "notebooks 3x",
+                 "notebooks 9x", "notebooks 0x"]
+
+
+def work_unit(nodeid):
+    """The unit a test runs in: its notebook's family (the first digit of NN_*.ipynb) or its file."""
+    path = nodeid.split("::")[0]
+    if path.endswith(".ipynb"):
+        return f"notebooks {Path(path).name[0]}x"
+    return path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling (a unit to one worker, the next unit to whichever worker is nearly
+    done) with the units above, in the order the workers collected them."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return work_unit(nodeid)
+
+    config.option.loadscopereorder = False
+    return ByWorkUnit(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):   # an xdist worker: the longest units first, order kept within
+        rank = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))
+
+
 def pytest_unconfigure(config):
-    shutil.rmtree(_scratch, ignore_errors=True)
+    if _owner:
+        shutil.rmtree(_scratch, ignore_errors=True)
+
