@@ -15,8 +15,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
 _shared = Path(__file__).resolve().parent.parent / "shared" / "data"
 if "DEFSENT_DATA" not in os.environ and _shared.exists():
     os.environ["DEFSENT_DATA"] = str(_shared)
@@ -44,44 +42,11 @@ os.environ["DEFSENT_CACHE"] = os.path.join(_scratch, "cache")
 os.environ["DEFSENT_RESULTS"] = os.path.join(_scratch, "results")
 
 # Test and repository tooling lives beside the package, never in it: tests/nbcompare.py (the
-# notebook comparison plugin) and tools/run_notebooks.py are imported from their folders.
+# notebook comparison plugin), tests/workers.py (the work units of `-n 2`) and
+# tools/run_notebooks.py are imported from their folders.
 _repo = Path(__file__).resolve().parent
 sys.path[:0] = [str(_repo / "tests"), str(_repo / "tools")]
-pytest_plugins = ["nbcompare"]
-
-
-# Work units for the two workers, longest first (durations in docs/testing.md): a notebook family
-# shares its cached runs (11, 12 and 13 read 10's trainings; 22-25 21's; 31-33 30's), so it runs in
-# one worker, in order; a test module keeps its module fixtures in one worker.
-LONGEST_FIRST = ["notebooks 2x", "tests/test_rehearsal.py", "notebooks 1x", "notebooks 3x",
-                 "notebooks 9x", "notebooks 0x"]
-
-
-def work_unit(nodeid):
-    """The unit a test runs in: its notebook's family (the first digit of NN_*.ipynb) or its file."""
-    path = nodeid.split("::")[0]
-    if path.endswith(".ipynb"):
-        return f"notebooks {Path(path).name[0]}x"
-    return path
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduling (a unit to one worker, the next unit to whichever worker is nearly
-    done) with the units above, in the order the workers collected them."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ByWorkUnit(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return work_unit(nodeid)
-
-    config.option.loadscopereorder = False
-    return ByWorkUnit(config, log)
-
-
-def pytest_collection_modifyitems(config, items):
-    if hasattr(config, "workerinput"):   # an xdist worker: the longest units first, order kept within
-        rank = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
-        items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))
+pytest_plugins = ["nbcompare", "workers"]
 
 
 def pytest_unconfigure(config):
