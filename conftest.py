@@ -52,4 +52,3 @@ pytest_plugins = ["nbcompare", "workers"]
 def pytest_unconfigure(config):
     if _owner:
         shutil.rmtree(_scratch, ignore_errors=True)
-
