@@ -14,171 +14,53 @@ TABLE1 = {
 # DefSent+, Table 2: STS Spearman x100, mean over 10 runs, four groups: DefSent's best pooling,
 # the 1st Training on c / b / a, PST's later steps on a, and the released encoders ("*": for BERT
 # trained against the ICA-transformed space; for RoBERTa the paper does not name a transform).
+# fmt: off
 TABLE2 = {
     "DefSent BERT-base": [67.30, 81.96, 71.92, 77.68, 76.71, 76.90, 73.28, 75.11],
     "DefSent BERT-large": [64.18, 82.76, 73.14, 79.66, 77.93, 77.89, 73.98, 75.65],
     "DefSent RoBERTa-base": [65.55, 80.84, 71.87, 78.77, 79.29, 78.13, 74.92, 75.62],
     "DefSent RoBERTa-large": [62.89, 77.99, 69.83, 75.60, 79.63, 79.34, 74.04, 74.19],
     "DefSent+ BERT-base 1st-(Mean,AMP)-c": [65.24, 82.25, 72.37, 80.80, 77.11, 77.38, 72.38, 75.36],
-    "DefSent+ BERT-large 1st-(Mean,AMP)-c": [
-        66.28,
-        84.17,
-        75.25,
-        82.72,
-        78.87,
-        78.85,
-        74.37,
-        77.22,
-    ],
-    "DefSent+ RoBERTa-base 1st-(CLS,AC)-c": [
-        66.70,
-        81.23,
-        72.36,
-        81.15,
-        79.67,
-        77.87,
-        72.49,
-        75.92,
-    ],
-    "DefSent+ RoBERTa-large 1st-(CLS,AC)-c": [
-        67.32,
-        83.61,
-        74.96,
-        83.12,
-        79.09,
-        80.23,
-        73.40,
-        77.39,
-    ],
+    "DefSent+ BERT-large 1st-(Mean,AMP)-c":
+        [66.28, 84.17, 75.25, 82.72, 78.87, 78.85, 74.37, 77.22],
+    "DefSent+ RoBERTa-base 1st-(CLS,AC)-c":
+        [66.70, 81.23, 72.36, 81.15, 79.67, 77.87, 72.49, 75.92],
+    "DefSent+ RoBERTa-large 1st-(CLS,AC)-c":
+        [67.32, 83.61, 74.96, 83.12, 79.09, 80.23, 73.40, 77.39],
     "DefSent+ BERT-base 1st-(CLS,AMP)-b": [68.03, 81.97, 74.37, 81.59, 79.18, 79.48, 71.64, 76.61],
     "DefSent+ BERT-large 1st-(Mean,AC)-b": [69.79, 84.56, 77.32, 83.81, 81.13, 81.15, 73.41, 78.74],
-    "DefSent+ RoBERTa-base 1st-(Mean,AC)-b": [
-        71.25,
-        81.33,
-        72.86,
-        81.74,
-        80.58,
-        79.77,
-        72.91,
-        77.21,
-    ],
-    "DefSent+ RoBERTa-large 1st-(Mean,AC)-b": [
-        69.65,
-        84.87,
-        76.74,
-        83.99,
-        81.49,
-        81.80,
-        74.43,
-        79.00,
-    ],
+    "DefSent+ RoBERTa-base 1st-(Mean,AC)-b":
+        [71.25, 81.33, 72.86, 81.74, 80.58, 79.77, 72.91, 77.21],
+    "DefSent+ RoBERTa-large 1st-(Mean,AC)-b":
+        [69.65, 84.87, 76.74, 83.99, 81.49, 81.80, 74.43, 79.00],
     "DefSent+ BERT-base 1st-(CLS,AMP)-a": [69.09, 83.44, 75.88, 82.63, 80.26, 81.13, 72.73, 77.88],
     "DefSent+ BERT-large 1st-(Mean,AC)-a": [71.29, 84.81, 77.66, 83.84, 81.14, 82.55, 74.50, 79.40],
-    "DefSent+ RoBERTa-base 1st-(CLS,AMP)-a": [
-        72.23,
-        82.79,
-        74.96,
-        82.87,
-        81.18,
-        81.22,
-        73.87,
-        78.44,
-    ],
-    "DefSent+ RoBERTa-large 1st-(CLS,AMP)-a": [
-        70.83,
-        85.87,
-        77.61,
-        84.33,
-        82.06,
-        82.43,
-        75.48,
-        79.81,
-    ],
+    "DefSent+ RoBERTa-base 1st-(CLS,AMP)-a":
+        [72.23, 82.79, 74.96, 82.87, 81.18, 81.22, 73.87, 78.44],
+    "DefSent+ RoBERTa-large 1st-(CLS,AMP)-a":
+        [70.83, 85.87, 77.61, 84.33, 82.06, 82.43, 75.48, 79.81],
     "DefSent+ BERT-base 2nd-(CLS,AMP)-a": [70.18, 84.18, 76.54, 83.21, 80.66, 81.50, 72.53, 78.40],
     "DefSent+ BERT-large 2nd-(CLS,AMP)-a": [69.52, 85.87, 77.46, 82.95, 80.54, 80.99, 74.45, 78.83],
-    "DefSent+ RoBERTa-base 2nd-(Mean,AC)-a": [
-        72.55,
-        84.33,
-        76.12,
-        83.39,
-        81.11,
-        80.96,
-        73.46,
-        78.85,
-    ],
-    "DefSent+ RoBERTa-large 2nd-(Mean,AC)-a": [
-        72.98,
-        84.20,
-        77.54,
-        84.29,
-        82.09,
-        83.08,
-        75.29,
-        79.96,
-    ],
+    "DefSent+ RoBERTa-base 2nd-(Mean,AC)-a":
+        [72.55, 84.33, 76.12, 83.39, 81.11, 80.96, 73.46, 78.85],
+    "DefSent+ RoBERTa-large 2nd-(Mean,AC)-a":
+        [72.98, 84.20, 77.54, 84.29, 82.09, 83.08, 75.29, 79.96],
     "DefSent+ BERT-base 3rd-(CLS,AMP)-a": [69.91, 84.19, 76.90, 83.52, 80.60, 81.17, 72.64, 78.42],
     "DefSent+ BERT-large 3rd-(CLS,AMP)-a": [71.48, 85.83, 78.44, 83.52, 81.71, 82.43, 75.04, 79.78],
-    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a": [
-        73.30,
-        84.59,
-        75.21,
-        82.42,
-        80.19,
-        80.17,
-        73.89,
-        78.54,
-    ],
-    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [
-        73.83,
-        85.38,
-        77.83,
-        84.15,
-        81.68,
-        81.35,
-        76.17,
-        80.05,
-    ],
-    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [
-        71.23,
-        84.56,
-        76.93,
-        83.19,
-        80.69,
-        81.57,
-        72.38,
-        78.65,
-    ],
-    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a": [
-        72.47,
-        86.37,
-        78.79,
-        83.93,
-        81.76,
-        82.16,
-        74.56,
-        80.00,
-    ],
-    "* DefSent+ RoBERTa-base 3rd-(Mean,AC)-a": [
-        72.51,
-        84.83,
-        76.70,
-        83.40,
-        80.67,
-        80.95,
-        74.29,
-        79.04,
-    ],
-    "* DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [
-        69.71,
-        85.54,
-        78.77,
-        85.26,
-        82.71,
-        82.74,
-        76.77,
-        80.22,
-    ],
+    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a":
+        [73.30, 84.59, 75.21, 82.42, 80.19, 80.17, 73.89, 78.54],
+    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a":
+        [73.83, 85.38, 77.83, 84.15, 81.68, 81.35, 76.17, 80.05],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a":
+        [71.23, 84.56, 76.93, 83.19, 80.69, 81.57, 72.38, 78.65],
+    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a":
+        [72.47, 86.37, 78.79, 83.93, 81.76, 82.16, 74.56, 80.00],
+    "* DefSent+ RoBERTa-base 3rd-(Mean,AC)-a":
+        [72.51, 84.83, 76.70, 83.40, 80.67, 80.95, 74.29, 79.04],
+    "* DefSent+ RoBERTa-large 3rd-(Mean,AC)-a":
+        [69.71, 85.54, 78.77, 85.26, 82.71, 82.74, 76.77, 80.22],
 }
+# fmt: on
 
 # DefSent+, Table 2: the std over the 10 runs beside each mean above (the "±" of the paper), the
 # spread a one-seed run of ours is set against (results.side_by_side's z rows).
@@ -231,148 +113,38 @@ TABLE3 = {
 
 # DefSent+, Table 6 (Appendix B): STS of the released encoders; for the data-augmented ones the
 # mean of 10 runs (the paper writes "snscse" / "synscse" for SNCSE / SynCSE).
+# fmt: off
 TABLE6 = {
-    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [
-        71.32,
-        84.67,
-        77.02,
-        83.53,
-        81.15,
-        82.12,
-        73.07,
-        78.98,
-    ],
-    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a": [
-        72.83,
-        86.92,
-        79.33,
-        84.52,
-        81.68,
-        82.28,
-        74.94,
-        80.36,
-    ],
-    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a": [
-        72.67,
-        84.95,
-        77.04,
-        83.53,
-        81.16,
-        81.15,
-        74.50,
-        79.29,
-    ],
-    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [
-        70.38,
-        85.69,
-        79.24,
-        85.19,
-        82.77,
-        83.06,
-        77.04,
-        80.48,
-    ],
-    "DefSent+ simcse-BERT-base 1st-(CLS,AMP)-a": [
-        71.70,
-        85.30,
-        77.83,
-        83.96,
-        80.69,
-        82.11,
-        73.97,
-        79.36,
-    ],
-    "DefSent+ simcse-BERT-large 1st-(CLS,AMP)-a": [
-        74.22,
-        87.14,
-        79.57,
-        85.13,
-        82.19,
-        83.11,
-        74.86,
-        80.89,
-    ],
-    "DefSent+ simcse-RoBERTa-base 1st-(CLS,AMP)-a": [
-        73.99,
-        84.78,
-        77.10,
-        83.60,
-        81.73,
-        81.46,
-        75.20,
-        79.69,
-    ],
-    "DefSent+ simcse-RoBERTa-large 1st-(CLS,AMP)-a": [
-        75.81,
-        87.00,
-        80.15,
-        86.17,
-        82.96,
-        84.50,
-        77.65,
-        82.04,
-    ],
-    "DefSent+ snscse-BERT-base 1st-(CLS,AMP)-a": [
-        72.25,
-        86.25,
-        79.01,
-        84.35,
-        81.36,
-        82.54,
-        74.71,
-        80.06,
-    ],
-    "DefSent+ snscse-BERT-large 1st-(CLS,AMP)-a": [
-        74.30,
-        87.50,
-        80.35,
-        85.88,
-        81.99,
-        82.95,
-        75.86,
-        81.26,
-    ],
-    "DefSent+ snscse-RoBERTa-base 1st-(CLS,AMP)-a": [
-        72.50,
-        85.77,
-        79.07,
-        83.78,
-        82.16,
-        83.01,
-        74.42,
-        80.10,
-    ],
-    "DefSent+ snscse-RoBERTa-large 1st-(CLS,AMP)-a": [
-        76.28,
-        87.05,
-        80.94,
-        84.92,
-        82.88,
-        84.39,
-        77.59,
-        82.01,
-    ],
-    "DefSent+ synscse-partial-RoBERTa-base 1st-(Mean,AC)-a": [
-        77.23,
-        83.76,
-        81.08,
-        85.99,
-        83.64,
-        83.75,
-        79.49,
-        82.13,
-    ],
-    "DefSent+ synscse-partial-RoBERTa-large 1st-(Mean,AC)-a": [
-        75.92,
-        86.98,
-        82.16,
-        87.52,
-        86.01,
-        86.56,
-        80.83,
-        83.73,
-    ],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a":
+        [71.32, 84.67, 77.02, 83.53, 81.15, 82.12, 73.07, 78.98],
+    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a":
+        [72.83, 86.92, 79.33, 84.52, 81.68, 82.28, 74.94, 80.36],
+    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a":
+        [72.67, 84.95, 77.04, 83.53, 81.16, 81.15, 74.50, 79.29],
+    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a":
+        [70.38, 85.69, 79.24, 85.19, 82.77, 83.06, 77.04, 80.48],
+    "DefSent+ simcse-BERT-base 1st-(CLS,AMP)-a":
+        [71.70, 85.30, 77.83, 83.96, 80.69, 82.11, 73.97, 79.36],
+    "DefSent+ simcse-BERT-large 1st-(CLS,AMP)-a":
+        [74.22, 87.14, 79.57, 85.13, 82.19, 83.11, 74.86, 80.89],
+    "DefSent+ simcse-RoBERTa-base 1st-(CLS,AMP)-a":
+        [73.99, 84.78, 77.10, 83.60, 81.73, 81.46, 75.20, 79.69],
+    "DefSent+ simcse-RoBERTa-large 1st-(CLS,AMP)-a":
+        [75.81, 87.00, 80.15, 86.17, 82.96, 84.50, 77.65, 82.04],
+    "DefSent+ snscse-BERT-base 1st-(CLS,AMP)-a":
+        [72.25, 86.25, 79.01, 84.35, 81.36, 82.54, 74.71, 80.06],
+    "DefSent+ snscse-BERT-large 1st-(CLS,AMP)-a":
+        [74.30, 87.50, 80.35, 85.88, 81.99, 82.95, 75.86, 81.26],
+    "DefSent+ snscse-RoBERTa-base 1st-(CLS,AMP)-a":
+        [72.50, 85.77, 79.07, 83.78, 82.16, 83.01, 74.42, 80.10],
+    "DefSent+ snscse-RoBERTa-large 1st-(CLS,AMP)-a":
+        [76.28, 87.05, 80.94, 84.92, 82.88, 84.39, 77.59, 82.01],
+    "DefSent+ synscse-partial-RoBERTa-base 1st-(Mean,AC)-a":
+        [77.23, 83.76, 81.08, 85.99, 83.64, 83.75, 79.49, 82.13],
+    "DefSent+ synscse-partial-RoBERTa-large 1st-(Mean,AC)-a":
+        [75.92, 86.98, 82.16, 87.52, 86.01, 86.56, 80.83, 83.73],
 }
+# fmt: on
 
 # DefSent+, Table 5 (Appendix A): learning rates of the 1st, 2nd, 3rd Training; a data-augmented
 # model's row is as long as its PST (1 or 2 steps).
@@ -550,162 +322,52 @@ TABLE8 = {
 # encoders achieve 89.00%+" (89.61, 89.25, 89.00, 90.01) and only synscse-partial-RoBERTa-large
 # (90.01) stays below its checkpoint (90.49).
 # tests/test_reference_numbers.py checks every table here against the papers.
+# fmt: off
 TABLE4 = {
     "DefSent BERT-base": [81.72, 88.14, 94.89, 90.11, 87.04, 89.20, 75.83, 86.70],
     "DefSent BERT-large": [85.46, 90.31, 95.43, 90.25, 90.39, 90.60, 73.74, 88.03],
     "DefSent RoBERTa-base": [84.83, 90.86, 94.70, 90.68, 90.06, 92.60, 76.93, 88.67],
     "DefSent RoBERTa-large": [85.99, 90.91, 95.28, 91.03, 90.12, 92.80, 73.28, 88.49],
-    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a": [
-        81.06,
-        87.15,
-        94.59,
-        89.39,
-        86.55,
-        89.60,
-        75.94,
-        86.33,
-    ],
-    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a": [
-        83.43,
-        89.78,
-        95.26,
-        90.58,
-        89.18,
-        89.60,
-        77.68,
-        87.93,
-    ],
-    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a": [
-        86.04,
-        91.81,
-        94.37,
-        89.59,
-        92.20,
-        90.40,
-        74.67,
-        88.44,
-    ],
-    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a": [
-        87.82,
-        92.05,
-        94.22,
-        90.66,
-        93.08,
-        91.80,
-        77.62,
-        89.61,
-    ],
+    "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a":
+        [81.06, 87.15, 94.59, 89.39, 86.55, 89.60, 75.94, 86.33],
+    "DefSent+ BERT-large(ICA) 3rd-(CLS,AMP)-a":
+        [83.43, 89.78, 95.26, 90.58, 89.18, 89.60, 77.68, 87.93],
+    "DefSent+ RoBERTa-base 3rd-(Mean,AC)-a":
+        [86.04, 91.81, 94.37, 89.59, 92.20, 90.40, 74.67, 88.44],
+    "DefSent+ RoBERTa-large 3rd-(Mean,AC)-a":
+        [87.82, 92.05, 94.22, 90.66, 93.08, 91.80, 77.62, 89.61],
     "SimCSE BERT-base": [81.18, 86.20, 94.43, 88.87, 85.50, 89.80, 74.49, 85.78],
     "SimCSE BERT-large": [85.36, 89.43, 95.39, 89.68, 90.44, 91.80, 76.41, 88.36],
     "SimCSE RoBERTa-base": [83.27, 89.54, 93.86, 88.51, 88.14, 84.80, 75.30, 86.20],
     "SimCSE RoBERTa-large": [85.07, 90.31, 93.82, 89.95, 91.10, 92.20, 76.64, 88.44],
-    "DefSent+ simcse-BERT-base 1st-(CLS,AMP)-a": [
-        80.99,
-        87.13,
-        94.59,
-        89.80,
-        86.05,
-        90.20,
-        74.43,
-        86.17,
-    ],
-    "DefSent+ simcse-BERT-large 1st-(CLS,AMP)-a": [
-        85.06,
-        90.09,
-        95.70,
-        90.20,
-        90.44,
-        92.60,
-        76.17,
-        88.61,
-    ],
-    "DefSent+ simcse-RoBERTa-base 1st-(CLS,AC)-a": [
-        85.40,
-        91.26,
-        93.96,
-        89.58,
-        91.49,
-        87.80,
-        77.74,
-        88.18,
-    ],
-    "DefSent+ simcse-RoBERTa-large 2nd-(CLS,AC)-a": [
-        86.58,
-        90.97,
-        93.37,
-        90.31,
-        92.59,
-        89.40,
-        76.93,
-        88.59,
-    ],
+    "DefSent+ simcse-BERT-base 1st-(CLS,AMP)-a":
+        [80.99, 87.13, 94.59, 89.80, 86.05, 90.20, 74.43, 86.17],
+    "DefSent+ simcse-BERT-large 1st-(CLS,AMP)-a":
+        [85.06, 90.09, 95.70, 90.20, 90.44, 92.60, 76.17, 88.61],
+    "DefSent+ simcse-RoBERTa-base 1st-(CLS,AC)-a":
+        [85.40, 91.26, 93.96, 89.58, 91.49, 87.80, 77.74, 88.18],
+    "DefSent+ simcse-RoBERTa-large 2nd-(CLS,AC)-a":
+        [86.58, 90.97, 93.37, 90.31, 92.59, 89.40, 76.93, 88.59],
     "SNCSE BERT-base": [81.22, 85.88, 93.48, 89.68, 85.67, 87.60, 76.58, 85.73],
     "SNCSE BERT-large": [82.42, 88.08, 94.12, 89.58, 86.55, 87.40, 75.36, 86.22],
     "SNCSE RoBERTa-base": [83.11, 89.11, 92.91, 88.93, 86.38, 88.00, 76.23, 86.38],
     "SNCSE RoBERTa-large": [85.75, 90.49, 93.69, 89.89, 90.99, 91.80, 74.78, 88.20],
-    "DefSent+ snscse-BERT-base 1st-(CLS,AMP)-a": [
-        80.95,
-        86.89,
-        94.56,
-        89.37,
-        86.11,
-        88.80,
-        76.41,
-        86.16,
-    ],
-    "DefSent+ snscse-BERT-large 1st-(CLS,AMP)-a": [
-        84.95,
-        89.80,
-        95.33,
-        89.83,
-        89.57,
-        92.60,
-        75.54,
-        88.23,
-    ],
-    "DefSent+ snscse-RoBERTa-base 1st-(Mean,AC)-a": [
-        85.02,
-        90.99,
-        93.97,
-        89.44,
-        90.33,
-        88.80,
-        77.86,
-        88.06,
-    ],
-    "DefSent+ snscse-RoBERTa-large 2nd-(Mean,AC)-a": [
-        86.28,
-        91.55,
-        93.73,
-        90.66,
-        91.76,
-        92.60,
-        78.20,
-        89.25,
-    ],
+    "DefSent+ snscse-BERT-base 1st-(CLS,AMP)-a":
+        [80.95, 86.89, 94.56, 89.37, 86.11, 88.80, 76.41, 86.16],
+    "DefSent+ snscse-BERT-large 1st-(CLS,AMP)-a":
+        [84.95, 89.80, 95.33, 89.83, 89.57, 92.60, 75.54, 88.23],
+    "DefSent+ snscse-RoBERTa-base 1st-(Mean,AC)-a":
+        [85.02, 90.99, 93.97, 89.44, 90.33, 88.80, 77.86, 88.06],
+    "DefSent+ snscse-RoBERTa-large 2nd-(Mean,AC)-a":
+        [86.28, 91.55, 93.73, 90.66, 91.76, 92.60, 78.20, 89.25],
     "SynCSE (partial) RoBERTa-base": [85.77, 91.63, 93.21, 90.23, 90.94, 93.00, 77.22, 88.86],
     "SynCSE (partial) RoBERTa-large": [88.70, 92.80, 95.02, 91.05, 93.63, 95.20, 77.04, 90.49],
-    "DefSent+ synscse-partial-RoBERTa-base 1st-(Mean,AC)-a": [
-        85.70,
-        91.50,
-        93.82,
-        90.69,
-        91.32,
-        92.20,
-        77.80,
-        89.00,
-    ],
-    "DefSent+ synscse-partial-RoBERTa-large 2nd-(CLS,AC)-a": [
-        87.88,
-        92.13,
-        94.53,
-        90.82,
-        92.86,
-        94.20,
-        77.68,
-        90.01,
-    ],
+    "DefSent+ synscse-partial-RoBERTa-base 1st-(Mean,AC)-a":
+        [85.70, 91.50, 93.82, 90.69, 91.32, 92.20, 77.80, 89.00],
+    "DefSent+ synscse-partial-RoBERTa-large 2nd-(CLS,AC)-a":
+        [87.88, 92.13, 94.53, 90.82, 92.86, 94.20, 77.68, 90.01],
 }
+# fmt: on
 
 TABLE1_COLS = [
     "definitions",
