@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, gausscse_settings, pst, scores
+from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, gausscse_settings, pst, scores, warmup
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -26,7 +26,7 @@ def test_a_plan_adds_its_parts_and_says_what_it_rests_on():
 
 
 def test_time_per_call_is_measured_wall_time():
-    t = budget.seconds_per_call(lambda: time.sleep(0.02), "cpu", warmup=0, repeats=3)
+    t = warmup.seconds_per_call(lambda: time.sleep(0.02), "cpu", warmup=0, repeats=3)
     assert 0.015 < t < 0.5
 
 
@@ -166,7 +166,7 @@ def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeyp
     base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
                 dev_max=None, test_max=None)
     # the counts are the point here (the seconds beside the clock: the GPU self-check's plan rows)
-    monkeypatch.setattr(budget, "measure", lambda model, step, infer: (0.1, 0.1))
+    monkeypatch.setattr(warmup, "measure", lambda model, step, infer: (0.1, 0.1))
     planned = gausscse_runs.plan(base, [0, 1], root)
     asked = []
     monkeypatch.setattr(gausscse_runs, "run", lambda cfg, data_dir=None, keep_model=False: asked.append(cfg) or dict(n=1.0))

@@ -10,7 +10,7 @@ One table, printed and written as JSON with --out DIR:
   (the hub's bert-base-uncased when it is in the local cache, else random weights, and the table
   says so), a fixed number of steps: steps/s of train.train against the loop it replaced (the
   losses read on the host after every step, the optimizer not fused), and against batches
-  tokenised before the loop; the plan's estimate (budget.measure, what every plan prints) beside
+  tokenised before the loop; the plan's estimate (warmup.measure, what every plan prints) beside
   the measured time of the same steps; on a GPU (or with --compile) the step with the encoder
   under torch.compile (DEFSENT_COMPILE=1, reduce-overhead; --compile-modes for others), after
   a pass that compiles (about 130 s a model on an H100).
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defsent_lite import defsent, encode, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
-from defsent_lite.repro import budget  # noqa: E402
+from defsent_lite.repro import warmup  # noqa: E402
 from defsent_lite.runtime import config, defsent_model, models  # noqa: E402
 from defsent_lite.data import dictionary, nli_readers  # noqa: E402
 
@@ -118,7 +118,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     prepared = prepare(raw_batches)
     prepare_s = time.perf_counter() - t0
     pre = timed_training(model, loss_fn, prepared, params, optimizer)
-    step_s, _ = budget.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
+    step_s, _ = warmup.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
     runs = (prepared, pre, "tokenised before the loop") if runs_prepared else (raw_batches, ours, "tokenised in the loop")
     compiled = [] if encoder is None else [compiled_row(method, model, loss_fn, runs, params, optimizer, mode)
                                           for mode in modes]
@@ -132,7 +132,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
         dict(what=f"{method} training, first pass (cold)", measure="steps/s", value=steps / cold,
              baseline=steps / ours, ratio=ours / cold, baseline_is="the same loop, warm (every shape seen once)"),
         dict(what=f"{method} plan for {steps} steps", measure="s", value=ours, baseline=steps * step_s,
-             ratio=steps * step_s / ours, baseline_is="the plan's estimate (budget.measure warm-up x steps) vs the warm loop"),
+             ratio=steps * step_s / ours, baseline_is="the plan's estimate (warmup.measure warm-up x steps) vs the warm loop"),
     ] + compiled
 
 
@@ -302,7 +302,7 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
         folder, what = bert_base_folder(folder, reduced)
         os.environ["DEFSENT_MODEL_FOLDERS"] = json.dumps({"bert-base-uncased": folder})
         try:
-            header = dict(date=time.strftime("%Y-%m-%d"), device=budget.device_name(config.device()),
+            header = dict(date=time.strftime("%Y-%m-%d"), device=warmup.device_name(config.device()),
                           torch=torch.__version__, model=what, steps=steps)
             print(json.dumps(header), flush=True)
             rows = []

@@ -1,9 +1,6 @@
 """DefSent+ (Liu et al., 2024): the published numbers, transcribed from ../shared/papers
 (tests/test_reference_numbers.py finds every row in the paper under its name)."""
 
-from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.paper.labels import MODEL_LABELS, POOLING_LABELS
-
 # DefSent+ (Liu et al., 2024), Table 1: dictionary datasets.
 TABLE1 = {
     "a (Oxford + WordNet)": [331472, 150518, 138, 12, 141, 12],
@@ -377,15 +374,3 @@ TABLE1_COLS = [
     "max_len_roberta",
     "median_len_roberta",
 ]
-
-
-def defsent_row_pooling(model):
-    """The pooling ("cls", "mean", "max") of Table 2's DefSent row of `model`: DefSent's Table 8
-    row of the same model with the same numbers (BERT-base: Mean, 75.11); None for a model the
-    papers did not run. DefSent+ reports DefSent at each model's best pooling."""
-    label = MODEL_LABELS.get(str(model))
-    row = TABLE2.get(f"DefSent {label}")
-    found = [
-        p for p, name in POOLING_LABELS.items() if paper_defsent.TABLE8.get((label, name)) == row
-    ]
-    return found[0] if row and found else None

@@ -12,7 +12,7 @@ from defsent_lite.runtime import config, models
 from defsent_lite.data import dictionary, nli_readers, sources
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, eval_sizes, gausscse_data
+from defsent_lite.repro import budget, eval_sizes, gausscse_data, warmup
 
 
 def colab_session_estimates(data_dir=None):
@@ -26,14 +26,14 @@ def colab_session_estimates(data_dir=None):
     tok = models.bert_vocabulary()
     with torch.device("meta"):
         mlm, encoder = (
-            budget.parameters(BertForMaskedLM(BertConfig())),
-            budget.parameters(BertModel(BertConfig())),
+            warmup.parameters(BertForMaskedLM(BertConfig())),
+            warmup.parameters(BertModel(BertConfig())),
         )
     definitions = [d for _, d in dictionary.oxford_pairs(data_dir)[0]]
     padded_16, padded_32, plain = (
-        budget.row_tokens(tok, definitions, 16),
-        budget.row_tokens(tok, definitions, 32),
-        budget.row_tokens(tok, definitions),
+        warmup.row_tokens(tok, definitions, 16),
+        warmup.row_tokens(tok, definitions, 32),
+        warmup.row_tokens(tok, definitions),
     )
     sentence = eval_sizes.eval_sentence_tokens(tok, data_dir)
     n_train = paper_defsent.TABLE1[("All", "Train")][1]
@@ -79,7 +79,7 @@ def colab_session_estimates(data_dir=None):
     triplets = [s for t in nli_readers.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
     # a batch of 16 pads its 48 sentences together
-    per_triplet = 3 * budget.row_tokens(tok, triplets, 48)
+    per_triplet = 3 * warmup.row_tokens(tok, triplets, 48)
     test_sentences = 2 * sum(
         len(nli_readers.load_nli(name, data_dir)) for name in gausscse_data.NLI_TEST_SETS.values()
     )

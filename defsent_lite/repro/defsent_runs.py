@@ -14,7 +14,7 @@ from defsent_lite import checks, defsent, train
 from defsent_lite.checks import best_of, require_nonempty
 from defsent_lite.runtime import cache, config, defsent_model, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import budget, eval_sizes, scores, variants
+from defsent_lite.repro import scores, variants
 from defsent_lite.repro.scores import seed_scoring
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
@@ -472,7 +472,9 @@ def scored_run(cfg, dataset):
 
 def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up
-    here."""
+    here (budget, eval_sizes and warmup load only when a plan is made: the protocol's scales)."""
+    from defsent_lite.repro import budget, eval_sizes, warmup
+
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
@@ -498,7 +500,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         tokenizer, splits["train"][: base["batch_size"]], v["max_length"], p
     )
     eval_batch = defsent.collate(tokenizer, splits["dev"][:64], v["max_length"], p)
-    step_s, batch_s = budget.measure(
+    step_s, batch_s = warmup.measure(
         model,
         lambda m: defsent.loss(m, head, train_batch, p, tokenizer.mask_token_id),
         lambda m: defsent.word_logits(m, head, eval_batch, p, tokenizer.mask_token_id),
@@ -506,10 +508,10 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     )
     rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
     what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
-    definition_tokens = budget.row_tokens(
+    definition_tokens = warmup.row_tokens(
         tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"]
     )
-    eval_tokens = trainings * n_eval * budget.row_tokens(
+    eval_tokens = trainings * n_eval * warmup.row_tokens(
         tokenizer, [d for _, d, _ in splits["dev"]]
     ) + (
         extra_encoded
@@ -525,8 +527,8 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         step_s,
         batch_s,
         64,
-        budget.device_name(next(model.parameters()).device),
-        budget.parameters(model),
+        warmup.device_name(next(model.parameters()).device),
+        warmup.parameters(model),
         trainings * n_train * definition_tokens,
         eval_tokens,
         variants.autocast_training(base, v),
@@ -536,6 +538,8 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
 def scoring_sentences(scoring):
     """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes (sts_max_pairs 0: no
     STS; transfer None: no SentEval)."""
+    from defsent_lite.repro import eval_sizes
+
     sts = (
         eval_sizes.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
         if scoring["sts_max_pairs"] != 0

@@ -6,7 +6,8 @@ data."""
 from defsent_lite import encode
 from defsent_lite.data import readers, senteval_readers
 from defsent_lite.evaluation import sts
-from defsent_lite.repro.budget import Plan, device_name, parameters, row_tokens, seconds_per_call
+from defsent_lite.repro.budget import Plan
+from defsent_lite.repro.warmup import device_name, parameters, row_tokens, seconds_per_call
 from defsent_lite.runtime import models
 
 

@@ -12,7 +12,7 @@ from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import nli_readers
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_data, gausscse_embedder, gausscse_eval
+from defsent_lite.repro import gausscse_data, gausscse_embedder, gausscse_eval
 from defsent_lite.repro.gausscse_settings import variant_settings
 
 
@@ -214,7 +214,10 @@ def grid_search(
 def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
     eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
-    rate as well (a row of the grid: grid_search at base's batch size)."""
+    rate as well (a row of the grid: grid_search at base's batch size). budget and warmup load only
+    when a plan is made (the protocol's scales)."""
+    from defsent_lite.repro import budget, warmup
+
     triplets = nli_readers.training_triplets(
         data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"]
     )
@@ -232,7 +235,7 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
     batch = triplets[: base["batch_size"]]
     sentences = [s for t in triplets[:22] for s in t][:64]
-    step_s, batch_s = budget.measure(
+    step_s, batch_s = warmup.measure(
         model,
         lambda m: gausscse.triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
         lambda m: gausscse.encode(m, tokenizer, sentences),
@@ -240,7 +243,7 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     trainings = len(settings) * len(seeds) * len(lrs or [None])
     rates = f" x {len(lrs)} learning rates at batch {base['batch_size']}" if lrs else ""
     # a training batch pads premises, entailments and contradictions together (3 x batch rows)
-    per_triplet = 3 * budget.row_tokens(
+    per_triplet = 3 * warmup.row_tokens(
         tokenizer, [s for t in triplets[:4096] for s in t], 3 * base["batch_size"]
     )
     return budget.Plan(
@@ -251,12 +254,12 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
         step_s,
         batch_s,
         64,
-        budget.device_name(next(model.parameters()).device),
-        budget.parameters(model),
+        warmup.device_name(next(model.parameters()).device),
+        warmup.parameters(model),
         trainings * steps * base["batch_size"] * per_triplet,
         trainings
         * encoded
-        * budget.row_tokens(tokenizer, [s for r in dev for s in (r["premise"], r["hypothesis"])]),
+        * warmup.row_tokens(tokenizer, [s for r in dev for s in (r["premise"], r["hypothesis"])]),
         True,
         True,
     )

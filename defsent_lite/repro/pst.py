@@ -21,7 +21,7 @@ from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper.results import STS_COLS
-from defsent_lite.repro import budget, defsentplus_runs, eval_sizes, scores, variants
+from defsent_lite.repro import defsentplus_runs, scores, variants
 
 
 def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=128):
@@ -458,7 +458,10 @@ def loss_drop(steps, k=3):
 
 def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
-    spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None)."""
+    spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None;
+    budget, eval_sizes and warmup load only when a plan is made: the protocol's scales)."""
+    from defsent_lite.repro import budget, eval_sizes, warmup
+
     if ds is None:
         ds = dictionary.load_entry_dataset(
             cfg["dataset"], cfg["max_entries"], data_dir, paper_data=cfg.get("paper_data", False)
@@ -477,7 +480,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
-    step_s, batch_s = budget.measure(
+    step_s, batch_s = warmup.measure(
         model,
         lambda m: defsentplus.loss(
             m, tokenizer, examples[: cfg["batch_size"]], cfg["pooling"], space
@@ -491,7 +494,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         " + ICA" if cfg["ica"] else ""
     )
     definitions = ds["definitions"]
-    encoded_tokens = n_steps * n_defs * budget.row_tokens(tokenizer, definitions) + (
+    encoded_tokens = n_steps * n_defs * warmup.row_tokens(tokenizer, definitions) + (
         trainings * sts_sentences + extra_encoded
     ) * eval_sizes.eval_sentence_tokens(tokenizer, data_dir)
     return budget.Plan(
@@ -502,9 +505,9 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         step_s,
         batch_s,
         64,
-        budget.device_name(device),
-        budget.parameters(model),
-        trainings * n_defs * budget.row_tokens(tokenizer, definitions, cfg["batch_size"]),
+        warmup.device_name(device),
+        warmup.parameters(model),
+        trainings * n_defs * warmup.row_tokens(tokenizer, definitions, cfg["batch_size"]),
         encoded_tokens,
         variants.autocast_training(
             cfg, defsentplus_runs.variant_settings(cfg.get("variant", "official"))
