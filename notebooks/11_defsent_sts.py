@@ -55,7 +55,7 @@ POOLINGS = ["cls", "mean", "max"]
 VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %%
-from defsent_lite.paper import aggregate, defsent_tables, plots, results
+from defsent_lite.paper import aggregate, defsent_eval_tables, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import defsent_runs, defsent_scored, preflight, variants
 
@@ -80,7 +80,7 @@ variants.whole(defsent_runs.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-t8 = defsent_tables.table8(scored.untrained, scored.trained, MODEL, scale)
+t8 = defsent_eval_tables.table8(scored.untrained, scored.trained, MODEL, scale)
 print(t8.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t8.verdict)   # which of ours lie outside the paper's spread
 table8 = t8.table
@@ -104,7 +104,7 @@ aggregate.mean_pm_std(t8.seeds)
 # they stand beside ours only for BERT-base and its stand-in.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-t3 = defsent_tables.table3(t8, scored.dev_mrr, MODEL, scale)
+t3 = defsent_eval_tables.table3(t8, scored.dev_mrr, MODEL, scale)
 print(t3.note)
 table3 = t3.table
 table3

@@ -60,7 +60,7 @@ POOLINGS = None  # None: smoke the pooling of Table 4's row, else all three
 VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
 
 # %% tags=["tolerance: check; untrained=score"]
-from defsent_lite.paper import aggregate, defsent_tables, plots, results
+from defsent_lite.paper import aggregate, defsent_eval_tables, plots, results
 from defsent_lite.repro import defsent_runs, defsent_scored, preflight, scores, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -71,7 +71,7 @@ scored = defsent_scored.senteval(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| head:", scored.head_kind)
 print("poolings scored:", scored.poolings, f"| Table 4's pooling: {scored.reported} ({scored.why})")
-t4 = defsent_tables.table4(scored.untrained, scored.trained, MODEL, scale)
+t4 = defsent_eval_tables.table4(scored.untrained, scored.trained, MODEL, scale)
 t4.ours.round(2)
 
 # %% [markdown]
@@ -99,10 +99,10 @@ table4
 # row it stands beside.
 
 # %% tags=["tolerance: check; paper=exact"]
-defsent_tables.whole_table9(t4).round(2)
+defsent_eval_tables.whole_table9(t4).round(2)
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
-defsent_tables.whole_table4(t4).round(2)
+defsent_eval_tables.whole_table4(t4).round(2)
 
 # %% tags=["tolerance: check"]
 aggregate.mean_pm_std(t4.seeds)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from defsent_lite.runtime import defsent_model
 from defsent_lite.data import dictionary
-from defsent_lite.paper import aggregate, defsent_tables
+from defsent_lite.paper import aggregate, defsent_eval_tables
 from defsent_lite.repro import budget, defsent_runs, eval_sizes, scores
 
 ALL_POOLINGS = ("cls", "mean", "max")
@@ -23,7 +23,7 @@ class Scored(NamedTuple):
     poolings: list  # the poolings scored
     head_kind: str  # defsent.PRETRAINED or FALLBACK
     data: str  # where the definitions came from (the dataset report's source)
-    reported: str = ""  # SentEval: Table 4's one pooling (defsent_tables.reported_pooling)
+    reported: str = ""  # SentEval: Table 4's one pooling (defsent_eval_tables.reported_pooling)
     why: str = ""  # ... and why that one
 
 
@@ -93,7 +93,7 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     final = {q: defsent_runs.final_runs(p.base, q, lr_xs, seeds, p.dataset) for q in ALL_POOLINGS}
     dev_mrr = {q: mean_dev_mrr(f.runs) for q, f in final.items()}
     reference = aggregate.reference_model(model)[0]
-    reported, why = defsent_tables.reported_pooling(scale, reference, dev_mrr)
+    reported, why = defsent_eval_tables.reported_pooling(scale, reference, dev_mrr)
     poolings = poolings or defsent_runs.senteval_poolings(scale, reported)
     untrained, trained = {}, {}
     for q in poolings:
