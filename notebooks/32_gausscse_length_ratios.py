@@ -53,12 +53,12 @@ import pandas as pd
 
 from defsent_lite.paper import plots, results
 from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings
-from defsent_lite.repro import gausscse_tables, preflight, variants
+from defsent_lite.repro import gausscse_lengths, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
 _, full_tests, sick_full = gausscse_data.eval_data(None, DATA_ROOT)
-ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full)
+ratios = {name: gausscse_lengths.log_length_ratios(name, rows, sick_full)
           for name, rows in full_tests.items()}
 fig = plots.length_ratio_histograms(ratios)
 data = ("full SNLI test, MNLI dev_mismatched, SICK test; "
@@ -94,4 +94,4 @@ budget.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_R
                                                     settings=["ent+rev"]))
 run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
-gausscse_tables.direction_by_length(run, tests, sick_full)
+gausscse_lengths.direction_by_length(run, tests, sick_full)

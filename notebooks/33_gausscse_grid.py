@@ -57,7 +57,7 @@ SETTING = "ent+con+rev"
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_runs, gausscse_settings, gausscse_tables, preflight
+from defsent_lite.repro import budget, gausscse_grid, gausscse_runs, gausscse_settings, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
@@ -82,7 +82,7 @@ print("triplets per training:", base["train_max"] or "all", "| batch sizes:", ba
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=compare)
+table5 = gausscse_grid.grid_beside_paper(grid, reference, compare=compare)
 table5
 
 # %% [markdown]
@@ -101,7 +101,7 @@ results.whole_beside(paper_gausscse.TABLE5, lrs, grid.reindex(columns=lrs), pair
 # never flips what this notebook prints.
 
 # %% tags=["tolerance: check"]
-print(gausscse_tables.best_grid_cell(grid, reference, margin=4.0))
+print(gausscse_grid.best_grid_cell(grid, reference, margin=4.0))
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARIANT,

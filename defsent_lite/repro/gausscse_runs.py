@@ -1,8 +1,8 @@
 """GaussCSE's protocol runs: one cached training per loss setting and seed (Eq. 3 on batches of
 triplets, model selection on SNLI-dev AUPRC), seed averages, the Appendix E grid and the plan. Its
 settings are gausscse_settings', its data gausscse_data, its scores gausscse_eval, a trained
-model's files gausscse_embedder; the tables are gausscse_tables'. The method is
-defsent_lite.gausscse."""
+model's files gausscse_embedder; the tables are gausscse_tables', gausscse_lengths' and
+gausscse_grid's. The method is defsent_lite.gausscse."""
 
 import pandas as pd
 import torch

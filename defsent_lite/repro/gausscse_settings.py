@@ -154,7 +154,7 @@ def base_config(
         if best is None:
             warnings.warn(
                 f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
-                "run `python -m defsent_lite.repro.gausscse_tables --grid SETTING` to search it"
+                "run `python -m defsent_lite.repro.gausscse_cli --grid SETTING` to search it"
             )
         batch_size, lr = best or (batch_size, lr)
     if sick_pairs not in gausscse_data.SICK_PAIRS:

@@ -1,23 +1,19 @@
-"""GaussCSE's tables, from the runs of gausscse: Tables 1-4 (NLI accuracy / AUPRC, entailment
-direction with the length baseline) beside the paper's rows, one call each; McNemar's test,
-direction accuracy by length ratio (Figure 2's pairs), the Appendix E grid beside Table 5; the
-CLI's printing and CSVs."""
+"""GaussCSE's tables, from the runs of gausscse_runs: Tables 1-4 (NLI accuracy / AUPRC, entailment
+direction with the length baseline) beside the paper's rows, one call each, and McNemar's test
+between loss settings (notebooks 30 and 31). Direction by length ratio is gausscse_lengths', the
+Appendix E grid beside Table 5 gausscse_grid's, the command line gausscse_cli's."""
 
-import argparse
 import itertools
 from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 
 from defsent_lite import gausscse
-from defsent_lite.runtime import config
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_baseline, gausscse_data, gausscse_runs, gausscse_settings
-from defsent_lite.repro.gausscse_data import NLI_TEST_SETS, direction_pairs, length_baselines
-from defsent_lite.repro.gausscse_settings import paper_hyperparameters
+from defsent_lite.repro import gausscse_baseline
+from defsent_lite.repro.gausscse_data import NLI_TEST_SETS, length_baselines
 
 
 def tables(runs, tests, sick_full, sick_pairs="one-way"):
@@ -119,42 +115,6 @@ def whole_table2(t2):
     )
 
 
-LENGTH_RATIO_BINS = {
-    "< 0 (shorter)": (-np.inf, -1e-9),
-    "0 (equal)": (-1e-9, 1e-9),
-    "(0, 0.5]": (1e-9, 0.5),
-    "(0.5, 1]": (0.5, 1.0),
-    "> 1": (1.0, np.inf),
-}
-
-
-def log_length_ratios(name, rows, sick_full):
-    """log(len(entailing) / len(entailed)) in characters for a test set's direction pairs (Figure
-    2)."""
-    entailing, entailed = direction_pairs(name, rows, sick_full)[:2]
-    return np.log(nli.sentence_lengths(entailing) / nli.sentence_lengths(entailed))
-
-
-def direction_by_length(run_result, tests, sick_full, bins=LENGTH_RATIO_BINS):
-    """Direction accuracy of one run per bin of log(len(entailing) / len(entailed)), lengths in
-    characters: pairs, and pairs right, where the length baseline is right (> 0) or not (<= 0).
-    Counts, not shares: in a bin of 3 pairs one pair flipped by float noise moves a share by
-    0.33."""
-    edges = [lo for lo, _ in bins.values()] + [list(bins.values())[-1][1]]
-    table = {}
-    for name, rows in tests.items():
-        groups = pd.cut(log_length_ratios(name, rows, sick_full), edges, labels=list(bins))
-        correct = pd.Series(run_result["direction_correct"][name], dtype=float)
-        table[name] = (
-            correct.groupby(groups, observed=False)
-            .agg(["size", "sum"])
-            .astype(int)
-            .set_axis(["pairs", "right"], axis=1)
-            .stack()
-        )
-    return pd.DataFrame(table)
-
-
 def mcnemar_table(runs):
     """McNemar's test (exact, p < 0.05) between every two loss settings, per task and test set, as
     the paper does."""
@@ -175,173 +135,3 @@ def mcnemar_table(runs):
                     )
                 )
     return pd.DataFrame(rows)
-
-
-def grid_beside_paper(grid, model, compare=True):
-    """Our Appendix E grid (SNLI-dev AUPRC x100, batch size x lr) with the paper's Table 5 rows of
-    the model (hub name) and ours minus the paper's, rows (batch size, source); the paper rows are
-    NaN for a model the paper did not run. compare=False: the paper's rows are context, no diff."""
-    lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
-    rows = {}
-    for b in grid.index:
-        paper = pd.Series(
-            paper_gausscse.TABLE5.get((str(model), b), [np.nan] * len(lrs)), index=lrs
-        )
-        ours = grid.loc[b].reindex(lrs)
-        rows[(b, "paper" if compare else "paper (context)")], rows[(b, "ours")] = paper, ours
-        if compare:
-            rows[(b, "diff")] = ours - paper
-    out = pd.DataFrame(rows).T
-    out.index = pd.MultiIndex.from_tuples(out.index, names=["batch size", "source"])
-    return out.astype(float).round(2)
-
-
-def best_grid_cell(grid, model, margin=4.0):
-    """A line naming our grid's best cell (batch size, lr) where it leads the runner-up by more
-    than `margin` points, and the paper's best cell of the model (Table 5)."""
-    ranked = grid.stack().sort_values(ascending=False)
-    lead = float(ranked.iloc[0] - ranked.iloc[1]) if len(ranked) > 1 else float("inf")
-    (b, lr), paper = ranked.index[0], paper_hyperparameters(model)
-    ours = (
-        f"batch {b}, lr {lr} (leads by {lead:.2f} points)"
-        if lead > margin
-        else f"no cell leads by more than {margin:g} points (the top two differ by {lead:.2f})"
-    )
-    theirs = f"batch {paper[0]}, lr {paper[1]:g}" if paper else "none (not in Table 5)"
-    return f"our best cell: {ours}; the paper's for {model}: {theirs}"
-
-
-def save_grid(grid, model, path, meta):
-    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save
-    it."""
-    print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
-    paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
-    if paper:
-        lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
-        print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
-    b, lr = grid.stack().idxmax()
-    print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
-    return grid
-
-
-def save_tables(runs, eval_sets, out, meta):
-    """Print Tables 3 and 2 (ours beside the paper's rows of meta["model"]) and McNemar's p-values;
-    save them as CSVs."""
-    _, tests, sick_full = eval_sets
-    nli_table, dir_table = tables(runs, tests, sick_full)
-    label = aggregate.paper_model_label(aggregate.reference_model(meta["model"])[0])
-    paper_nli = results.paper_table(
-        paper_gausscse.rows_for(paper_gausscse.TABLE3, label), paper_gausscse.NLI_COLS
-    )
-    paper_dir = results.paper_table(
-        paper_gausscse.rows_for(paper_gausscse.TABLE2, label), paper_gausscse.DIR_COLS
-    )
-    mc = mcnemar_table(runs)
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        for name, paper, ours in (
-            ("nli", paper_nli, nli_table),
-            ("direction", paper_dir, dir_table),
-        ):
-            both = results.side_by_side(
-                paper, ours, {k: (k if k in paper.index else None, k) for k in ours.index}
-            )
-            print(
-                both.to_string(),
-                "saved",
-                results.save_csv(ours.round(2), f"{out}_{name}.csv", **meta),
-                sep="\n",
-            )
-        print(
-            mc.pivot_table(index=["task", "pair"], columns="set", values="p").to_string(),
-            "saved",
-            results.save_csv(mc, f"{out}_mcnemar.csv", **meta),
-            sep="\n",
-        )
-        three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
-        by_length = pd.concat(
-            {s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()}
-        )
-        print(
-            "direction accuracy by length of the entailing sentence (characters):",
-            by_length.to_string(),
-            "saved",
-            results.save_csv(by_length, f"{out}_direction_by_length.csv", **meta),
-            sep="\n",
-        )
-    for s, r in runs.items():
-        print(
-            s,
-            f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}",
-        )
-
-
-def main(argv=None):
-    """python -m defsent_lite.repro.gausscse_tables --scale cpu: the four loss settings
-    (seed-averaged), NLI, direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E
-    grid on SNLI dev."""
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--scale", default="cpu")
-    ap.add_argument("--model", help="default: the scale's model")
-    ap.add_argument(
-        "--variant",
-        default="official",
-        choices=list(gausscse_settings.VARIANTS),
-        help="official code (default) or paper text",
-    )
-    ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
-    ap.add_argument(
-        "--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)"
-    )
-    ap.add_argument("--batch-size", type=int)
-    ap.add_argument("--lr", type=float)
-    ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
-    ap.add_argument(
-        "--only",
-        nargs="*",
-        choices=gausscse.LOSS_SETTINGS,
-        help="train just these settings (cached), no tables",
-    )
-    ap.add_argument(
-        "--grid",
-        choices=gausscse.LOSS_SETTINGS,
-        help="grid-search batch size x lr for this setting",
-    )
-    args = ap.parse_args(argv)
-    S = config.scale(args.scale)
-    model = args.model or S["model"]
-    base = gausscse_settings.base_config(S, model, variant=args.variant)
-    base["reduction"] = args.reduction or base["reduction"]
-    base.update(
-        {k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None}
-    )
-    seeds = args.seeds or S["gauss_seeds"]
-    out = args.out or f"gausscse_{S['name']}"
-    if args.grid:
-        meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        return save_grid(
-            gausscse_runs.grid_search(base, args.grid),
-            model,
-            f"{out}_grid_{args.grid}.csv",
-            dict(meta, setting=args.grid),
-        )
-    if args.only:  # e.g. two processes with one thread each on a 2-core machine
-        gausscse_runs.run_settings(base, seeds, settings=args.only)
-        return
-    runs = gausscse_runs.run_settings(base, seeds)
-    meta = dict(
-        model=model,
-        scale=S["name"],
-        seeds=seeds,
-        lr=base["lr"],
-        batch_size=base["batch_size"],
-        epochs=base["epochs"],
-        variant=args.variant,
-        reduction=base["reduction"],
-        data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
-        f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}",
-    )
-    save_tables(runs, gausscse_data.eval_data(base["test_max"]), out, meta)
-
-
-if __name__ == "__main__":
-    main()
