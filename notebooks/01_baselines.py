@@ -63,7 +63,7 @@ MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-
 from defsent_lite.runtime import config, models
 from defsent_lite.paper import defsent_tables, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import budget, eval_sizes, preflight, scores
+from defsent_lite.repro import eval_sizes, preflight, scores
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
@@ -78,7 +78,7 @@ sentences = (eval_sizes.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
              + eval_sizes.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)))
 what = "untrained CLS and mean (one pass): STS and SentEval"
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
+preflight.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
 batch_size = scale["encode_batch_size"]
 sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
 transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)

@@ -64,7 +64,7 @@ import pandas as pd
 from defsent_lite import defsent
 from defsent_lite.data import dictionary
 from defsent_lite.paper import defsent_tables, results
-from defsent_lite.repro import budget, defsent_runs, preflight, variants
+from defsent_lite.repro import defsent_runs, preflight, variants
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -195,7 +195,7 @@ pd.DataFrame(untrained).T.round(4)
 base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 # the plan and its time estimate first (printed at the protocol scales)
 lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
-budget.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset))
+preflight.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset))
 final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
 lr_table = defsent_tables.lr_search(final).round(4)   # dev MRR and final loss per rate
 lr_table

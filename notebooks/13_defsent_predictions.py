@@ -57,7 +57,7 @@ import pandas as pd
 from defsent_lite.data import dictionary
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
-from defsent_lite.repro import budget, defsent_runs, preflight, variants
+from defsent_lite.repro import defsent_runs, preflight, variants
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -71,7 +71,7 @@ dataset = dictionary.defsent_dataset(untrained.tokenizer, DATA_ROOT,
 base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, first_seed = scale["defsent_lr_xs"], scale["seeds"][:1]
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: defsent_runs.plan(base, [POOLING], lr_xs, first_seed, dataset))
+preflight.print_plan(scale, lambda: defsent_runs.plan(base, [POOLING], lr_xs, first_seed, dataset))
 runs = defsent_runs.final_runs(base, POOLING, lr_xs, first_seed, dataset).runs
 trained = defsent_model.load(runs[0]["path"])
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING,

@@ -281,7 +281,7 @@ del mini_steps
 
 # %%
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import budget, scores, variants
+from defsent_lite.repro import scores, variants
 
 pd.set_option("display.width", 140)
 reference, note = aggregate.reference_model(MODEL)
@@ -289,7 +289,7 @@ cfg, why = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, s
                                 variant=VARIANT)
 print("combination:", pst.combinations_text(cfg), f"({why})")
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
+preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)

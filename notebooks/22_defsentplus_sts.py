@@ -63,7 +63,7 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import budget, defsentplus_runs, defsentplus_tables, preflight, pst, scores
+from defsent_lite.repro import defsentplus_runs, defsentplus_tables, preflight, pst, scores
 from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
@@ -77,7 +77,7 @@ for name in "cba":
     cfg, _ = pst.model_pst_config(scale, MODEL, name, reference, combination, ica=full,
                                   steps=None if full else 1, variant=VARIANT)
     # the plan and its time estimate first (printed at the protocol scales)
-    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
+    preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = pst.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| inference poolings:", cfg["inference_poolings"])

@@ -57,7 +57,7 @@ DATASET = "a"
 import pandas as pd
 
 from defsent_lite.paper import encoding_grid, results
-from defsent_lite.repro import budget, defsentplus_runs, preflight, pst, variants
+from defsent_lite.repro import defsentplus_runs, preflight, pst, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -67,7 +67,7 @@ for pooling, entry_pooling in defsentplus_runs.COMBINATIONS:
     cfg = pst.pst_config(scale, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1,
                          variant=VARIANT, max_entries=scale["dsp_grid_max_entries"])
     # the plan and its time estimate first (printed at the protocol scales)
-    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
+    preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
     steps, report = pst.run(cfg, DATA_ROOT)
     combination = defsentplus_runs.combination_name(pooling, entry_pooling)
     grid[combination] = pst.seed_table(steps[0], "plain")   # the STS scores over seeds

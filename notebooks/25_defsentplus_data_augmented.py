@@ -73,7 +73,7 @@ import pandas as pd
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.repro import augmented, budget, preflight, pst, scores
+from defsent_lite.repro import augmented, preflight, pst, scores
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -82,7 +82,7 @@ scale, MODEL = preflight.start("25", SCALE, DATA_ROOT, model_to_train)
 release = augmented.release(CHECKPOINT, PAPER_LABEL)
 cfg = augmented.pst_config(scale, MODEL, release, steps=PST_STEPS, variant=VARIANT)
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
+preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
 steps, report = pst.run(cfg, DATA_ROOT)
 compare = aggregate.comparable(MODEL, scale, paper_model=release.checkpoint)   # False: context
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,

@@ -288,7 +288,7 @@ fig.tight_layout()
 # %%
 from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_tables, variants
+from defsent_lite.repro import gausscse_tables, variants
 
 pd.set_option("display.width", 140)
 base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
@@ -297,7 +297,7 @@ baseline_model, baseline_pooling = BASELINE or gausscse_baseline.baseline_encode
 # before the trainings: a model that fails to load fails here
 baseline = gausscse_baseline.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
+preflight.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
 runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
 print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
       "| model:", MODEL)

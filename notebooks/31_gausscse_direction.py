@@ -63,7 +63,7 @@ import pandas as pd
 
 from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
 from defsent_lite.repro import gausscse_tables, preflight, variants
 
 pd.set_option("display.width", 140)
@@ -72,7 +72,7 @@ scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)
 base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
+preflight.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
 runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
 _, tests, sick_full = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
 pairs = {name: gausscse_data.direction_pairs(name, rows, sick_full, SICK_PAIRS)

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import plots, results
-from defsent_lite.repro import budget, gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
 from defsent_lite.repro import gausscse_lengths, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -90,7 +90,7 @@ pd.DataFrame({name: {"pairs": len(r),
 base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 # the plan and its time estimate first (printed at the protocol scales)
-budget.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT,
+preflight.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT,
                                                     settings=["ent+rev"]))
 run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_data.eval_data(base["test_max"], DATA_ROOT)

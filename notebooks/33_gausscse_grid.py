@@ -57,7 +57,7 @@ SETTING = "ent+con+rev"
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import budget, gausscse_grid, gausscse_runs, gausscse_settings, preflight
+from defsent_lite.repro import gausscse_grid, gausscse_runs, gausscse_settings, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
@@ -66,7 +66,7 @@ base.update(train_max=scale["gauss_grid_train_max"],
             dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
 batch_sizes = list(scale["gauss_grid_batch_sizes"])
 # the plan and its time estimate first (printed at the protocol scales): a line per batch size
-budget.print_plan(scale, lambda: "\n".join(
+preflight.print_plan(scale, lambda: "\n".join(
     str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING],
                            lrs=paper_gausscse.GRID_LRS))
     for b in batch_sizes))

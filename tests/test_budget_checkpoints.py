@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, gausscse_settings, pst, scores, warmup
+from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, gausscse_settings, preflight, pst, scores, warmup
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -189,6 +189,6 @@ def test_evaluation_sizes_and_an_encoding_only_plan():
 def test_a_plan_prints_at_the_protocol_scales_only(capsys):
     asked = []
     for name in ("smoke", "cpu", "rehearsal", "colab", "paper"):
-        budget.print_plan(config.scale(name), lambda: asked.append(name) or f"plan of {name}")
+        preflight.print_plan(config.scale(name), lambda: asked.append(name) or f"plan of {name}")
     assert asked == ["rehearsal", "colab", "paper"]
     assert capsys.readouterr().out.split("\n")[:3] == ["plan of rehearsal", "plan of colab", "plan of paper"]

@@ -101,10 +101,3 @@ class Plan(NamedTuple):
 
 def hours(seconds):
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
-
-
-def print_plan(scale, make_plan):
-    """Print what a notebook will run, before it trains, at the scales that follow the papers'
-    protocol (paper, colab, rehearsal: hours of GPU); nothing at smoke and cpu scale."""
-    if scale["paper_protocol"]:
-        print(make_plan())

@@ -9,7 +9,7 @@ import pandas as pd
 from defsent_lite.runtime import defsent_model
 from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, defsent_eval_tables
-from defsent_lite.repro import budget, defsent_runs, eval_sizes, scores
+from defsent_lite.repro import defsent_runs, eval_sizes, preflight, scores
 
 ALL_POOLINGS = ("cls", "mean", "max")
 
@@ -60,7 +60,7 @@ def sts(scale, model, poolings, data_dir=None, variant="official"):
     lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
     max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
     encoded = len(poolings) * 2 * eval_sizes.sts_sentences(data_dir, max_pairs)
-    budget.print_plan(
+    preflight.print_plan(
         scale,
         lambda: defsent_runs.plan(p.base, poolings, lr_xs, seeds, p.dataset, extra_encoded=encoded),
     )
@@ -84,7 +84,7 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
     transfer = scores.transfer_settings(scale)
     encoded = len(ALL_POOLINGS) * 2 * eval_sizes.transfer_sentences(data_dir, transfer)
-    budget.print_plan(
+    preflight.print_plan(
         scale,
         lambda: defsent_runs.plan(
             p.base, list(ALL_POOLINGS), lr_xs, seeds, p.dataset, extra_encoded=encoded

@@ -14,7 +14,7 @@ from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import labels
 from defsent_lite.paper.labels import POOLING_LABELS
-from defsent_lite.repro import budget, defsent_runs, defsentplus_runs, eval_sizes, pst, scores
+from defsent_lite.repro import defsent_runs, defsentplus_runs, eval_sizes, preflight, pst, scores
 
 
 class OurRows(NamedTuple):
@@ -54,7 +54,7 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
     pooling = defsent_row_pooling(reference) or "cls"
     base = defsent_runs.base_config(scale, model, data_dir, variant=variant)
     lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
-    budget.print_plan(
+    preflight.print_plan(
         scale,
         lambda: defsent_runs.plan(
             base,
@@ -145,7 +145,7 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     reference = aggregate.reference_model(model)[0]
     cfg, _ = pst.model_pst_config(scale, model, dataset, reference, combination, variant=variant)
     encoded = 2 * eval_sizes.transfer_sentences(data_dir, scores.transfer_settings(scale))
-    budget.print_plan(scale, lambda: pst.plan(cfg, data_dir=data_dir, extra_encoded=encoded))
+    preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=data_dir, extra_encoded=encoded))
     steps, report = pst.run(cfg, data_dir)
     final = steps[-1]["best_run"]
     checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
