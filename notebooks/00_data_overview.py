@@ -54,7 +54,7 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 import pandas as pd
 
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary, nli_readers, readers, senteval_readers
+from defsent_lite.data import dictionary, nli_readers, senteval_readers, sts_readers
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
 from defsent_lite.repro import preflight
@@ -68,7 +68,7 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 # Pair and example counts as the readers load them (STS: pairs with gold scores, "all" setting).
 
 # %%
-counts = {task: len(readers.load_sts(task, DATA_ROOT)[2]) for task in readers.STS_TASKS}
+counts = {task: len(sts_readers.load_sts(task, DATA_ROOT)[2]) for task in sts_readers.STS_TASKS}
 counts.update({t: len(senteval_readers.load_binary_task(t, DATA_ROOT)[0])
                for t in senteval_readers.BINARY_FILES})
 split_sizes = lambda splits: "/".join(str(len(split[0])) for split in splits.values())

@@ -1,6 +1,6 @@
-"""Strict reading of the papers' data files, and the STS readers; download.py fetches the data.
-The readers of the other datasets use these checks: senteval_readers, nli_readers,
-dictionary_readers.
+"""Strict reading of the papers' data files, and SICK (an STS and an NLI set); download.py fetches
+the data. The readers of each dataset family use these checks: sts_readers, senteval_readers,
+nli_readers, dictionary_readers.
 
 Every reader takes a data root in the layout of `../shared/data` (see config.data_root):
 
@@ -14,8 +14,6 @@ rule that a pair with an empty gold score is dropped (SentEval does the same).
 import math
 from pathlib import Path
 
-from defsent_lite.runtime import config
-from defsent_lite.data.sources import STS_SUBSETS
 
 HOW_TO_GET = (
     "point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
@@ -138,7 +136,7 @@ def check_nonempty(path, lineno, *sentences, what="sentence"):
 STS_GOLD_RANGE = (0.0, 5.0)  # STS 2012-2016, STS-B and SICK-R all score similarity on 0-5
 
 
-def _gold(path, lineno, text, what):
+def gold_score(path, lineno, text, what):
     """A gold similarity score in STS_GOLD_RANGE, or an error naming file:line."""
     value = number_in(path, lineno, text, what)
     low, high = STS_GOLD_RANGE
@@ -148,57 +146,6 @@ def _gold(path, lineno, text, what):
 
 
 # ---------------------------------------------------------------- STS
-
-STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
-
-
-def read_sts_subset(input_path, gold_path, fields=2):
-    """One STS subset: (sent1, sent2, gold) lists; pairs with an empty gold line are dropped.
-    Each input line has exactly `fields` tab-separated fields (raw STS16: 4, the first 2 text)."""
-    inputs, golds = read_lines(input_path), read_lines(gold_path)
-    if len(inputs) != len(golds):
-        raise ValueError(f"{input_path}: {len(inputs)} lines but {gold_path} has {len(golds)}")
-    s1, s2, gold = [], [], []
-    for i, (line, g) in enumerate(zip(inputs, golds), 1):
-        if not g.strip():
-            continue
-        a, b = split_fields(input_path, i, line, fields, exact=True)[:2]
-        check_nonempty(input_path, i, a, b)
-        gold.append(_gold(gold_path, i, g, "gold score"))
-        s1.append(a)
-        s2.append(b)
-    nonempty_rows(gold_path, s1)
-    return s1, s2, gold
-
-
-def _sts_year(task, root, variant):
-    folder = root / "sts" / variant / task
-    raw16 = task == "STS16" and variant == "raw"
-    prefix = "STS2016." if raw16 else "STS."
-    s1, s2, gold = [], [], []
-    for name in STS_SUBSETS[task]:
-        a, b, g = read_sts_subset(
-            folder / f"{prefix}input.{name}.txt",
-            folder / f"{prefix}gs.{name}.txt",
-            fields=4 if raw16 else 2,
-        )
-        s1 += a
-        s2 += b
-        gold += g
-    return s1, s2, gold
-
-
-def read_stsb(path):
-    """STS Benchmark csv, split on tabs (never CSV-parse: unbalanced quotes)."""
-    s1, s2, gold = [], [], []
-    for i, line in enumerate(read_lines(path), 1):
-        f = split_fields(path, i, line, 7)
-        check_nonempty(path, i, f[5], f[6])
-        gold.append(_gold(path, i, f[4], "score"))
-        s1.append(f[5])
-        s2.append(f[6])
-    nonempty_rows(path, s1)
-    return s1, s2, gold
 
 
 def read_sick(path):
@@ -214,7 +161,7 @@ def read_sick(path):
             continue
         f = split_fields(path, i, line, 5)
         check_nonempty(path, i, f[1], f[2])
-        score = _gold(path, i, f[3], "relatedness")
+        score = gold_score(path, i, f[3], "relatedness")
         rows.append(
             dict(
                 pair_id=f[0],
@@ -234,24 +181,3 @@ def sick_label(path, lineno, text):
     if text.lower() not in SICK_LABELS:
         raise ValueError(f"{path}:{lineno}: label {text!r} is not one of {SICK_LABELS} (any case)")
     return text.lower()
-
-
-def load_sts(task, data_dir=None, variant="raw", split="test"):
-    """(sent1, sent2, gold) of one STS task: STS12-16 "all" setting, STSB or SICKR (test by
-    default)."""
-    if variant not in ("raw", "senteval"):
-        raise ValueError(f"unknown STS variant {variant!r}: use 'raw' or 'senteval'")
-    root = require(config.data_root(data_dir))
-    if task in STS_SUBSETS:
-        return _sts_year(task, root, variant)
-    if task == "STSB":
-        return read_stsb(root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv")
-    if task == "SICKR":
-        name = {"test": "test_annotated"}.get(split, split)
-        rows = read_sick(root / "sts" / variant / "SICK" / f"SICK_{name}.txt")
-        return (
-            [r["sentence_a"] for r in rows],
-            [r["sentence_b"] for r in rows],
-            [r["relatedness"] for r in rows],
-        )
-    raise ValueError(f"unknown STS task {task!r}; choose from {STS_TASKS}")

@@ -4,7 +4,7 @@ only). Apart from `budget` so that a plan without STS or SentEval (GaussCSE's) r
 data."""
 
 from defsent_lite import encode
-from defsent_lite.data import readers, senteval_readers
+from defsent_lite.data import senteval_readers, sts_readers
 from defsent_lite.evaluation import sts
 from defsent_lite.repro.budget import Plan
 from defsent_lite.repro.warmup import device_name, parameters, row_tokens, seconds_per_call
@@ -14,7 +14,7 @@ from defsent_lite.runtime import models
 def eval_sentence_tokens(tokenizer, data_dir=None):
     """Mean tokens of an evaluation sentence, counted on STS-B test (the stand-in for every STS and
     SentEval sentence in a plan's FLOPs)."""
-    s1, s2, _ = readers.load_sts("STSB", data_dir)
+    s1, s2, _ = sts_readers.load_sts("STSB", data_dir)
     return row_tokens(tokenizer, s1 + s2)
 
 
@@ -49,7 +49,7 @@ def transfer_sentences(data_dir=None, settings=None):
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     """A plan without training (untrained encoders): the time to encode `encoded` sentences."""
     model, tokenizer = models.load(model_name)
-    s1, _, _ = readers.load_sts("STSB", data_dir)
+    s1, _, _ = sts_readers.load_sts("STSB", data_dir)
     sentences = (s1 * (batch // len(s1) + 1))[:batch]
     device = next(model.parameters()).device
 
