@@ -70,7 +70,7 @@ preflight.print_plan(scale, lambda: "\n".join(
     str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING],
                            lrs=paper_gausscse.GRID_LRS))
     for b in batch_sizes))
-grid = gausscse_runs.grid_search(base, SETTING, batch_sizes, data_dir=DATA_ROOT)
+grid = gausscse_grid.grid_search(base, SETTING, batch_sizes, data_dir=DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING,
       "| seed:", base["seed"])
 print("triplets per training:", base["train_max"] or "all", "| batch sizes:", batch_sizes)

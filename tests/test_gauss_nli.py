@@ -323,7 +323,7 @@ def fake_result(acc, direction, dev_auprc, correct):
 
 
 def test_seeds_are_averaged_and_grid_collects_dev_auprc(monkeypatch):
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_grid, gausscse_runs
     calls = []
 
     def fake_run(cfg, data_dir=None, keep_model=False):
@@ -336,6 +336,6 @@ def test_seeds_are_averaged_and_grid_collects_dev_auprc(monkeypatch):
     assert [c[4] for c in calls] == [True, False, False] * 2   # the first seed's model of each setting is kept
     assert runs["ent"]["nli"]["SNLI"] == dict(acc=71.0, auprc=61.0) and runs["ent"]["direction"]["SNLI"] == 52.0
     assert runs["ent"]["nli_correct"]["SNLI"] == [0] and runs["ent"]["seeds"] == 3  # McNemar: first seed
-    grid = gausscse_runs.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
+    grid = gausscse_grid.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
     assert grid.shape == (2, 2) and grid.loc[32, "5e-05"] == pytest.approx(100 * (0.5 + 0.032))
     assert grid.stack().idxmax() == (32, "5e-05")

@@ -11,8 +11,7 @@ from defsent_lite import gausscse
 from defsent_lite.runtime import config
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
-from defsent_lite.repro.gausscse_grid import save_grid
+from defsent_lite.repro import gausscse_data, gausscse_grid, gausscse_runs, gausscse_settings
 from defsent_lite.repro.gausscse_lengths import direction_by_length
 from defsent_lite.repro.gausscse_tables import mcnemar_table, tables
 
@@ -111,8 +110,8 @@ def main(argv=None):
     out = args.out or f"gausscse_{S['name']}"
     if args.grid:
         meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        return save_grid(
-            gausscse_runs.grid_search(base, args.grid),
+        return gausscse_grid.save_grid(
+            gausscse_grid.grid_search(base, args.grid),
             model,
             f"{out}_grid_{args.grid}.csv",
             dict(meta, setting=args.grid),

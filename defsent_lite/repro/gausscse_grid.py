@@ -1,13 +1,36 @@
-"""GaussCSE's Appendix E grid (batch size x learning rate, SNLI-dev AUPRC) beside the paper's
-Table 5, its best cell named, printed and saved (notebook 33; the trainings are
-gausscse_runs.grid_search's)."""
+"""GaussCSE's Appendix E grid (batch size x learning rate, SNLI-dev AUPRC): its trainings (cached
+runs of gausscse_runs), the grid beside the paper's Table 5, its best cell named, printed and
+saved (notebook 33)."""
 
 import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.paper import results
+from defsent_lite.repro import gausscse_runs
 from defsent_lite.repro.gausscse_settings import paper_hyperparameters
+
+
+def grid_cells(base, setting, batch_sizes, lrs):
+    """grid_search's trainings: one cfg per (batch size, lr) cell, the test sets not scored."""
+    return {
+        (b, lr): dict(base, setting=setting, batch_size=b, lr=lr, evaluate_tests=False)
+        for b in batch_sizes
+        for lr in lrs
+    }
+
+
+def grid_search(
+    base, setting, batch_sizes=(16, 32, 64, 128), lrs=tuple(paper_gausscse.GRID_LRS), data_dir=None
+):
+    """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr
+    (columns); the test sets are not scored (the grid selects on SNLI dev only)."""
+    cells = {
+        cell: 100 * gausscse_runs.run(cfg, data_dir)["dev_auprc"]
+        for cell, cfg in grid_cells(base, setting, batch_sizes, lrs).items()
+    }
+    grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
+    return grid.rename(columns=lambda lr: f"{lr:g}")
 
 
 def grid_beside_paper(grid, model, compare=True):

@@ -1,17 +1,15 @@
 """GaussCSE's protocol runs: one cached training per loss setting and seed (Eq. 3 on batches of
-triplets, model selection on SNLI-dev AUPRC), seed averages, the Appendix E grid and the plan. Its
+triplets, model selection on SNLI-dev AUPRC), seed averages and the plan. Its
 settings are gausscse_settings', its data gausscse_data, its scores gausscse_eval, a trained
 model's files gausscse_embedder; the tables are gausscse_tables', gausscse_lengths' and
-gausscse_grid's. The method is defsent_lite.gausscse."""
+gausscse_grid's (with the grid's trainings). The method is defsent_lite.gausscse."""
 
-import pandas as pd
 import torch
 
 from defsent_lite import checks, gausscse, train
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import nli_readers
 from defsent_lite.paper import aggregate
-from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import gausscse_data, gausscse_embedder, gausscse_eval
 from defsent_lite.repro.gausscse_settings import variant_settings
 
@@ -186,35 +184,13 @@ def seed_runs(base, setting, seeds):
     return [(dict(base, setting=setting, seed=k), k == seeds[0]) for k in seeds]
 
 
-def grid_cells(base, setting, batch_sizes, lrs):
-    """grid_search's trainings: one cfg per (batch size, lr) cell, the test sets not scored."""
-    return {
-        (b, lr): dict(base, setting=setting, batch_size=b, lr=lr, evaluate_tests=False)
-        for b in batch_sizes
-        for lr in lrs
-    }
-
-
-def grid_search(
-    base, setting, batch_sizes=(16, 32, 64, 128), lrs=tuple(paper_gausscse.GRID_LRS), data_dir=None
-):
-    """Appendix E: SNLI-dev AUPRC x100 of the best checkpoint for each batch size (rows) and lr
-    (columns); the test sets are not scored (the grid selects on SNLI dev only)."""
-    cells = {
-        cell: 100 * run(cfg, data_dir)["dev_auprc"]
-        for cell, cfg in grid_cells(base, setting, batch_sizes, lrs).items()
-    }
-    grid = pd.Series(cells).unstack().rename_axis(index="batch size", columns="lr")
-    return grid.rename(columns=lambda lr: f"{lr:g}")
-
-
 # ----------------------------------------------------------- what a notebook will run (paper scale)
 
 
 def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
     eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
-    rate as well (a row of the grid: grid_search at base's batch size). budget and warmup load only
+    rate as well (a row of the grid: gausscse_grid.grid_search at base's batch size). budget and warmup load only
     when a plan is made (the protocol's scales)."""
     from defsent_lite.repro import budget, warmup
 

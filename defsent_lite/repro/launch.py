@@ -218,10 +218,10 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
 
 def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     """Notebooks 30-31: gausscse_runs.run_settings (4 loss settings x the scale's seeds); 32 its
-    ent+rev run; 33 gausscse_runs.grid_search (batch sizes x rates) as the notebook sets it."""
+    ent+rev run; 33 gausscse_grid.grid_search (batch sizes x rates) as the notebook sets it."""
     from defsent_lite.data import nli_readers, sources
     from defsent_lite.paper import gausscse as paper_gausscse
-    from defsent_lite.repro import gausscse_runs, gausscse_settings
+    from defsent_lite.repro import gausscse_grid, gausscse_runs, gausscse_settings
     from defsent_lite import gausscse
 
     base = gausscse_settings.base_config(scale, model, data_dir, variant)
@@ -232,7 +232,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
         )
         runs = [
             (cfg, False)
-            for cfg in gausscse_runs.grid_cells(
+            for cfg in gausscse_grid.grid_cells(
                 base, "ent+con+rev", scale["gauss_grid_batch_sizes"], paper_gausscse.GRID_LRS
             ).values()
         ]
