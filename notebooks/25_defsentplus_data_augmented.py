@@ -70,7 +70,7 @@ PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 # %%
 import pandas as pd
 
-from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import aggregate, method_plots, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.repro import augmented, preflight, pst, scores
@@ -159,7 +159,7 @@ results.whole_beside(paper_defsentplus.TABLE4, TRANSFER_COLS, transfer,
 
 # %%
 views = {f"for {pst.ordinal(st['step'])} Training": st["views"] for st in steps}
-space_fig = plots.entry_space_views(list(views.values()), list(views))
+space_fig = method_plots.entry_space_views(list(views.values()), list(views))
 
 # %%
 meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["seeds"],

@@ -51,7 +51,7 @@ VARIANT = "official"  # the released code (default); "paper": the paper's text w
 import numpy as np
 import pandas as pd
 
-from defsent_lite.paper import plots, results
+from defsent_lite.paper import method_plots, results
 from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
 from defsent_lite.repro import gausscse_lengths, preflight, variants
 
@@ -60,7 +60,7 @@ scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
 _, full_tests, sick_full = gausscse_data.eval_data(None, DATA_ROOT)
 ratios = {name: gausscse_lengths.log_length_ratios(name, rows, sick_full)
           for name, rows in full_tests.items()}
-fig = plots.length_ratio_histograms(ratios)
+fig = method_plots.length_ratio_histograms(ratios)
 data = ("full SNLI test, MNLI dev_mismatched, SICK test; "
         "entailment pairs (SICK: one direction)")
 print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["name"], data=data))

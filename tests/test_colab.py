@@ -29,15 +29,15 @@ def test_badges_and_install_cells_follow_the_one_setting():
     assert sync_colab.out_of_date() == {}, "run python tools/sync_colab.py"
     readme = sync_colab.README.read_text()
     for nb in NOTEBOOKS:
-        assert colab.badge(nb.name) in readme
+        assert sync_colab.badge(nb.name) in readme
         title = "".join(cells(nb)[0]["source"])
-        assert colab.badge(nb.name) in title and f"/blob/{colab.BRANCH}/notebooks/{nb.name}" in title
+        assert sync_colab.badge(nb.name) in title and f"/blob/{colab.BRANCH}/notebooks/{nb.name}" in title
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name[:2])
 def test_the_first_code_cell_is_the_install_cell_and_has_no_output(nb):
     code = [c for c in cells(nb) if c["cell_type"] == "code"]
-    assert "".join(code[0]["source"]) == colab.install_cell(pinned_commit())
+    assert "".join(code[0]["source"]) == sync_colab.install_cell(pinned_commit())
     assert code[0]["outputs"] == [] and "parameters" in code[1]["metadata"].get("tags", [])
 
 
@@ -45,7 +45,7 @@ def test_the_install_cell_does_nothing_off_colab(monkeypatch):
     calls = []
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a))
     assert "google.colab" not in sys.modules
-    exec(colab.install_cell(SOME_COMMIT), {})
+    exec(sync_colab.install_cell(SOME_COMMIT), {})
     assert calls == []
 
 
@@ -85,4 +85,4 @@ def test_the_install_cell_installs_a_commit_that_holds_this_checkouts_package():
                           "run python tools/sync_colab.py and commit the notebooks"
     for ref in ("v0.5.0", "main", commit[:10]):
         with pytest.raises(ValueError, match="not a full commit hash"):
-            colab.install_cell(ref)
+            sync_colab.install_cell(ref)

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE_FILES = Path(__file__).resolve().parent / "site"   # the page template, CSS, the badge
 sys.path.insert(0, str(ROOT))
 from defsent_lite.repro import colab  # noqa: E402  (REPOSITORY and BRANCH: where links point)
+sys.path.insert(0, str(ROOT / "tools"))
+import sync_colab  # noqa: E402  (the badges' Colab address)
 
 MARK = ".defsent-site"   # a built site holds this file: only such a folder is ever replaced
 MATHJAX = "_static/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -92,7 +94,7 @@ def top(page):
     py = rel[:-len(".ipynb")] + ".py"
     return (f'<div class="site-top">source: <a href="_sources/{page["name"]}.py">{py}</a>'
             f'<a href="{github(rel)}">{rel} on GitHub</a>'
-            f'<a href="{colab.notebook_url(page["name"] + ".ipynb")}">'
+            f'<a href="{sync_colab.notebook_url(page["name"] + ".ipynb")}">'
             f'<img src="_static/colab-badge.svg" alt="Open In Colab"></a></div>')
 
 

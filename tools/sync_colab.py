@@ -21,6 +21,38 @@ BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.c
 CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n", re.S)
 PACKAGE_PATHS = ("defsent_lite", "pyproject.toml")   # what pip installs from the pinned commit
 
+# An install cell pins the commit that last changed the package (its code and pyproject.toml): the
+# code the notebook was committed with, so a later commit never orphans a Drive cache; this tool
+# finds that commit in git, since a commit cannot name itself.
+INSTALL_CELL = """# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "{commit}"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)"""
+BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+
+
+def notebook_url(name, repository=colab.REPOSITORY, branch=colab.BRANCH):
+    return f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{name}"
+
+
+def badge(name, repository=colab.REPOSITORY):
+    return BADGE.format(url=notebook_url(name, repository))
+
+
+def install_cell(commit, repository=colab.REPOSITORY):
+    """The first code cell of every notebook: installs the package at `commit` (a full hash)."""
+    if not (
+        isinstance(commit, str)
+        and len(commit) == 40
+        and all(c in "0123456789abcdef" for c in commit)
+    ):
+        raise ValueError(f"install_cell: {commit!r} is not a full commit hash (40 hex digits)")
+    return INSTALL_CELL.format(repository=repository, commit=commit)
+
 
 def git(*args):
     done = subprocess.run(["git", "-C", str(config.REPO), *args], capture_output=True, text=True)
@@ -43,8 +75,8 @@ def synced_notebook(text, name, commit, repository=colab.REPOSITORY):
     cell, installing `commit`) written from `repository`."""
     text = re.sub(r"\n#\n# " + BADGE_RE.pattern, "", text)
     title_end = text.index("\n", text.index("# # "))
-    text = text[:title_end] + "\n#\n# " + colab.badge(name, repository) + text[title_end:]
-    cell = "# %%\n" + colab.install_cell(commit, repository) + "\n"
+    text = text[:title_end] + "\n#\n# " + badge(name, repository) + text[title_end:]
+    cell = "# %%\n" + install_cell(commit, repository) + "\n"
     if CELL_RE.search(text):
         return CELL_RE.sub(lambda _: cell, text, count=1)
     first_code = text.index("# %% tags=[\"parameters\"]")

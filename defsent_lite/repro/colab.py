@@ -1,12 +1,7 @@
-"""Open a notebook in Colab and run it: the install cell every notebook starts with, the badges,
-and the runtime setup (Drive, paths, what the GPU will compute in).
-
-REPOSITORY names where the repository is published; the badges in README.md and in each
-notebook's title cell, and each notebook's install cell, are written from it by
-`python tools/sync_colab.py` (`--check`: exit 1 if any is out of date; a unit test does this).
-An install cell pins the commit that last changed the package (its code and pyproject.toml): the
-code the notebook was committed with, so a later commit never orphans a Drive cache; the tools
-find that commit in git, since a commit cannot name itself.
+"""A notebook on Colab: the runtime setup its install cell calls (Drive, paths, what the GPU will
+compute in), and where the repository is published (REPOSITORY, BRANCH): the badges and install
+cells are written from them by `python tools/sync_colab.py` (repository tooling, with the cell's
+text; `--check`: exit 1 if any is out of date, a unit test does this).
 """
 
 import os
@@ -21,35 +16,6 @@ REPOSITORY = "defsent-lite/defsent_lite"  # owner/name on GitHub: change it wher
 BRANCH = "main"  # the badges open the notebooks of this branch
 DRIVE_HOME = "/content/drive/MyDrive/defsent_lite"
 LOCAL_HOME = "/content/defsent_lite"
-
-INSTALL_CELL = """# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "{commit}"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)"""
-BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
-
-
-def notebook_url(name, repository=REPOSITORY, branch=BRANCH):
-    return f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{name}"
-
-
-def badge(name, repository=REPOSITORY):
-    return BADGE.format(url=notebook_url(name, repository))
-
-
-def install_cell(commit, repository=REPOSITORY):
-    """The first code cell of every notebook: installs the package at `commit` (a full hash)."""
-    if not (
-        isinstance(commit, str)
-        and len(commit) == 40
-        and all(c in "0123456789abcdef" for c in commit)
-    ):
-        raise ValueError(f"install_cell: {commit!r} is not a full commit hash (40 hex digits)")
-    return INSTALL_CELL.format(repository=repository, commit=commit)
 
 
 def device_report(device=None):
