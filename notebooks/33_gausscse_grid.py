@@ -39,7 +39,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "a8d234822c1b986546bd9cf144fd18525432df09"   # last to change the package
+    commit = "bdc405ff893430f2cc12d5c8f27f6c627665308e"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
