@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary
+from defsent_lite.data import dictionary, entries
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import method_plots, results
 from defsent_lite.repro import preflight
@@ -69,7 +69,7 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 # ## Table 1: definitions, entries, max (median) tokenised length
 
 # %%
-ours = results.paper_table(dictionary.defsentplus_table1(bert_tok, roberta_tok, DATA_ROOT),
+ours = results.paper_table(entries.defsentplus_table1(bert_tok, roberta_tok, DATA_ROOT),
                            paper_defsentplus.TABLE1_COLS)
 paper = results.paper_table(paper_defsentplus.TABLE1, paper_defsentplus.TABLE1_COLS)
 table1 = results.side_by_side(paper, ours, {k: (k, k) for k in paper.index}, digits=1,
@@ -82,7 +82,7 @@ table1
 # softmax of Eq. 5 runs over all entries, so its chance loss is log(entries).
 
 # %%
-full = {name: dictionary.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
+full = {name: entries.load_entry_dataset(name, None, DATA_ROOT) for name in "abc"}
 report = pd.DataFrame({name: d["report"] for name, d in full.items()}).T
 report["chance loss log(entries)"] = np.log(report["entries"].astype(float)).round(2)
 report

@@ -162,23 +162,31 @@ print(f"largest |h| {h.abs().max():.3f}; entry_logits = h @ space.T:",
 import copy
 
 from defsent_lite import defsent, train
-from defsent_lite.data import dictionary
+from defsent_lite.data import entries
 
-mini = dictionary.load_entry_dataset(DATASET, 1000, DATA_ROOT)
-train_examples, held_out = dictionary.held_out_split(mini)
+mini = entries.load_entry_dataset(DATASET, 1000, DATA_ROOT)
+train_examples, held_out = entries.held_out_split(mini)
 print(f"{len(mini['names'])} entries: {len(train_examples)} training definitions,",
       f"{len(held_out)} held out (one from each entry with two or more)")
 settings = defsentplus_runs.variant_settings(VARIANT)
 rates = [4 * lr for lr in scale["dsp_lrs"]]
 
+# %% [markdown]
+# A step has two parts, each a function the loop calls. **Build the entries** (Eq. 2) with an
+# encoder, from the training definitions only (AMP: the mean of an entry's pooled definitions):
 
+# %%
 def build_entries(encoder, step):
     """Eq. 2 from the training definitions only (AMP: mean pooling)."""
     ids, definitions = zip(*train_examples)
     return defsentplus.build_entry_embeddings(encoder, tokenizer, list(ids), list(definitions),
                                               "mean", n_entries=len(mini["names"]), progress=False)
 
+# %% [markdown]
+# **Train against them** (Eq. 5): from the original weights at every step (top layer and pooler
+# only, as above), one epoch at batch 32.
 
+# %%
 def train_against(space, lr, step, key, seed=0):
     """One Training: the original weights, top layer and pooler trained one epoch (Eq. 5)."""
     student = copy.deepcopy(model).requires_grad_(False)
@@ -192,7 +200,11 @@ def train_against(space, lr, step, key, seed=0):
     history = train.train(student, loss_fn, batches, schedule, progress=False)
     return dict(encoder=student, losses=history["loss"])
 
+# %% [markdown]
+# After each step, the score: the MRR of each held-out definition's own entry among all 1,000
+# (Eq. 5's scores against the space that step trained on).
 
+# %%
 def held_out_mrr(encoder, space):
     """MRR of each held-out definition's own entry among all entries."""
     ids, definitions = zip(*held_out)
@@ -201,7 +213,10 @@ def held_out_mrr(encoder, space):
         scores = defsentplus.entry_logits(encoder.eval(), dict(held_batch), "cls", space)
     return defsent.rank_metrics(scores.cpu(), torch.tensor(ids))["mrr"]
 
+# %% [markdown]
+# The loop, the method core's: build, train, keep the best run, rebuild with its encoder, repeat.
 
+# %%
 mini_steps = defsentplus.progressive_separate_training(
     model, rates, build_entries, train_against, encoder_of=lambda run: run["encoder"])
 

@@ -10,7 +10,7 @@ from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedL
 
 from defsent_lite import defsentplus
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary
+from defsent_lite.data import entries
 from defsent_lite.repro import defsentplus_runs, pst
 from tiny_root import tiny_pst_setup
 
@@ -65,11 +65,11 @@ class _Batch(dict):
 
 def test_entry_dataset_drops_and_counts_and_samples_entries():
     pairs = [("b", "def b1"), ("a", "def a1"), ("a", "  "), ("c", ""), ("b", "def b2"), ("d", "def d")]
-    names, ids, defs, report = dictionary.entry_dataset(pairs)
+    names, ids, defs, report = entries.entry_dataset(pairs)
     assert names == ["a", "b", "d"]
     assert list(zip(ids, defs)) == [(1, "def b1"), (0, "def a1"), (1, "def b2"), (2, "def d")]
     assert report["dropped_empty_definitions"] == 2 and report["dropped_entries_without_definition"] == 1
-    names2, ids2, _, report2 = dictionary.entry_dataset(pairs, max_entries=2, seed=1)
+    names2, ids2, _, report2 = entries.entry_dataset(pairs, max_entries=2, seed=1)
     assert len(names2) == 2 and set(ids2) == {0, 1} and report2["entries"] == 2
 
 

@@ -90,8 +90,8 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
 def test_dataset_c_keeps_words_of_berts_vocabulary_for_every_model(monkeypatch):
     """Footnote 8: c is filtered by BERT's vocabulary, whatever model trains on it."""
     from defsent_lite.runtime import models
-    from defsent_lite.data import dictionary
-    pairs, _ = dictionary.defsentplus_dataset("c")
+    from defsent_lite.data import dictionary, entries
+    pairs, _ = entries.defsentplus_dataset("c")
     bert = models.bert_vocabulary()
     # bert-base-uncased's vocabulary: 30,522 tokens, uncased, [CLS] = 101, "the" = 1996
     assert bert.vocab_size == 30522 and bert.tokenize("Dog") == ["dog"]

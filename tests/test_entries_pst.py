@@ -4,7 +4,7 @@ import torch
 
 from defsent_lite import defsentplus, encode
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary
+from defsent_lite.data import entries
 from defsent_lite.repro import pst
 
 
@@ -115,10 +115,10 @@ def test_pst_rebuilds_entries_with_the_best_encoder_and_trains_the_original_each
 
 
 def test_the_miniature_holds_out_one_definition_of_each_entry_that_has_two():
-    """dictionary.held_out_split: the first definition of every entry with two or more is held out, every
+    """entries.held_out_split: the first definition of every entry with two or more is held out, every
     entry keeps a training definition, nothing is lost or shared."""
     ds = dict(names=["a", "b", "c"], ids=[0, 1, 0, 2, 1, 0], definitions=["a1", "b1", "a2", "c1", "b2", "a3"])
-    training, held_out = dictionary.held_out_split(ds)
+    training, held_out = entries.held_out_split(ds)
     assert held_out == [(0, "a1"), (1, "b1")]
     assert training == [(0, "a2"), (2, "c1"), (1, "b2"), (0, "a3")]
     assert {e for e, _ in training} == {0, 1, 2}

@@ -98,7 +98,7 @@ def test_every_notebook_has_needs_and_every_needed_source_exists():
 
 def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_cached(tmp_path):
     from defsent_lite.runtime import models
-    from defsent_lite.data import dictionary, readers
+    from defsent_lite.data import dictionary, entries, readers
     from defsent_lite.repro import defsent_runs
     from tiny_root import copy_head
     for split in ("valid", "test"):
@@ -109,7 +109,7 @@ def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_ca
     with pytest.raises(readers.DataMissing, match="ishiwatari/train.txt not found.*fetch --only oxford"):
         dictionary.defsent_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
     with pytest.raises(readers.DataMissing, match="train split"):
-        dictionary.load_entry_dataset("b", 20, tmp_path, paper_data=True)
+        entries.load_entry_dataset("b", 20, tmp_path, paper_data=True)
     assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
 
 

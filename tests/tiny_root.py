@@ -41,12 +41,12 @@ def tiny_pst_setup(folder):
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from defsent_lite.runtime import models
-    from defsent_lite.data import dictionary
+    from defsent_lite.data import entries
     tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
     torch.manual_seed(0)
     BertModel(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32)).save_pretrained(Path(folder) / "tiny")
     tok.save_pretrained(Path(folder) / "tiny")
     pairs = [(f"entry{i % 40}", f"definition number {i} of a thing {'very ' * (i % 5)}small") for i in range(80)]
-    names, ids, defs, _ = dictionary.entry_dataset(pairs)
+    names, ids, defs, _ = entries.entry_dataset(pairs)
     return str(Path(folder) / "tiny"), dict(names=names, ids=ids, definitions=defs)

@@ -14,7 +14,7 @@ from defsent_lite import defsent, encode, gausscse, train
 from defsent_lite.defsentplus import build_entry_embeddings
 from defsent_lite.pooling import pool
 from defsent_lite.runtime import defsent_model, models
-from defsent_lite.data import dictionary, nli_readers
+from defsent_lite.data import dictionary, entries, nli_readers
 from defsent_lite.evaluation import senteval, sts
 
 
@@ -107,7 +107,7 @@ def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean
     on DefSent+ dataset `dataset` (its first max_definitions definitions when given)."""
     model_name = "offline"
     model, tok = models.load(model_name)
-    ds = dictionary.load_entry_dataset(dataset)
+    ds = entries.load_entry_dataset(dataset)
     ids, defs = ds["ids"], ds["definitions"]
     if max_definitions:  # the first definitions, their entries renumbered 0..n-1
         ids, defs = torch.unique(torch.tensor(ids[:max_definitions]), return_inverse=True)[1].tolist(), defs[:max_definitions]
@@ -122,7 +122,7 @@ def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="m
     """Baseline: every definition padded to max_length, in file order, all vectors kept, then
     averaged per entry with a Python loop (what the streaming builder avoids)."""
     model, tok = models.load("offline")
-    ds = dictionary.load_entry_dataset(dataset)
+    ds = entries.load_entry_dataset(dataset)
     ids, defs = ds["ids"][:max_definitions], ds["definitions"][:max_definitions]
     t0 = time.perf_counter()
     vecs = []

@@ -18,7 +18,7 @@ from defsent_lite import defsentplus
 from defsent_lite.checks import best_of
 from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
 from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import dictionary
+from defsent_lite.data import entries
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper.results import STS_COLS
 from defsent_lite.repro import defsentplus_runs, scores, variants
@@ -304,7 +304,7 @@ def pst_config(
 def entry_dataset(cfg, data_dir=None):
     """(dataset, its cache key) of a PST config: the entries and definitions it trains on
     (cached)."""
-    ds = dictionary.load_entry_dataset(
+    ds = entries.load_entry_dataset(
         cfg["dataset"], cfg["max_entries"], data_dir, paper_data=cfg.get("paper_data", False)
     )
     return ds, dict(
@@ -463,7 +463,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     from defsent_lite.repro import budget, eval_sizes, warmup
 
     if ds is None:
-        ds = dictionary.load_entry_dataset(
+        ds = entries.load_entry_dataset(
             cfg["dataset"], cfg["max_entries"], data_dir, paper_data=cfg.get("paper_data", False)
         )
     n_steps = len(cfg["lrs"])
