@@ -223,14 +223,13 @@ def test_official_is_the_default_and_every_setting_is_named():
 # ---------------------------------------------------------------- the head is the real head or an error
 
 def test_a_saved_mlm_head_is_recognised_part_by_part(tmp_path, monkeypatch):
-    from defsent_lite.runtime import models
     path = tiny_bert(tmp_path)
     model, _, _, kind = defsent_model.load(path, allow_fallback=False)
-    assert kind == defsent.PRETRAINED and models.mlm_head_check(model) == models.HeadCheck(True, (), True)
+    assert kind == defsent.PRETRAINED and defsent_model.mlm_head_check(model) == defsent_model.HeadCheck(True, (), True)
     model.missing_keys = ["cls.predictions.decoder.bias"]          # the tied bias's other name: still the head
-    assert models.mlm_head_check(model).loaded
+    assert defsent_model.mlm_head_check(model).loaded
     model.missing_keys = ["cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"]
-    assert models.mlm_head_check(model) == models.HeadCheck(False, ("LayerNorm",), True)
+    assert defsent_model.mlm_head_check(model) == defsent_model.HeadCheck(False, ("LayerNorm",), True)
 
 
 def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
