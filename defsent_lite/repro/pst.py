@@ -6,7 +6,6 @@ candidate space may also be ICA-transformed (Eq. 11); every candidate and seed i
 and the best run by STS average (the paper's "optimal encoder out of the runs") goes on.
 """
 
-import argparse
 import math
 import warnings
 
@@ -17,11 +16,11 @@ import torch
 from defsent_lite import defsentplus
 from defsent_lite.checks import best_of
 from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
-from defsent_lite.runtime import cache, config, models
+from defsent_lite.runtime import cache, models
 from defsent_lite.data import entries
-from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import aggregate
 from defsent_lite.paper.results import STS_COLS
-from defsent_lite.repro import defsentplus_runs, scores, variants
+from defsent_lite.repro import defsentplus_runs, variants
 
 
 def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=128):
@@ -513,44 +512,3 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
             cfg, defsentplus_runs.variant_settings(cfg.get("variant", "official"))
         ),
     )
-
-
-def main(argv=None):
-    """python -m defsent_lite.repro.pst --scale cpu --dataset b: one PST run, its STS table saved as
-    CSV."""
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--scale", default="cpu")
-    ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
-    ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
-    ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
-    ap.add_argument(
-        "--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)"
-    )
-    args = ap.parse_args(argv)
-    S = config.scale(args.scale)
-    cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
-    steps, report = run(cfg)
-    untrained = scores.untrained_sts(
-        S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"]
-    )
-    table = steps_table(steps, untrained).round(2)
-    print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
-    combo = defsentplus_runs.combination_name(args.pooling, args.entry_pooling)
-    print(
-        "saved",
-        results.save_csv(
-            table,
-            args.out,
-            model=S["model"],
-            scale=S["name"],
-            seeds=cfg["seeds"],
-            data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
-            combination=combo,
-            lrs=cfg["lrs"],
-            sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"],
-        ),
-    )
-
-
-if __name__ == "__main__":
-    main()
