@@ -63,7 +63,7 @@ MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-
 from defsent_lite.runtime import config, models
 from defsent_lite.paper import defsent_tables, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import eval_sizes, preflight, scores
+from defsent_lite.repro import eval_sizes, preflight, scores, transfer_scores
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
@@ -75,13 +75,13 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 POOLINGS = ["cls", "mean"]
 sentences = (eval_sizes.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
-             + eval_sizes.transfer_sentences(DATA_ROOT, scores.transfer_settings(scale)))
+             + eval_sizes.transfer_sentences(DATA_ROOT, transfer_scores.transfer_settings(scale)))
 what = "untrained CLS and mean (one pass): STS and SentEval"
 # the plan and its time estimate first (printed at the protocol scales)
 preflight.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
 batch_size = scale["encode_batch_size"]
 sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
-transfer_rows = scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)
+transfer_rows = transfer_scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
@@ -102,7 +102,7 @@ table4
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
-            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; {scores.transfer_text(scale)}")
+            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; {transfer_scores.transfer_text(scale)}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
 title = f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({t3.reference})"

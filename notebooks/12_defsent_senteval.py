@@ -61,7 +61,7 @@ VARIANT = "official"  # the released code (default); "paper": the text (defsent_
 
 # %% tags=["tolerance: check; untrained=score"]
 from defsent_lite.paper import aggregate, defsent_eval_tables, plots, results
-from defsent_lite.repro import defsent_runs, defsent_scored, preflight, scores, variants
+from defsent_lite.repro import defsent_runs, defsent_scored, preflight, transfer_scores, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
@@ -109,7 +109,7 @@ aggregate.mean_pm_std(t4.seeds)
 
 # %%
 meta = dict(model=MODEL, head=scored.head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{scored.data}; {scores.transfer_text(scale)}",
+            data=f"{scored.data}; {transfer_scores.transfer_text(scale)}",
             runs=t4.seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
 title = f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({t4.reference})"

@@ -73,7 +73,7 @@ import pandas as pd
 from defsent_lite.paper import aggregate, method_plots, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.repro import augmented, preflight, pst, scores
+from defsent_lite.repro import augmented, preflight, pst, scores, transfer_scores
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -137,7 +137,7 @@ pd.Series(poolings, name="best pooling")
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=score"]
 final_path = steps[-1]["best_run"]["path"]
 pooling = release.senteval_pooling
-transfer = scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
+transfer = transfer_scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
                                        names=("checkpoint", "DefSent+"),
                                        untrained_poolings=release.checkpoint_poolings)
 table4 = augmented.transfer_beside_paper(transfer, release, compare)
@@ -167,7 +167,7 @@ meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["
             lrs=cfg["lrs"], runs=counts, data=f"{report['source']}; {report['entries']} entries",
             sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
-senteval = dict(senteval_pooling=release.senteval_pooling, senteval=scores.transfer_text(scale))
+senteval = dict(senteval_pooling=release.senteval_pooling, senteval=transfer_scores.transfer_text(scale))
 print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **meta, **senteval))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
 model_name = MODEL.split("/")[-1]

@@ -103,7 +103,7 @@ def module_level_imports(module):
 
 @pytest.mark.parametrize("protocol", ["defsent_lite.repro.defsent_runs", "defsent_lite.repro.pst"])
 def test_a_protocol_that_scores_sts_alone_loads_no_senteval(protocol):
-    """SentEval and its classifiers load where a transfer score is computed (repro/scores), not with
+    """SentEval and its classifiers load where a transfer score is computed (repro/transfer_scores), not with
     the DefSent and PST protocols that notebooks 10, 11 and 21 run; DefSent's loads no scikit-learn
     either (PST does: FastICA, Eq. 11, in the method core)."""
     closure = module_level_closure(protocol)

@@ -145,7 +145,7 @@ def beside_paper(ours, rel, compare=True):
 def transfer_beside_paper(ours, rel, compare=True):
     """Table 4 side by side: our checkpoint row beside the paper's checkpoint row, our final
     encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+", as
-    scores.transfer_before_after names them)."""
+    transfer_scores.transfer_before_after names them)."""
     paper = results.paper_table(
         {k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
     )

@@ -14,8 +14,7 @@ from defsent_lite import checks, defsent, train
 from defsent_lite.checks import best_of, require_nonempty
 from defsent_lite.runtime import cache, config, defsent_model, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import scores, variants
-from defsent_lite.repro.scores import seed_scoring
+from defsent_lite.repro import seed_scores, variants
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
 # "official" is the default; "paper" keeps the text (and, where the text is silent, what this
@@ -375,7 +374,7 @@ def base_config(scale, model, data_dir=None, variant="official"):
             if scale["train_autocast"] is not None
             else {}
         ),
-        scoring=seed_scoring(scale, data_dir),
+        scoring=seed_scores.seed_scoring(scale, data_dir),
     )
 
 
@@ -439,7 +438,7 @@ def seed_run_needs_training(base, pooling, seed, lr, index, dataset):
     if not cfg.get("scoring"):
         return True
     result = dict(found.result, key=cache.config_key(run_key(cfg, dataset[0])))
-    return not scores.trained_scores_cached(result, pooling, cfg["scoring"])
+    return not seed_scores.trained_scores_cached(result, pooling, cfg["scoring"])
 
 
 def seed_config(base, pooling, seed, lr, index):
@@ -458,11 +457,13 @@ def scored_run(cfg, dataset):
     if scoring is None:  # a config without scoring keeps its checkpoint
         return run(cfg, dataset)
     result = run(cfg, dataset, need_checkpoint=False)
-    if result["path"] is None and scores.trained_scores_cached(result, cfg["pooling"], scoring):
+    if result["path"] is None and seed_scores.trained_scores_cached(
+        result, cfg["pooling"], scoring
+    ):
         return result
     if result["path"] is None:
         result = run(cfg, dataset, need_checkpoint=True)
-    scores.score_trained(result, cfg["pooling"], scoring)
+    seed_scores.score_trained(result, cfg["pooling"], scoring)
     cache.drop_files("defsent", result["key"])
     return dict(result, path=None)
 

@@ -9,7 +9,7 @@ import pandas as pd
 from defsent_lite.runtime import defsent_model
 from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, defsent_eval_tables
-from defsent_lite.repro import defsent_runs, eval_sizes, preflight, scores
+from defsent_lite.repro import defsent_runs, eval_sizes, preflight, scores, transfer_scores
 
 ALL_POOLINGS = ("cls", "mean", "max")
 
@@ -82,7 +82,7 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     as Table 9). Every pooling is trained, since Table 4's pooling is the best by dev MRR."""
     p = prepared(scale, model, data_dir, variant)
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
-    transfer = scores.transfer_settings(scale)
+    transfer = transfer_scores.transfer_settings(scale)
     encoded = len(ALL_POOLINGS) * 2 * eval_sizes.transfer_sentences(data_dir, transfer)
     preflight.print_plan(
         scale,
@@ -97,10 +97,13 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     poolings = poolings or defsent_runs.senteval_poolings(scale, reported)
     untrained, trained = {}, {}
     for q in poolings:
-        untrained[q] = scores.untrained_transfer(model, [q], scale, data_dir, batch_size)[q]
+        untrained[q] = transfer_scores.untrained_transfer(model, [q], scale, data_dir, batch_size)[
+            q
+        ]
         seed_runs = final[q].runs[: defsent_runs.SENTEVAL_SEEDS]  # Table 9: three seeds
         trained[q] = [
-            scores.trained_transfer(r, q, transfer, data_dir, batch_size) for r in seed_runs
+            transfer_scores.trained_transfer(r, q, transfer, data_dir, batch_size)
+            for r in seed_runs
         ]
     source = p.dataset[1]["source"]
     return Scored(untrained, trained, dev_mrr, list(poolings), p.head_kind, source, reported, why)

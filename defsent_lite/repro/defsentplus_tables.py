@@ -15,6 +15,7 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import labels
 from defsent_lite.paper.labels import POOLING_LABELS
 from defsent_lite.repro import defsent_runs, defsentplus_runs, eval_sizes, preflight, pst, scores
+from defsent_lite.repro import transfer_scores
 
 
 class OurRows(NamedTuple):
@@ -131,7 +132,7 @@ def table2(ours, model, scale, runs):
 class FinalSentEval(NamedTuple):
     """Table 4's rows of ours: the final PST encoder and the untrained one on SentEval."""
 
-    ours: pd.DataFrame  # scores.transfer_before_after's two rows: untrained, final PST
+    ours: pd.DataFrame  # transfer_scores.transfer_before_after's two rows: untrained, final PST
     steps: list  # pst.run's steps (the last one's best run is the final encoder)
     pooling: str  # the inference pooling scored (defsentplus_runs.senteval_pooling)
     why: str  # ... and why that one
@@ -144,19 +145,21 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     the plan, printed first, counts both encodings of the SentEval sentences."""
     reference = aggregate.reference_model(model)[0]
     cfg, _ = pst.model_pst_config(scale, model, dataset, reference, combination, variant=variant)
-    encoded = 2 * eval_sizes.transfer_sentences(data_dir, scores.transfer_settings(scale))
+    encoded = 2 * eval_sizes.transfer_sentences(data_dir, transfer_scores.transfer_settings(scale))
     preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=data_dir, extra_encoded=encoded))
     steps, report = pst.run(cfg, data_dir)
     final = steps[-1]["best_run"]
     checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
     pooling, why = defsentplus_runs.senteval_pooling(model, final)
     names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
-    ours = scores.transfer_before_after(model, final["path"], pooling, scale, data_dir, names=names)
+    ours = transfer_scores.transfer_before_after(
+        model, final["path"], pooling, scale, data_dir, names=names
+    )
     return FinalSentEval(ours, steps, pooling, why, report)
 
 
 def table4(ours, steps, model, scale):
-    """Table 4 beside ours (scores.transfer_before_after's two rows: untrained, final PST): our
+    """Table 4 beside ours (transfer_scores.transfer_before_after's two rows: untrained, final PST): our
     final encoder beside the paper's DefSent+ row of the model in the same space (its ICA row only
     when our last step kept the ICA space)."""
     reference, note = aggregate.reference_model(model)
