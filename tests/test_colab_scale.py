@@ -2,7 +2,8 @@
 rates the official scripts pin, one seed, the batched SentEval classifier - and its structure at
 rehearsal size (stand-ins, capped) so that CI runs it."""
 from defsent_lite.runtime import config
-from defsent_lite.repro import colab_plans, defsent_runs
+import colab_plans
+from defsent_lite.repro import defsent_runs
 
 
 def test_the_colab_scale_is_the_paper_protocol_with_one_seed_and_the_pinned_rates():

@@ -1,7 +1,11 @@
 """One Colab session per notebook: the plans of the main trainings of notebooks 10, 21, 30 and 33 at
 the colab scale with the papers' models and full data, counted in FLOPs at a T4's throughput
 (budget.T4_SOURCE), each step no faster than a host-bound step measured on an H100
-(budget.STEP_FLOOR_S); docs/colab_session.md shows them."""
+(budget.STEP_FLOOR_S); docs/colab_session.md shows them. Repository tooling, never imported by
+the package:
+
+    python tools/colab_plans.py        # print the estimates docs/colab_session.md quotes
+"""
 
 import math
 
@@ -132,3 +136,8 @@ def colab_session_estimates(data_dir=None):
         )
     )
     return plans
+
+
+if __name__ == "__main__":
+    for plan in colab_session_estimates():
+        print(plan.what, "|", plan.flops_line())
