@@ -131,8 +131,8 @@ def loss(model, head, batch, pooling, mask_token_id=None):
         and not 0 <= int(targets.min()) <= int(targets.max()) < logits.shape[1]
     ):
         raise ValueError(
-            f"DefSent loss: target ids {int(targets.min())}..{int(targets.max())} fall outside the "
-            f"head's {logits.shape[1]} words (ids from another tokenizer?)"
+            f"DefSent loss: target ids {int(targets.min())}..{int(targets.max())} fall outside "
+            f"the head's {logits.shape[1]} words (ids from another tokenizer?)"
         )
     return F.cross_entropy(logits, batch["targets"])
 

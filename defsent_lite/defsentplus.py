@@ -126,8 +126,8 @@ def ica_transform(X, max_iter=1000, seed=42, scale=100.0, standardise=True):
         X = StandardScaler().fit_transform(X)
     if X.shape[0] < X.shape[1]:  # whitening keeps at most as many components as rows
         raise ValueError(
-            f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of "
-            f"dimension {X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)"
+            f"ICA needs at least as many entries as dimensions: {X.shape[0]} entries of dimension "
+            f"{X.shape[1]} (raise dsp_max_entries, or run without the ICA candidate)"
         )
     ica = FastICA(whiten="unit-variance", max_iter=max_iter, random_state=seed)
     with warnings.catch_warnings(record=True) as caught:

@@ -82,8 +82,8 @@ def prompt_sentences(tokenizer, sentences, max_length):
                 ]
             else:
                 raise ValueError(
-                    f"prompt pooling: max_length={max_length} tokens leave no room for a "
-                    f"sentence in the prompt template ({n} tokens with one character)"
+                    f"prompt pooling: max_length={max_length} tokens leave no room for a sentence "
+                    f"in the prompt template ({n} tokens with one character)"
                 )
             wrapped[i] = prompt_text(" ".join(words), tokenizer.mask_token)
             n = len(tokenizer(wrapped[i])["input_ids"])

@@ -99,7 +99,8 @@ def kl_similarity(mu_a, var_a, mu_b, var_b, reduction="sum"):
     if reduction == "mean_per_dim":
         return (1.0 / (1.0 + kl_per_dim(mu_a, var_a, mu_b, var_b))).mean(-1)
     raise ValueError(
-        f"unknown similarity reduction {reduction!r}: use 'sum' (paper) or 'mean_per_dim' (official code)"
+        f"unknown similarity reduction {reduction!r}: use 'sum' (paper) or 'mean_per_dim' "
+        "(official code)"
     )
 
 
@@ -141,7 +142,7 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
     }
     if len({s for pair in shapes.values() for s in pair}) != 1 or len(shapes["pre"][0]) != 2:
         raise ValueError(
-            f"contrastive loss: (mu, var) of premises, entailments and contradictions must all be "
+            "contrastive loss: (mu, var) of premises, entailments and contradictions must all be "
             f"[B, d] of one shape; got {shapes}"
         )
     if not (
@@ -152,7 +153,8 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
         )
     if len(pre[0]) < 2:  # the other rows of the batch are the negatives: one row has none
         raise ValueError(
-            f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at least 2"
+            f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at "
+            "least 2"
         )
     # [i, j] = sim(ent_j||pre_i)
     blocks = [similarity_matrix(ent[0], ent[1], pre[0], pre[1], reduction).T]

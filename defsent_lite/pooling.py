@@ -34,7 +34,8 @@ def prompt(hidden, mask, input_ids, mask_token_id):
     if input_ids is None or mask_token_id is None:
         raise ValueError(
             "prompt pooling needs the input ids and the tokenizer's mask_token_id "
-            f"(got input_ids={'None' if input_ids is None else 'given'}, mask_token_id={mask_token_id!r})"
+            f"(got input_ids={'None' if input_ids is None else 'given'}, "
+            f"mask_token_id={mask_token_id!r})"
         )
     at = input_ids == mask_token_id
     counts = at.sum(1)

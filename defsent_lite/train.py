@@ -71,8 +71,8 @@ def read_losses(pending, history, total, lr, describe_batch=None):
         if not math.isfinite(value):
             info = f" ({describe_batch(batch)})" if describe_batch else ""
             raise NonFiniteLoss(
-                f"loss became {value} at step {step} of {total}{info}; "
-                f"try a lower learning rate than {lr:g}"
+                f"loss became {value} at step {step} of {total}{info}; try a lower learning rate "
+                f"than {lr:g}"
             )
         history["loss"].append(value)
     pending.clear()
@@ -185,8 +185,9 @@ def train(
     factors = [warmup_factor(i, warmup, total, s.decay, s.warmup_from_zero) for i in range(total)]
     if max(factors) == 0:  # e.g. one step whose warm-up starts from 0: the run would train nothing
         raise ValueError(
-            f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} steps"
-            f"{', from 0' if s.warmup_from_zero else ''}); give it more training data or batches"
+            f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} "
+            f"steps{', from 0' if s.warmup_from_zero else ''}); give it more training data or "
+            "batches"
         )
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda i: factors[i] if i < total else factors[-1]
@@ -232,8 +233,8 @@ def train(
                     score = eval_fn(model)
                 if not math.isfinite(score):
                     raise NonFinite(
-                        f"{desc}: evaluation score {score} at step {step} of {total}; "
-                        f"try a lower learning rate than {lr:g}"
+                        f"{desc}: evaluation score {score} at step {step} of {total}; try a lower "
+                        f"learning rate than {lr:g}"
                     )
                 history["eval"].append((step, score))
                 if history["best_score"] is None or score > history["best_score"]:

@@ -105,7 +105,8 @@ def require_oxford_train(data_dir=None):
     if not path.is_file():
         raise readers.DataMissing(
             f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
-            f"(`python -m defsent_lite.data.download fetch --only oxford --root {config.data_root(data_dir)}`); "
+            "(`python -m defsent_lite.data.download fetch --only oxford --root "
+            f"{config.data_root(data_dir)}`); "
             "only the smoke and cpu scales fall back to valid+test with WordNet"
         )
     return path

@@ -133,7 +133,8 @@ def fetch(url, dest, max_bytes=MAX_DOWNLOAD_BYTES, timeout=60, deadline=DOWNLOAD
                 ):
                     raise DownloadError(
                         f"{url}: an HTML page came instead of the data file "
-                        f"(Content-Type {r.headers.get('Content-Type')!r}); is the URL still served?"
+                        f"(Content-Type {r.headers.get('Content-Type')!r}); is the URL still "
+                        "served?"
                     )
                 received += len(block)
                 if received > max_bytes:
@@ -186,8 +187,8 @@ def extract(archive, member, dest, url, max_bytes=MAX_MEMBER_BYTES, inflation=MA
         if isinstance(e, DownloadError):
             raise
         raise DownloadError(
-            f"{url}: could not read {member!r} from the archive "
-            f"({type(e).__name__}: {e}); truncated or not a zip/tar?"
+            f"{url}: could not read {member!r} from the archive ({type(e).__name__}: {e}); "
+            "truncated or not a zip/tar?"
         ) from None
 
 
@@ -482,8 +483,8 @@ def main(argv=None):
         print(summary(reports))
         failed = sum(r.status == "failed" for r in reports)
         print(
-            f"{len(reports) - failed} of {len(reports)} sources ready under {config.data_root(args.root)}"
-            + (f"; {failed} failed" if failed else "")
+            f"{len(reports) - failed} of {len(reports)} sources ready under "
+            f"{config.data_root(args.root)}" + (f"; {failed} failed" if failed else "")
         )
         return 1 if failed else 0
     try:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 
 HOW_TO_GET = (
-    "point DEFSENT_DATA at a folder in the layout of ../shared/data, or run "
-    "`python -m defsent_lite.data.download fetch --root <folder>` on a connected machine"
+    "point DEFSENT_DATA at a folder in the layout of ../shared/data, or run `python -m "
+    "defsent_lite.data.download fetch --root <folder>` on a connected machine"
 )
 
 

@@ -86,13 +86,15 @@ def fit_many(
     n_p = weight.sum(0)
     if (n_p == 0).any():
         raise ValueError(
-            f"logistic regression: problems {(n_p == 0).nonzero().flatten().tolist()[:10]} have no training rows"
+            f"logistic regression: problems {(n_p == 0).nonzero().flatten().tolist()[:10]} have "
+            "no training rows"
         )
     # [P, classes]
     per_class = train_masks.to(dtype) @ torch.nn.functional.one_hot(y, n_classes).to(dtype)
     if ((per_class > 0).sum(1) < 2).any():
         raise ValueError(
-            f"logistic regression: problems {((per_class > 0).sum(1) < 2).nonzero().flatten().tolist()[:10]} "
+            "logistic regression: problems "
+            f"{((per_class > 0).sum(1) < 2).nonzero().flatten().tolist()[:10]} "
             "have training rows of one class only (as scikit-learn, this needs at least two)"
         )
     weight = weight / n_p  # mean over each problem's rows
@@ -128,8 +130,8 @@ def fit_many(
         if step == max_newton:
             bad = active.nonzero().flatten().tolist()
             raise RuntimeError(
-                f"logistic regression did not converge in {max_newton} Newton steps: problems {bad[:10]} "
-                f"(largest gradient {float(grad_max.max()):.2e} > tol {tol:g})"
+                f"logistic regression did not converge in {max_newton} Newton steps: problems "
+                f"{bad[:10]} (largest gradient {float(grad_max.max()):.2e} > tol {tol:g})"
             )
         curv = S * (1 - S) if K == 1 else S
 
@@ -149,7 +151,7 @@ def fit_many(
     final = objective(logits(W), W)
     if not torch.isfinite(final).all():
         raise NonFinite(
-            f"logistic regression: non-finite objective for problems "
+            "logistic regression: non-finite objective for problems "
             f"{(~torch.isfinite(final)).nonzero().flatten().tolist()[:10]} (non-finite features?)"
         )
     return Fits(W, final, grad_max, step, basis)

@@ -38,7 +38,8 @@ def over_seeds(values, what="result", ddof=STD_DDOF):
     bad = [i for i, v in enumerate(values) if not math.isfinite(v)]
     if bad:
         raise ValueError(
-            f"{what}: run {bad[0]} of {len(values)} is {values[bad[0]]}; nothing non-finite is averaged"
+            f"{what}: run {bad[0]} of {len(values)} is {values[bad[0]]}; nothing non-finite is "
+            "averaged"
         )
     return SeedStats(
         float(np.mean(values)),
@@ -99,8 +100,8 @@ def reference_model(model):
     if model in models.OFFLINE_ALIASES:
         return "bert-base-uncased", (
             "paper rows: BERT-base, as context; the offline all-MiniLM-L6-v2 stands in for it "
-            "(its vocabulary, 6 layers instead of 12; already tuned for similarity): "
-            "no difference is taken"
+            "(its vocabulary, 6 layers instead of 12; already tuned for similarity): no "
+            "difference is taken"
         )
     return None, f"paper rows: none (the papers report no {model})"
 

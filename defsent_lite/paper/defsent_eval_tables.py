@@ -76,8 +76,8 @@ def table3(t8, dev_mrr, model, scale):
         else "another pooling, so no paper row beside it (Table 8 pairs every pooling)"
     )
     note = (
-        f"pooling: {best} ({why})\n"
-        f"the paper's Table 3 row: {paper_best}; ours pools with {best}: {same}"
+        f"pooling: {best} ({why})\nthe paper's Table 3 row: {paper_best}; ours pools with {best}: "
+        f"{same}"
     )
     pairs = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
     baseline_row = paper_defsent.UNTRAINED_ROWS.get(t8.reference, {})  # no raw Max row

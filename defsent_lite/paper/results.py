@@ -91,7 +91,8 @@ def whole_beside(table, columns, ours, pairs, ours_label="ours"):
     )
 
 
-SPREAD_Z = 2.0  # "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
+# "inside the paper's spread": within 2 standard deviations of its mean (about 95% of seeds)
+SPREAD_Z = 2.0
 
 
 def spread_z(ours, paper_mean, paper_std, runs=1):
@@ -113,7 +114,8 @@ def spread_verdict(table, limit=SPREAD_Z):
         z = table.loc[(label, "z")].dropna()
         outside = z[z.abs() > limit]
         lines.append(
-            f"{label}: inside the paper's mean +- {limit:g} std in {len(z) - len(outside)} of {len(z)}"
+            f"{label}: inside the paper's mean +- {limit:g} std in {len(z) - len(outside)} of "
+            f"{len(z)}"
             + (
                 " (outside: " + ", ".join(f"{c} z = {v:+.1f}" for c, v in outside.items()) + ")"
                 if len(outside)

@@ -52,12 +52,14 @@ def release(checkpoint, label=None):
     if label is None:
         raise ValueError(
             f"no DefSent+ rows for checkpoint {checkpoint!r}: the tables name these by hub name: "
-            f"{', '.join(paper_defsentplus.DATA_AUGMENTED)}; for another checkpoint give PAPER_LABEL, "
+            f"{', '.join(paper_defsentplus.DATA_AUGMENTED)}; for another checkpoint give "
+            "PAPER_LABEL, "
             f"one of {', '.join(labels())}"
         )
     if label not in labels():
         raise ValueError(
-            f"PAPER_LABEL {label!r} is not a data-augmented encoder of Table 6: {', '.join(labels())}"
+            f"PAPER_LABEL {label!r} is not a data-augmented encoder of Table 6: "
+            f"{', '.join(labels())}"
         )
     family, _, model = label.partition("-")
     model = model.removeprefix("partial-")
@@ -163,6 +165,6 @@ def transfer_beside_paper(ours, rel, compare=True):
 def paper_rows_text(rel):
     """Which paper row stands beside each of ours (the tables' row labels are ours)."""
     return (
-        f"paper rows: checkpoint = Table 3 / 4 '{rel.table3_key}' / '{rel.table4_keys[0]}'; "
-        f"the last DefSent+ step = Table 6 '{rel.table6_key}', Table 4 '{rel.table4_keys[1]}'"
+        f"paper rows: checkpoint = Table 3 / 4 '{rel.table3_key}' / '{rel.table4_keys[0]}'; the "
+        f"last DefSent+ step = Table 6 '{rel.table6_key}', Table 4 '{rel.table4_keys[1]}'"
     )

@@ -3,9 +3,9 @@
 Counts come from the run configs (trainings, optimizer steps, sentences encoded for evaluation); the
 time per training step and per encoded batch is measured here, on this device, by a short warm-up
 with the notebook's own model and loss (repro/warmup.py; each protocol's `plan` loads it and the
-evaluation counts, repro/eval_sizes.py, only when a plan is made). Data loading and the SentEval classifiers are not in the estimate; it is
-printed with the measurements it rests on (docs/reproduction.md: how it compares with a run's real
-time).
+evaluation counts, repro/eval_sizes.py, only when a plan is made). Data loading and the SentEval
+classifiers are not in the estimate; it is printed with the measurements it rests on
+(docs/reproduction.md: how it compares with a run's real time).
 """
 
 import math
@@ -78,7 +78,8 @@ class Plan(NamedTuple):
         )
         return (
             f"FLOPs: {self.flops / 1e15:.1f} PFLOP ({self.params / 1e6:.0f}M parameters, "
-            f"{self.train_tokens / 1e6:.1f}M tokens trained, {self.encoded_tokens / 1e6:.1f}M encoded): "
+            f"{self.train_tokens / 1e6:.1f}M tokens trained, {self.encoded_tokens / 1e6:.1f}M "
+            "encoded): "
             f"about {hours(self.t4_seconds)} on a T4 ({T4_SOURCE}{floor})."
         )
 
@@ -90,10 +91,12 @@ class Plan(NamedTuple):
                 "(Colab: Runtime > Change runtime type > GPU). "
             )
         return warning + (
-            f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, {self.encoded:,} sentences "
+            f"plan ({self.what}): {self.trainings} trainings, {self.steps:,} steps, "
+            f"{self.encoded:,} sentences "
             f"encoded for evaluation; about {hours(self.seconds)} on {self.device} "
             f"(warm-up here: {self.step_s:.3f} s per training step, optimizer update included, "
-            f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not included). "
+            f"{self.batch_s:.3f} s per batch of {self.batch} encoded; SentEval classifiers not "
+            "included). "
             f"Runs already in the cache are not repeated."
             + (" " + self.flops_line() if self.params else "")
         )

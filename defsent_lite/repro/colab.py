@@ -12,7 +12,8 @@ import torch
 from defsent_lite import encode
 from defsent_lite.runtime import config
 
-REPOSITORY = "defsent-lite/defsent_lite"  # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
+# owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
+REPOSITORY = "defsent-lite/defsent_lite"
 BRANCH = "main"  # the badges open the notebooks of this branch
 DRIVE_HOME = "/content/drive/MyDrive/defsent_lite"
 LOCAL_HOME = "/content/defsent_lite"
@@ -23,13 +24,13 @@ def device_report(device=None):
     device = config.device(device)
     if device.type != "cuda":
         return (
-            "no GPU: cpu, fp32. Smoke scale runs here; paper scale needs a GPU "
-            "(Colab: Runtime > Change runtime type > GPU)"
+            "no GPU: cpu, fp32. Smoke scale runs here; paper scale needs a GPU (Colab: Runtime > "
+            "Change runtime type > GPU)"
         )
     props = torch.cuda.get_device_properties(device)
     return (
-        f"GPU: {props.name}, {props.total_memory / 2**30:.1f} GiB, compute capability {props.major}.{props.minor}"
-        f" -> {encode.precision_name(device)}"
+        f"GPU: {props.name}, {props.total_memory / 2**30:.1f} GiB, compute capability "
+        f"{props.major}.{props.minor} -> {encode.precision_name(device)}"
     )
 
 

@@ -49,7 +49,8 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     (
         "frozen",
         "the word prediction layer (tied to the word embeddings)",
-        "the word prediction layer and the whole embeddings module (word, position, token type, LayerNorm)",
+        "the word prediction layer and the whole embeddings module (word, position, token type, "
+        "LayerNorm)",
         "the word prediction layer and the word embeddings",
     ),
     (
@@ -92,29 +93,34 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     (
         "MRR",
         "mean reciprocal rank",
-        "from the top 10 (a gold word ranked below 10 counts 0): not the default, result key mrr_top10",
-        "both variants: over the whole vocabulary, as the paper's numbers were computed (its untrained rows' MRR exceeds "
-        "the most a top-10 MRR can reach with their own top-1/3/10 accuracies: Max .0327 > .0315, Mean .0132 > .0072, "
-        "CLS .0009 > 0)",
+        "from the top 10 (a gold word ranked below 10 counts 0): not the default, result key "
+        "mrr_top10",
+        "both variants: over the whole vocabulary, as the paper's numbers were computed (its "
+        "untrained rows' MRR exceeds the most a top-10 MRR can reach with their own top-1/3/10 "
+        "accuracies: Max .0327 > .0315, Mean .0132 > .0072, CLS .0009 > 0)",
     ),
     (
         "split",
         "8:1:1 by word",
-        "all words split (unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)), then each split keeps its words of one "
-        "token: Table 1's All row is floor's 29,413 / 3,677 / 3,677, its BERT rows 7,732 / 936 / 979 are not 8:1:1",
-        "both variants: the same order and boundaries; a seeded shuffle (seed 0), so not the official run's words",
+        "all words split (unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)), then each "
+        "split keeps its words of one token: Table 1's All row is floor's 29,413 / 3,677 / 3,677, "
+        "its BERT rows 7,732 / 936 / 979 are not 8:1:1",
+        "both variants: the same order and boundaries; a seeded shuffle (seed 0), so not the "
+        "official run's words",
     ),
     (
         "SentEval seeds",
         "the mean of three evaluations with different random seeds (Table 9)",
         "sets no seed: SentEval's default 1111 (its folds and classifier) in every evaluation",
-        "both variants: the first three training seeds' encoders, each evaluated with seed 1111 (the same folds)",
+        "both variants: the first three training seeds' encoders, each evaluated with seed 1111 "
+        "(the same folds)",
     ),
     (
         "learning rate",
         "searched: 2^x 1e-6, x in 0, 0.5, ..., 7, on dev MRR (Table 5: the chosen)",
         "run scripts pin Table 5's rate per model and pooling",
-        "both variants: the scale's defsent_lr_xs (paper scale 'table5', the scripts'; LR_GRID_XS searches)",
+        "both variants: the scale's defsent_lr_xs (paper scale 'table5', the scripts'; LR_GRID_XS "
+        "searches)",
     ),
     (
         "STS / SentEval encoding",
@@ -210,7 +216,8 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     )
     if report.get("prep") != v["data"]:
         raise ValueError(
-            f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the dataset "
+            f"DefSent variant {cfg['variant']!r} trains on data prepared as {v['data']}, but the "
+            "dataset "
             f"given was prepared as {report.get('prep')}: build it with dictionary.defsent_dataset("
             f"..., prep=defsent_runs.variant_settings({cfg['variant']!r})['data'])"
         )
@@ -332,7 +339,8 @@ def lr_exponents(xs, model, pooling):
     label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
     if label not in paper_defsent.TABLE5_LR_X:
         raise ValueError(
-            f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} pooling; "
+            f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} "
+            "pooling; "
             f"give the exponents to search instead (defsent_runs.LR_GRID_XS is the paper's grid)"
         )
     return [paper_defsent.TABLE5_LR_X[label]]

@@ -99,9 +99,10 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
         "repeated pairs (b, c)",
         "not stated (a: merged)",
         "kept: the code removes none from the file it reads",
-        "kept, as the code (a: merged and deduplicated, as the text says). Table 1's b and c (122,209; 67,553) "
-        "are 110 and 63 below DefSent's Table 1 totals of the same data (122,319; 67,616), but repeats do not "
-        "explain it: 7 of the 24,464 valid+test pairs at hand repeat",
+        "kept, as the code (a: merged and deduplicated, as the text says). Table 1's b and c "
+        "(122,209; 67,553) are 110 and 63 below DefSent's Table 1 totals of the same data "
+        "(122,319; 67,616), but repeats do not explain it: 7 of the 24,464 valid+test pairs at "
+        "hand repeat",
     ),
     (
         "prompt template",
@@ -113,22 +114,24 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
         "ICA candidate",
         "BERT-base and BERT-large (Table 2's (ICA) rows); none named for RoBERTa",
         "ICA-transform.py transforms any entry embeddings it is given",
-        "both variants: for BERT (a model outside the paper as BERT-base), not RoBERTa; ica='all' for every model",
+        "both variants: for BERT (a model outside the paper as BERT-base), not RoBERTa; ica='all' "
+        "for every model",
     ),
     (
         "pooling of a row",
         "the best of Mean, CLS, Prompt (Sec. 4; Appendix B)",
         "TestSTS.py scores the pooling it is given",
-        "both variants: the paper's upward selection: dataset c rows and Table 3's checkpoint rows under the best "
-        "pooling of their scores (notebooks 22, 25); Table 4's checkpoint rows under the better SentEval average of "
-        "the poolings its caption names (SimCSE, SynCSE: own or Prompt; SNCSE: Prompt, CLS or Mean)",
+        "both variants: the paper's upward selection: dataset c rows and Table 3's checkpoint "
+        "rows under the best pooling of their scores (notebooks 22, 25); Table 4's checkpoint "
+        "rows under the better SentEval average of the poolings its caption names (SimCSE, "
+        "SynCSE: own or Prompt; SNCSE: Prompt, CLS or Mean)",
     ),
     (
         "Table 2's DefSent rows",
         "DefSent's best pooling (its Table 3: 10 seeds' mean on the raw STS files)",
         "not in the code (copied from DefSent)",
-        "both variants: our DefSent encoders' mean over seeds on the raw STS files (notebook 22), as DefSent scores "
-        "them, not on SentEval's tokenised files as DefSent+ rows are",
+        "both variants: our DefSent encoders' mean over seeds on the raw STS files (notebook 22), "
+        "as DefSent scores them, not on SentEval's tokenised files as DefSent+ rows are",
     ),
     (
         "ICA",
@@ -183,7 +186,8 @@ def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=
         mlm, _ = models.load(source, mlm_head=True, device=device)
         if "transform" in defsent_model.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
             raise ValueError(
-                f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies into "
+                f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies "
+                "into "
                 f"{name_or_path!r}'s pooler; pass mlm_head_from='roberta-base' or 'roberta-large' "
                 "(the original model, as the official code does)"
             )
@@ -196,7 +200,8 @@ def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=
     elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
         raise ValueError(
             f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
-            "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train a new one."
+            "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train "
+            "a new one."
         )
     if getattr(model, "pooler", None) is None:
         raise ValueError(f"{type(model).__name__} has no pooler layer")

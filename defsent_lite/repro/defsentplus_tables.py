@@ -159,9 +159,9 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
 
 
 def table4(ours, steps, model, scale):
-    """Table 4 beside ours (transfer_scores.transfer_before_after's two rows: untrained, final PST): our
-    final encoder beside the paper's DefSent+ row of the model in the same space (its ICA row only
-    when our last step kept the ICA space)."""
+    """Table 4 beside ours (transfer_scores.transfer_before_after's two rows: untrained, final
+    PST): our final encoder beside the paper's DefSent+ row of the model in the same space (its ICA
+    row only when our last step kept the ICA space)."""
     reference, note = aggregate.reference_model(model)
     space = steps[-1]["best"][0]
     ica = space != "plain"

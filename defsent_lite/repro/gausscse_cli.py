@@ -63,7 +63,8 @@ def save_tables(runs, eval_sets, out, meta):
     for s, r in runs.items():
         print(
             s,
-            f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC {100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}",
+            f"steps {r['steps']}, best step {r['best_step']}, dev AUPRC "
+            f"{100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}",
         )
 
 

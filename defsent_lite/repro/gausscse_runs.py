@@ -22,8 +22,8 @@ def describe_batch(model, tokenizer):
         with torch.no_grad():
             mu, var = gausscse.encode(model, tokenizer, [s for t in batch for s in t])
         return (
-            f"premises {[p[:30] for p, _, _ in batch[:2]]}..., mu in [{mu.min():.3g}, {mu.max():.3g}], "
-            f"var in [{var.min():.3g}, {var.max():.3g}]"
+            f"premises {[p[:30] for p, _, _ in batch[:2]]}..., mu in [{mu.min():.3g}, "
+            f"{mu.max():.3g}], var in [{var.min():.3g}, {var.max():.3g}]"
         )
 
     return describe
@@ -190,8 +190,8 @@ def seed_runs(base, setting, seeds):
 def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     """run_settings: trainings (setting x seed), steps, NLI sentences encoded (SNLI dev every
     eval_every steps, the test sets at the end), timed by a warm-up here. lrs: one training per
-    rate as well (a row of the grid: gausscse_grid.grid_search at base's batch size). budget and warmup load only
-    when a plan is made (the protocol's scales)."""
+    rate as well (a row of the grid: gausscse_grid.grid_search at base's batch size). budget and
+    warmup load only when a plan is made (the protocol's scales)."""
     from defsent_lite.repro import budget, warmup
 
     triplets = nli_readers.training_triplets(
@@ -223,7 +223,8 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
         tokenizer, [s for t in triplets[:4096] for s in t], 3 * base["batch_size"]
     )
     return budget.Plan(
-        f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds{rates}, {len(triplets):,} triplets",
+        f"GaussCSE, {len(settings)} loss settings x {len(seeds)} seeds{rates}, {len(triplets):,} "
+        "triplets",
         trainings,
         trainings * steps,
         trainings * encoded,

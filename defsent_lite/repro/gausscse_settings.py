@@ -82,25 +82,27 @@ DIFFERENCES = [  # (setting, paper text, official code, ours)
     (
         "model selection",
         "SNLI-dev AUPRC every 100 steps",
-        "the same, also before training (step 0); the steps "
-        "after the last multiple of 100 are never scored",
-        "every 100 steps and at the last step, not step 0 (kept: "
-        "they differ only at the two ends of a run)",
+        "the same, also before training (step 0); the steps after the last multiple of 100 are "
+        "never scored",
+        "every 100 steps and at the last step, not step 0 (kept: they differ only at the two ends "
+        "of a run)",
     ),
     (
         "batch size, lr",
         "Table 5's grid optimum (BERT-base: 16, 5e-5)",
-        "run.sh: BERT-base 16, 1e-5 (no other model); the grid scripts scripts/n4/*.sh ran every cell",
-        "paper scale: Table 5's optimum, what produced the published numbers (run.sh was committed after the "
-        "paper, 3 min before the grid scripts were deleted, and does not parse: bash -n fails at its line 12); "
-        "rates='run.sh' for its (16, 1e-5)",
+        "run.sh: BERT-base 16, 1e-5 (no other model); the grid scripts scripts/n4/*.sh ran every "
+        "cell",
+        "paper scale: Table 5's optimum, what produced the published numbers (run.sh was "
+        "committed after the paper, 3 min before the grid scripts were deleted, and does not "
+        "parse: bash -n fails at its line 12); rates='run.sh' for its (16, 1e-5)",
     ),
     (
         "SICK direction pairs",
         "one direction only: A entails B xor B entails A (794 test pairs)",
         "every entailment pair, premise -> hypothesis (1,414 here)",
-        "the text's (its length-baseline row, 69.14, is reproduced exactly; all pairs give 60.11): sick_pairs='all' for the "
-        "code's; 10 test pairs absent from SICK.txt are excluded and counted",
+        "the text's (its length-baseline row, 69.14, is reproduced exactly; all pairs give "
+        "60.11): sick_pairs='all' for the code's; 10 test pairs absent from SICK.txt are excluded "
+        "and counted",
     ),
 ]
 

@@ -82,7 +82,8 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
             line.strip(" -") for line in str(e).splitlines()[1:] if line.startswith("  - ")
         )
         log(
-            f"notebook {notebook} at {settings['name']} scale, not here: {missing}: its runs are counted from "
+            f"notebook {notebook} at {settings['name']} scale, not here: {missing}: its runs are "
+            "counted from "
             "the papers' published sizes and their cache keys are unknown"
         )
     if notebook in DEFSENT_NOTEBOOKS:
@@ -622,7 +623,8 @@ def launch(
             )
             if any(o.failed for o in outs):
                 log(
-                    f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's best run)"
+                    f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
+                    "best run)"
                 )
                 break
     outcome = Outcome(records, logs)
@@ -634,9 +636,9 @@ def launch(
     ]
     left = [t for t in listed if t.todo is not False]
     log(
-        f"{sum(r['status'] == 'trained' for r in records)} job(s) or training(s) done, {len(outcome.failed)} failed; "
-        f"{len(listed) - len(left)} of {len(listed)} listed trainings in the cache"
-        + (f"; {len(left)} missing (relaunch to retry)" if left else "")
+        f"{sum(r['status'] == 'trained' for r in records)} job(s) or training(s) done, "
+        f"{len(outcome.failed)} failed; {len(listed) - len(left)} of {len(listed)} listed "
+        "trainings in the cache" + (f"; {len(left)} missing (relaunch to retry)" if left else "")
     )
     return outcome
 
@@ -698,7 +700,8 @@ def main(argv=None):
         for t in trainings(nb, args.scale, args.data, args.model, args.variant)
     ]
     print(
-        f"scale {config.scale(args.scale)['name']}; GPU-hours: steps x the host-bound step measured on an H100 "
+        f"scale {config.scale(args.scale)['name']}; GPU-hours: steps x the host-bound step "
+        "measured on an H100 "
         f"(BERT-base; large models x{LARGE_FACTOR:g}); evaluation not included"
     )
     print(summary(listed).to_string())

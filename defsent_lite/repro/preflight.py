@@ -37,7 +37,8 @@ class PreflightFailed(RuntimeError):
 class DataCheck(NamedTuple):
     missing: list  # (need, [relative paths missing from its downloadable option])
     stand_ins: list  # notes of offline options in use
-    changed: list = []  # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
+    # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
+    changed: list = []
 
 
 def on_colab():
@@ -158,7 +159,8 @@ def paper_cpu_warning(scale_name, device=None):
     if scale_name in ("paper", "colab") and config.device(device).type != "cuda":
         return (
             "WARNING: paper scale on a CPU. Every training below runs in fp32 on "
-            f"{torch.get_num_threads()} threads; the plan printed before training gives the estimated time "
+            f"{torch.get_num_threads()} threads; the plan printed before training gives the "
+            "estimated time "
             "(days, typically). Use a GPU (Colab: Runtime > Change runtime type > GPU)."
         )
     return None
@@ -177,8 +179,9 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
         config.use_standins()  # the rehearsal scale's models are the stand-ins
     if config.standins_enabled():
         log(
-            "stand-in models: hub names (bert-base-uncased, roberta-base, ...) load the tiny random models "
-            "of DEFSENT_MODEL_FOLDERS; their numbers check the paper path, they mean nothing"
+            "stand-in models: hub names (bert-base-uncased, roberta-base, ...) load the tiny "
+            "random models of DEFSENT_MODEL_FOLDERS; their numbers check the paper path, they "
+            "mean nothing"
         )
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
@@ -211,8 +214,8 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
         raise PreflightFailed("\n".join(lines))
     needs = sources.needs(notebook, scale)
     log(
-        f"preflight: {len(needs)} data needs met ({', '.join(n.what for n in needs)}); "
-        f"models: {', '.join(models_needed) or 'none'}"
+        f"preflight: {len(needs)} data needs met ({', '.join(n.what for n in needs)}); models: "
+        f"{', '.join(models_needed) or 'none'}"
     )
     for note in result.stand_ins:
         log(f"offline stand-in (smoke/cpu only) - {note}")

@@ -10,8 +10,8 @@ from defsent_lite.repro import defsentplus_runs, pst, scores
 
 
 def main(argv=None):
-    """python -m defsent_lite.repro.pst_cli --scale cpu --dataset b: one PST run, its STS table saved as
-    CSV."""
+    """python -m defsent_lite.repro.pst_cli --scale cpu --dataset b: one PST run, its STS table
+    saved as CSV."""
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("--scale", default="cpu")
     ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])

@@ -1,6 +1,6 @@
-"""What a trained DefSent seed is scored on before its checkpoint is dropped (defsent_runs.final_runs
-keeps only the first seed's): the STS and SentEval evaluations notebooks 11 and 12 show, cached
-under the run's key."""
+"""What a trained DefSent seed is scored on before its checkpoint is dropped
+(defsent_runs.final_runs keeps only the first seed's): the STS and SentEval evaluations notebooks 11
+and 12 show, cached under the run's key."""
 
 from defsent_lite.runtime import cache, config
 from defsent_lite.repro import scores, transfer_scores

@@ -102,6 +102,6 @@ def transfer_text(scale):
     """A scale's SentEval protocol in words, for a result file's metadata."""
     return (
         f"SentEval max {scale['transfer_max_examples']} train / {scale['transfer_max_eval']} "
-        f"dev-test examples, {scale['transfer_kfold']}-fold, "
-        f"inner C search {scale['transfer_inner_search']}"
+        f"dev-test examples, {scale['transfer_kfold']}-fold, inner C search "
+        f"{scale['transfer_inner_search']}"
     )

@@ -424,7 +424,8 @@ def cached_tensor(kind, cfg, compute):
     except Exception as e:
         raise ValueError(
             f"cache entry {path} ({kind}) is not a plain tensor file "
-            f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); delete its folder to recompute it"
+            f"({type(e).__name__}: {str(e).splitlines()[0][:200]}); delete its folder to "
+            "recompute it"
         ) from None
 
 

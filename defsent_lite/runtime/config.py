@@ -4,8 +4,8 @@ Every setting has an environment override, so a notebook's parameters cell can b
 changed by hand (Colab) or from the shell (CI):
 
     DEFSENT_HOME      what relative paths resolve against (default: the repository checkout,
-                      else ~/defsent_lite; never the working directory). Colab: /content/defsent_lite,
-                      or a Drive folder (colab.setup)
+                      else ~/defsent_lite; never the working directory). Colab:
+                      /content/defsent_lite, or a Drive folder (colab.setup)
     DEFSENT_DATA      data root holding sts/ senteval/ nli/ dictionary/   (default data)
     DEFSENT_CACHE     cache of trained runs and embeddings                (default .cache)
     DEFSENT_SCALE     smoke | cpu | paper | rehearsal                     (default smoke)
@@ -36,9 +36,9 @@ OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", OFFLINE_MODEL)
 SCALES = {
     "smoke": dict(
         model=OFFLINE_MODEL,
-        paper_protocol=False,  # True: the papers' datasets, seeds, grids and classifier (paper, rehearsal)
+        paper_protocol=False,  # True: the papers' data, seeds, grids, classifier (paper, rehearsal)
         standins=False,  # True: hub names load the tiny stand-in models (rehearsal scales)
-        train_autocast=None,  # None: the variant's training precision; True: bf16/fp16 autocast on GPU
+        train_autocast=None,  # None: the variant's precision; True: bf16/fp16 autocast on a GPU
         seeds=[0],
         # evenly spaced pairs per STS task, training and dev / test examples (SST-2, TREC, MRPC) per
         # SentEval task: the untrained rows (context beside the papers') and pipeline checks of the
@@ -48,29 +48,30 @@ SCALES = {
         transfer_max_eval=100,
         transfer_kfold=5,
         transfer_inner_search=False,  # one C=1 fit per fold instead of the inner C search
-        transfer_classifier="batched",  # senteval.CLASSIFIERS: scikit-learn's objective, all folds and C at once
-        encode_batch_size=64,  # sentences per forward pass when encoding for evaluation (not training)
+        transfer_classifier="batched",  # senteval.CLASSIFIERS: sklearn's objective, batched
+        encode_batch_size=64,  # sentences per forward pass, encoding for evaluation (not training)
         defsent_batch_size=16,  # DefSent training batch (paper and official code: 16)
         defsent_train_max=800,  # training definitions per run (seeded subset: 50 steps at batch 16)
         defsent_eval_max=500,  # dev/test definitions scored
         # learning rates 2^x * 1e-6 searched on dev MRR (smoke: the top of the grid)
         defsent_lr_xs=[7.0],
-        dsp_max_entries=390,  # DefSent+: seeded sample of entries (all their definitions) of dataset a
-        dsp_max_entries_b_c=100,  # ... of datasets b and c (1st Training only, no ICA: fewer suffice; CI time)
+        dsp_max_entries=390,  # DefSent+: a seeded sample of dataset a's entries (all definitions)
+        dsp_max_entries_b_c=100,  # ... of b and c (1st Training only, no ICA: fewer do)
         dsp_grid_max_entries=100,  # ... of a for notebook 23's four combinations (no ICA either)
         dsp_lrs=[5e-5, 4e-5, 3e-5],  # PST 1st/2nd/3rd Training (Table 5, BERT-base)
         dsp_inference_poolings=["cls", "mean", "prompt"],
-        dsp_sts_max_pairs=25,  # STS pairs per task after each DefSent+ training (a pipeline check: docs/smoke_spread.md)
-        dsp_ica_max_iter=200,  # FastICA iterations (paper 1000; a 390-entry space does not converge anyway)
-        dsp_ica_selectable=False,  # the ICA candidate is trained and scored, but a step keeps its best plain run:
-        # unconverged FastICA on 390 entries in 384 dimensions turns float noise
-        # between machines into a 5-point STS change, so choosing on it would be noise
-        gauss_train_max=32,  # GaussCSE: seeded sample of the offline training triplets (2 steps at batch 16)
+        dsp_sts_max_pairs=25,  # STS pairs per task after each training (a pipeline check)
+        dsp_ica_max_iter=200,  # FastICA iterations (paper 1000; 390 entries do not converge anyway)
+        # the ICA candidate is trained and scored, but a step keeps its best plain run: unconverged
+        # FastICA on 390 entries in 384 dimensions turns float noise between machines into a 5-point
+        # STS change, so choosing on it would be noise
+        dsp_ica_selectable=False,
+        gauss_train_max=32,  # GaussCSE: seeded offline triplets (2 steps at batch 16)
         gauss_batch_size=16,  # the paper's BERT-base batch (Appendix E)
         gauss_lr=5e-5,
         gauss_epochs=1,
         gauss_dev_max=100,  # evenly spaced SNLI-dev pairs (threshold and model selection)
-        gauss_test_max=100,  # evenly spaced pairs per test set (every trained number: a pipeline check)
+        gauss_test_max=100,  # evenly spaced pairs per test set (a pipeline check)
         gauss_seeds=[0],
         # Appendix E grid (notebook 33) at smoke scale: batch 16 only, all three learning rates, 100
         # SNLI-dev pairs (CI time: 12 cells on 128 triplets took 250 s)
@@ -135,7 +136,7 @@ REHEARSAL_CAPS = dict(
     transfer_max_eval=60,
     defsent_train_max=32,  # 2 steps at batch 16 per training
     defsent_eval_max=100,
-    dsp_max_entries=48,  # entries per DefSent+ dataset (ICA needs more entries than the stand-ins' 32 dimensions)
+    dsp_max_entries=48,  # entries per DefSent+ dataset (ICA: more than the stand-ins' 32 dims)
     dsp_sts_max_pairs=40,
     dsp_ica_max_iter=50,
     gauss_train_max=48,  # 3 steps at batch 16 per GaussCSE training

@@ -82,7 +82,8 @@ def load(name_or_path, device=None, prefix_space=False, allow_fallback=True):
     if not allow_fallback:
         raise ValueError(
             f"{name_or_path!r}: the MLM head is not the pre-trained one (not in the checkpoint: "
-            f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: {check.tied}); "
+            f"{', '.join(check.missing_parts) or 'none'}; decoder tied to the embeddings: "
+            f"{check.tied}); "
             "DefSent needs the real head at this scale"
         )
     return LoadedModel(

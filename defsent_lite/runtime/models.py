@@ -66,9 +66,10 @@ def load(
         )
     except (OSError, ValueError) as e:
         raise OSError(
-            f"could not load model {name_or_path!r} ({type(e).__name__}: {str(e).splitlines()[0]}). "
-            f"Offline, these work: {', '.join(OFFLINE_ALIASES)} or a local folder saved with "
-            f"save_pretrained; hub names such as bert-base-uncased need internet access."
+            f"could not load model {name_or_path!r} ({type(e).__name__}: "
+            f"{str(e).splitlines()[0]}). Offline, these work: {', '.join(OFFLINE_ALIASES)} or a "
+            "local folder saved with save_pretrained; hub names such as bert-base-uncased need "
+            "internet access."
         ) from None
     # lets callers see a head that was not in the checkpoint
     model.missing_keys = sorted(info["missing_keys"])
@@ -107,8 +108,8 @@ def describe(model):
     n = sum(p.numel() for p in model.parameters())
     dev = next(model.parameters()).device
     return (
-        f"{type(model).__name__} ({c.model_type}, {c.num_hidden_layers} layers, "
-        f"hidden {c.hidden_size}, {n / 1e6:.1f}M parameters) on {dev}"
+        f"{type(model).__name__} ({c.model_type}, {c.num_hidden_layers} layers, hidden "
+        f"{c.hidden_size}, {n / 1e6:.1f}M parameters) on {dev}"
     )
 
 
