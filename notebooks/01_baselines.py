@@ -102,7 +102,8 @@ table4
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
-            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; {transfer_scores.transfer_text(scale)}")
+            data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; "
+                 f"{transfer_scores.transfer_text(scale)}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
 title = f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({t3.reference})"

@@ -108,7 +108,8 @@ pd.DataFrame.from_dict(paper_defsentplus.TABLE7, orient="index", columns=["STS",
 # %%
 report, reference = final.report, aggregate.reference_model(MODEL)[0]
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=final.pooling,
-            data=f"{report['source']}; {report['entries']} entries; {transfer_scores.transfer_text(scale)}")
+            data=f"{report['source']}; {report['entries']} entries; "
+                 f"{transfer_scores.transfer_text(scale)}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
 title = f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
 fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, title, unit="accuracy %")

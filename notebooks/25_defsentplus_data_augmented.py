@@ -167,7 +167,8 @@ meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["
             lrs=cfg["lrs"], runs=counts, data=f"{report['source']}; {report['entries']} entries",
             sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
-senteval = dict(senteval_pooling=release.senteval_pooling, senteval=transfer_scores.transfer_text(scale))
+senteval = dict(senteval_pooling=release.senteval_pooling,
+                senteval=transfer_scores.transfer_text(scale))
 print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **meta, **senteval))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
 model_name = MODEL.split("/")[-1]
