@@ -112,6 +112,15 @@ def test_a_protocol_that_scores_sts_alone_loads_no_senteval(protocol):
     assert with_sklearn == ([] if protocol.endswith("defsent_runs") else ["defsent_lite.defsentplus"])
 
 
+@pytest.mark.parametrize("protocol", ["defsent_lite.repro.defsent_runs", "defsent_lite.repro.pst",
+                                      "defsent_lite.repro.gausscse_runs"])
+def test_a_protocol_loads_its_plan_only_when_a_plan_is_made(protocol):
+    """The plan's warm-up and evaluation counts load inside `plan` (the protocol's scales), so a
+    notebook at smoke scale never imports them."""
+    plan_modules = {f"defsent_lite.repro.{m}" for m in ("budget", "warmup", "eval_sizes")}
+    assert module_level_closure(protocol) & plan_modules == set()
+
+
 def notebook_closure_share(notebook):
     """The share of the package's lines a notebook loads through its imports (every defsent_lite
     import of its code, followed at module level): what a reader opens to follow it."""
