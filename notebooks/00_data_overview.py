@@ -54,7 +54,8 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 import pandas as pd
 
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary, nli_readers, senteval_readers, sts_readers
+from defsent_lite.data import dictionary, dictionary_readers
+from defsent_lite.data import nli_readers, senteval_readers, sts_readers
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
 from defsent_lite.repro import preflight
@@ -91,7 +92,7 @@ pd.Series(counts, name="examples").to_frame()
 # taken only when the data is the paper's (the train split present); else the paper's rows are context.
 
 # %%
-oxford, splits_used = dictionary.oxford_pairs(DATA_ROOT)
+oxford, splits_used = dictionary_readers.oxford_pairs(DATA_ROOT)
 oxford = dictionary.detokenised(oxford)
 print("Oxford splits at hand:", splits_used, f"-> {len(oxford)} definitions,",
       len({w for w, _ in oxford}), "words; split seed", dictionary.SPLIT_SEED)

@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary, entries
+from defsent_lite.data import dictionary_readers, entries
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import method_plots, results
 from defsent_lite.repro import preflight
@@ -73,7 +73,7 @@ ours = results.paper_table(entries.defsentplus_table1(bert_tok, roberta_tok, DAT
                            paper_defsentplus.TABLE1_COLS)
 paper = results.paper_table(paper_defsentplus.TABLE1, paper_defsentplus.TABLE1_COLS)
 table1 = results.side_by_side(paper, ours, {k: (k, k) for k in paper.index}, digits=1,
-                              compare="train" in dictionary.oxford_pairs(DATA_ROOT)[1])
+                              compare="train" in dictionary_readers.oxford_pairs(DATA_ROOT)[1])
 table1
 
 # %% [markdown]

@@ -90,13 +90,13 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
 def test_dataset_c_keeps_words_of_berts_vocabulary_for_every_model(monkeypatch):
     """Footnote 8: c is filtered by BERT's vocabulary, whatever model trains on it."""
     from defsent_lite.runtime import models
-    from defsent_lite.data import dictionary, entries
+    from defsent_lite.data import dictionary_readers, entries
     pairs, _ = entries.defsentplus_dataset("c")
     bert = models.bert_vocabulary()
     # bert-base-uncased's vocabulary: 30,522 tokens, uncased, [CLS] = 101, "the" = 1996
     assert bert.vocab_size == 30522 and bert.tokenize("Dog") == ["dog"]
     assert bert.convert_tokens_to_ids(["[CLS]", "the"]) == [101, 1996]
-    ox, _ = dictionary.oxford_pairs()
+    ox, _ = dictionary_readers.oxford_pairs()
     single = {w for w, _ in ox if len(bert(w, add_special_tokens=False)["input_ids"]) == 1}
     assert pairs == [(w, d) for w, d in ox if w in single] and len(pairs) > 1000
 

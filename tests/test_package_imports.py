@@ -141,7 +141,7 @@ def notebook_closure_share(notebook):
 
 # Issue 47: a method notebook loads at most 40% of the package (GaussCSE's does); DefSent's and
 # DefSent+'s are held where they stand (2026-11-28), so that the house only gets lighter.
-CLOSURE_CEILING = {"10": 0.43, "21": 0.49, "30": 0.40}
+CLOSURE_CEILING = {"10": 0.43, "21": 0.46, "30": 0.40}
 
 
 @pytest.mark.parametrize("notebook", sorted(CLOSURE_CEILING))

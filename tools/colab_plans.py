@@ -13,7 +13,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
 from defsent_lite.runtime import config, models
-from defsent_lite.data import dictionary, nli_readers, sources
+from defsent_lite.data import dictionary_readers, nli_readers, sources
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import budget, eval_sizes, gausscse_data, warmup
@@ -33,7 +33,7 @@ def colab_session_estimates(data_dir=None):
             warmup.parameters(BertForMaskedLM(BertConfig())),
             warmup.parameters(BertModel(BertConfig())),
         )
-    definitions = [d for _, d in dictionary.oxford_pairs(data_dir)[0]]
+    definitions = [d for _, d in dictionary_readers.oxford_pairs(data_dir)[0]]
     padded_16, padded_32, plain = (
         warmup.row_tokens(tok, definitions, 16),
         warmup.row_tokens(tok, definitions, 32),

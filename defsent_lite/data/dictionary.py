@@ -1,16 +1,14 @@
-"""DefSent's dictionary dataset (word-level split, vocabulary filter) and the Oxford pairs it and
-DefSent+'s datasets (entries.py) start from.
-
-A dictionary is a list of (entry, definition) pairs; its readers are dictionary_readers'.
-"""
+"""DefSent's dictionary dataset: the official clean-up, the word-level split, the vocabulary
+filter, Table 1. A dictionary is a list of (entry, definition) pairs; they are read, and the Oxford
+pairs DefSent's and DefSent+'s datasets start from gathered, in dictionary_readers."""
 
 import random
 import re
 import statistics
 
 
-from defsent_lite.runtime import cache, config, models
-from defsent_lite.data import dictionary_readers, readers
+from defsent_lite.runtime import cache, models
+from defsent_lite.data import dictionary_readers
 
 SPLIT_SEED = 0  # DefSent's own split used an unseeded shuffle; ours is fixed and recorded
 # How the released DefSent code prepares Oxford (its default variant's "data"): detokenised,
@@ -69,14 +67,6 @@ def detokenise(definition):
     return definition.strip()
 
 
-def single_token_ids(words, tokenizer):
-    """{word: token id} for the words that are one token of the vocabulary (RoBERTa: ' word')."""
-    prefix = " " if models.uses_leading_space(tokenizer) else ""
-    words = sorted(set(words))
-    ids = tokenizer([prefix + w for w in words], add_special_tokens=False)["input_ids"]
-    return {w: i[0] for w, i in zip(words, ids) if len(i) == 1}
-
-
 def definition_stats(pairs):
     """Words, definitions and mean definition length in whitespace-separated words."""
     return dict(
@@ -84,39 +74,6 @@ def definition_stats(pairs):
         definitions=len(pairs),
         avg_length=statistics.fmean(len(d.split()) for _, d in pairs) if pairs else float("nan"),
     )
-
-
-def merge_entries(pairs, dedupe=True):
-    """Combine same-named entries; drop repeated definitions of an entry when dedupe."""
-    seen, out = set(), []
-    for entry, definition in pairs:
-        key = (entry, definition)
-        if dedupe and key in seen:
-            continue
-        seen.add(key)
-        out.append(key)
-    return out
-
-
-def require_oxford_train(data_dir=None):
-    """The paper's Oxford dataset or an error: at paper scale the offline stand-in (valid+test
-    with WordNet) is never used in its place."""
-    path = config.data_root(data_dir) / "dictionary" / "oxford" / "ishiwatari" / "train.txt"
-    if not path.is_file():
-        raise readers.DataMissing(
-            f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
-            "(`python -m defsent_lite.data.download fetch --only oxford --root "
-            f"{config.data_root(data_dir)}`); "
-            "only the smoke and cpu scales fall back to valid+test with WordNet"
-        )
-    return path
-
-
-def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):
-    """All Oxford (word, definition) pairs of the splits at hand, and the splits used."""
-    ox = dictionary_readers.load_oxford(data_dir)
-    used = [s for s in splits if s in ox]
-    return [p for s in used for p in ox[s]], used
 
 
 def defsent_table1(pairs, tokenizers, seed=SPLIT_SEED):
@@ -130,7 +87,7 @@ def defsent_table1(pairs, tokenizers, seed=SPLIT_SEED):
     splits = split_by_word(pairs, seed)
     groups = {"All": splits}
     for label, tok in tokenizers.items():
-        keep = single_token_ids([w for w, _ in pairs], tok) if tok is not None else None
+        keep = models.single_token_ids([w for w, _ in pairs], tok) if tok is not None else None
         groups[label] = (
             {k: [p for p in v if p[0] in keep] for k, v in splits.items()}
             if keep is not None
@@ -161,7 +118,7 @@ def defsent_dataset(
     paper_data=True (paper scale): the Oxford train split or an error, never the stand-in.
     """
     if paper_data:
-        require_oxford_train(data_dir)
+        dictionary_readers.require_oxford_train(data_dir)
     prep = dict(OFFICIAL_PREP if prep is None else prep)
     cfg = dict(
         tokenizer=tokenizer.name_or_path,
@@ -179,7 +136,7 @@ def defsent_dataset(
 
 
 def _defsent_splits(tokenizer, data_dir, use_wordnet, seed, prep):
-    pairs, used = oxford_pairs(data_dir)
+    pairs, used = dictionary_readers.oxford_pairs(data_dir)
     if use_wordnet is None:
         use_wordnet = "train" not in used
     source = f"Oxford {'+'.join(used)}" + (" + WordNet 3.0" if use_wordnet else "")
@@ -187,8 +144,8 @@ def _defsent_splits(tokenizer, data_dir, use_wordnet, seed, prep):
         pairs = detokenised(pairs)
     if use_wordnet:
         pairs = pairs + dictionary_readers.wordnet_definitions(data_dir)
-    pairs = merge_entries(pairs, dedupe=prep["dedupe"])
-    ids = single_token_ids([w for w, _ in pairs], tokenizer)
+    pairs = dictionary_readers.merge_entries(pairs, dedupe=prep["dedupe"])
+    ids = models.single_token_ids([w for w, _ in pairs], tokenizer)
     report = dict(
         source=source,
         definitions=len(pairs),

@@ -1,5 +1,6 @@
 """Readers of the dictionaries under <data root>/dictionary: the Oxford splits (Ishiwatari's files),
-and WordNet 3.0's definitions, read from its data files or through nltk (readers' checks)."""
+and WordNet 3.0's definitions, read from its data files or through nltk (readers' checks); the
+Oxford pairs DefSent's and DefSent+'s datasets start from, and same-named entries merged."""
 
 import functools
 import os
@@ -181,3 +182,36 @@ def _read_wordnet_with_nltk(data_dir):
         for s in synsets
         for lemma in s.lemma_names()
     ]
+
+
+def oxford_pairs(data_dir=None, splits=("train", "valid", "test")):
+    """All Oxford (word, definition) pairs of the splits at hand, and the splits used."""
+    ox = load_oxford(data_dir)
+    used = [s for s in splits if s in ox]
+    return [p for s in used for p in ox[s]], used
+
+
+def require_oxford_train(data_dir=None):
+    """The paper's Oxford dataset or an error: at paper scale the offline stand-in (valid+test
+    with WordNet) is never used in its place."""
+    path = config.data_root(data_dir) / "dictionary" / "oxford" / "ishiwatari" / "train.txt"
+    if not path.is_file():
+        raise DataMissing(
+            f"{path} not found: the paper's Oxford dataset needs Ishiwatari et al.'s train split "
+            "(`python -m defsent_lite.data.download fetch --only oxford --root "
+            f"{config.data_root(data_dir)}`); "
+            "only the smoke and cpu scales fall back to valid+test with WordNet"
+        )
+    return path
+
+
+def merge_entries(pairs, dedupe=True):
+    """Combine same-named entries; drop repeated definitions of an entry when dedupe."""
+    seen, out = set(), []
+    for entry, definition in pairs:
+        key = (entry, definition)
+        if dedupe and key in seen:
+            continue
+        seen.add(key)
+        out.append(key)
+    return out

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from defsent_lite.runtime import cache, models
-from defsent_lite.data import dictionary, dictionary_readers
+from defsent_lite.data import dictionary_readers
 
 
 def token_length_stats(definitions, tokenizer, known=None):
@@ -29,13 +29,15 @@ def defsentplus_dataset(name, data_dir=None):
     """DefSent+ dataset a (Oxford + WordNet, merged, deduplicated), b (Oxford) or c (Oxford
     single words in BERT's vocabulary, for every model: footnote 8), as (entry, definition)
     pairs, and the Oxford splits used."""
-    ox, used = dictionary.oxford_pairs(data_dir)
+    ox, used = dictionary_readers.oxford_pairs(data_dir)
     if name == "a":
-        return dictionary.merge_entries(ox + dictionary_readers.wordnet_definitions(data_dir)), used
+        return dictionary_readers.merge_entries(
+            ox + dictionary_readers.wordnet_definitions(data_dir)
+        ), used
     if name == "b":
         return ox, used
     if name == "c":
-        keep = dictionary.single_token_ids([w for w, _ in ox], models.bert_vocabulary())
+        keep = models.single_token_ids([w for w, _ in ox], models.bert_vocabulary())
         return [(w, d) for w, d in ox if w in keep], used
     raise ValueError(f"unknown DefSent+ dataset {name!r}: choose a, b or c")
 
@@ -89,7 +91,7 @@ def load_entry_dataset(name, max_entries=None, data_dir=None, seed=0, paper_data
     """Dataset a/b/c (defsentplus_dataset) as an entry dataset, cached (WordNet takes ~25 s);
     paper_data=True: the Oxford train split or an error."""
     if paper_data:
-        dictionary.require_oxford_train(data_dir)
+        dictionary_readers.require_oxford_train(data_dir)
     cfg = dict(
         dataset=name,
         max_entries=max_entries,

@@ -6,6 +6,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper import results
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.repro import pst
@@ -66,7 +67,7 @@ def release(checkpoint, label=None):
     table3_name, table4_name = FAMILIES[family]
     table6_key = paper_defsentplus.released_row(label)[0]
     table4_defsentplus = next(
-        k for k in paper_defsentplus.TABLE4 if k.split()[:2] == ["DefSent+", label]
+        k for k in paper_defsentplus_senteval.TABLE4 if k.split()[:2] == ["DefSent+", label]
     )
     lrs = tuple(paper_defsentplus.table5_rates(label))
     senteval = paper_defsentplus.table7_poolings(label)[1]
@@ -81,7 +82,7 @@ def release(checkpoint, label=None):
         lrs,
         (f"{table4_name} {model}", table4_defsentplus),
         senteval,
-        paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family],
+        paper_defsentplus_senteval.TABLE4_CHECKPOINT_POOLINGS[family],
     )
 
 
@@ -149,7 +150,7 @@ def transfer_beside_paper(ours, rel, compare=True):
     encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+", as
     transfer_scores.transfer_before_after names them)."""
     paper = results.paper_table(
-        {k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
+        {k: paper_defsentplus_senteval.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
     )
     return results.side_by_side(
         paper,

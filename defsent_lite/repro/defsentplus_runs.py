@@ -13,7 +13,7 @@ import torch
 
 from defsent_lite import defsentplus, encode, train
 from defsent_lite.defsentplus import ENTRY_POOLINGS
-from defsent_lite.runtime import cache, config, defsent_model, models
+from defsent_lite.runtime import cache, config, mlm_head, models
 from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -184,7 +184,7 @@ def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=
     if model.config.model_type in ("roberta", "xlm-roberta"):
         source = mlm_head_from or roberta_backbone(name_or_path) or name_or_path
         mlm, _ = models.load(source, mlm_head=True, device=device)
-        if "transform" in defsent_model.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
+        if "transform" in mlm_head.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
             raise ValueError(
                 f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies "
                 "into "

