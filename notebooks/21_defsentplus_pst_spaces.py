@@ -86,24 +86,28 @@ import pandas as pd
 import torch
 
 from defsent_lite import defsentplus, encode
-from defsent_lite.repro import defsentplus_runs, preflight, pst
+from defsent_lite.data import entries
+from defsent_lite.repro import preflight
+from defsent_lite.runtime import defsentplus_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)
-entries, _ = pst.entry_dataset(pst.pst_config(scale, MODEL, DATASET), DATA_ROOT)
-model, tokenizer = defsentplus_runs.load_model(MODEL)
+dataset = entries.load_entry_dataset(DATASET, scale["dsp_max_entries"], DATA_ROOT,
+                                     paper_data=scale["paper_protocol"])
+# the encoder with the pooler DefSent+ trains through (RoBERTa: see "The pooler" below)
+model, tokenizer = defsentplus_model.load(MODEL)
 # dropout off: the numbers below are the model's own
 model.eval()
-few = [i for i, e in enumerate(entries["ids"]) if e < 4]     # the definitions of entries 0-3
-ids = [entries["ids"][i] for i in few]
-definitions = [entries["definitions"][i] for i in few]
+few = [i for i, e in enumerate(dataset["ids"]) if e < 4]     # the definitions of entries 0-3
+ids = [dataset["ids"][i] for i in few]
+definitions = [dataset["definitions"][i] for i in few]
 space = defsentplus.build_entry_embeddings(model, tokenizer, ids, definitions, "mean",
                                            progress=False)
 print(f"{len(definitions)} definitions of {len(set(ids))} entries",
       f"-> entry matrix {tuple(space.shape)}  [entries, hidden]")
 for e in range(4):
     example = definitions[ids.index(e)][:60]
-    print(f"  {entries['names'][e]!r}: {ids.count(e)} definition(s), e.g. {example!r}")
+    print(f"  {dataset['names'][e]!r}: {ids.count(e)} definition(s), e.g. {example!r}")
 
 # %% [markdown]
 # Each definition scored against the four entries (a row per definition, the largest score
@@ -115,8 +119,8 @@ with torch.no_grad():
     logits = defsentplus.entry_logits(model, dict(batch), "cls", space)   # [definitions, entries]
     loss = defsentplus.loss(model, tokenizer, list(zip(ids, definitions)), "cls", space)
 print("logits", tuple(logits.shape), " [definitions, entries] | loss", f"{loss:.3f}")
-pd.DataFrame(logits.cpu().numpy(), columns=entries["names"][:4],
-             index=[f"{entries['names'][e]} #{k}" for k, e in enumerate(ids)]).round(2)
+pd.DataFrame(logits.cpu().numpy(), columns=dataset["names"][:4],
+             index=[f"{dataset['names'][e]} #{k}" for k, e in enumerate(ids)]).round(2)
 
 # %% [markdown]
 # ## The pooler, $h_\theta$
@@ -162,7 +166,7 @@ print(f"largest |h| {h.abs().max():.3f}; entry_logits = h @ space.T:",
 import copy
 
 from defsent_lite import defsent, train
-from defsent_lite.data import entries
+from defsent_lite.repro import defsentplus_runs, pst
 
 mini = entries.load_entry_dataset(DATASET, 1000, DATA_ROOT)
 train_examples, held_out = entries.held_out_split(mini)

@@ -9,9 +9,9 @@ from sklearn.decomposition import PCA, TruncatedSVD
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedLM, RobertaModel
 
 from defsent_lite import defsentplus
-from defsent_lite.runtime import models
+from defsent_lite.runtime import defsentplus_model, models
 from defsent_lite.data import entries
-from defsent_lite.repro import defsentplus_runs, pst
+from defsent_lite.repro import pst
 from tiny_root import tiny_pst_setup
 
 
@@ -97,10 +97,10 @@ def test_missing_pooler_is_refused(tmp_path):
     from transformers import AutoTokenizer
     BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32), add_pooling_layer=False).save_pretrained(tmp_path)
-    tok = AutoTokenizer.from_pretrained(defsentplus_runs.models.resolve("offline"))
+    tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
     tok.save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="no pooler weights"):
-        defsentplus_runs.load_model(str(tmp_path))
+        defsentplus_model.load(str(tmp_path))
 
 
 def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch):
@@ -108,8 +108,8 @@ def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch
     tiny, ds = tiny_pst_setup(tmp_path)
     cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0, 1],
                batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
-    loaded, original_load = [], defsentplus_runs.load_model
-    monkeypatch.setattr(defsentplus_runs, "load_model", lambda name, **kw: loaded.append(name) or original_load(name, **kw))
+    loaded, original_load = [], defsentplus_model.load
+    monkeypatch.setattr(defsentplus_model, "load", lambda name, **kw: loaded.append(name) or original_load(name, **kw))
     steps = pst.run_pst(cfg, ds, "tiny-data")
     assert loaded == [cfg["model"]] * 6  # every run (2 seeds; then 2 spaces x 2 seeds) trains the original weights
     assert [st["step"] for st in steps] == [1, 2]

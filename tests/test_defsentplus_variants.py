@@ -7,7 +7,7 @@ from sklearn.decomposition import FastICA
 from sklearn.preprocessing import StandardScaler
 
 from defsent_lite import defsentplus, train
-from defsent_lite.runtime import config
+from defsent_lite.runtime import config, defsentplus_model
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import defsentplus_runs, pst
 from tiny_root import tiny_pst_setup
@@ -166,8 +166,19 @@ def test_a_roberta_checkpoint_folder_takes_its_pooler_from_the_original_mlm_head
         seen.update(name=name, mlm_head_from=mlm_head_from)
         raise Loaded
 
-    monkeypatch.setattr(defsentplus_runs, "load_model", load_model)
+    monkeypatch.setattr(defsentplus_model, "load", load_model)
     ds = dict(names=["a"], ids=[0], definitions=["x"])
     with pytest.raises(Loaded):
         pst.plan(cfg, ds=ds)
     assert seen == dict(name=str(tmp_path), mlm_head_from="roberta-base")
+
+
+def test_every_data_augmented_roberta_of_the_tables_has_its_original_roberta():
+    """runtime/defsentplus_model.ROBERTA_BACKBONES (beneath paper/, so it names the hub checkpoints
+    itself) gives each data-augmented RoBERTa row of DefSent+'s tables the RoBERTa of its size, and
+    nothing else: a checkpoint added to the tables without its original model fails here."""
+    roberta = {hub: f"roberta-{label.rsplit('-', 1)[1]}"
+               for hub, label in paper_defsentplus.DATA_AUGMENTED.items() if "RoBERTa" in label}
+    assert defsentplus_model.ROBERTA_BACKBONES == roberta
+    assert defsentplus_model.roberta_backbone("roberta-large") == "roberta-large"
+    assert defsentplus_model.roberta_backbone("bert-base-uncased") is None

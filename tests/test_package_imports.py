@@ -1,6 +1,7 @@
 """The installed package is the methods and their machinery: no module imports test or notebook
 tooling (nbval, pytest, jupytext, nbclient, nbformat) or the tests' stand-in models."""
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,39 @@ def test_the_package_is_kept_in_the_configured_format():
     done = subprocess.run([ruff, "format", "--check", str(PACKAGE)], cwd=PACKAGE.parent,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def by_hand_calls(text):
+    """(module, function) of each call into repro/ or paper/ in a notebook's by-hand cells (`text`:
+    its py:percent source): its code before the first `## ...` heading that names its miniature or
+    the released code."""
+    end = re.search(r"(?m)^# ## .*(miniature|The released code)", text).start()
+    tree = ast.parse(text[:end])
+    modules = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("defsent_lite"):
+            modules |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names}
+    return sorted((modules[n.func.value.id].rsplit(".", 1)[1], n.func.attr) for n in ast.walk(tree)
+                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id in modules
+                  and modules[n.func.value.id].split(".")[1] in ("repro", "paper"))
+
+
+@pytest.mark.parametrize("notebook", ["10", "21", "30"])
+def test_the_by_hand_cells_load_their_model_and_data_through_the_core_runtime_and_data(notebook):
+    """Issue 47: one batch by hand loads its model (runtime/) and data (data/) as a reader would,
+    and asks the protocol modules for nothing but the first call and a variant's settings."""
+    allowed = {("preflight", "start"), ("colab", "setup")}
+    calls = by_hand_calls(next((PACKAGE.parent / "notebooks").glob(f"{notebook}_*.py")).read_text())
+    assert calls and all(c in allowed or c[1] == "variant_settings" for c in calls), calls
+
+
+def test_the_by_hand_check_sees_a_protocol_loader():
+    """Notebook 21's by-hand cells as they were (main b26d9ba) fail the check above."""
+    text = ("from defsent_lite.repro import defsentplus_runs, preflight, pst\n"
+            "scale, MODEL = preflight.start('21', SCALE, DATA_ROOT, MODEL)\n"
+            "entries, _ = pst.entry_dataset(pst.pst_config(scale, MODEL, DATASET), DATA_ROOT)\n"
+            "model, tokenizer = defsentplus_runs.load_model(MODEL)\n"
+            "# ## PST in a miniature\nx = pst.run(cfg)\n")
+    assert by_hand_calls(text) == [("defsentplus_runs", "load_model"), ("preflight", "start"),
+                                   ("pst", "entry_dataset"), ("pst", "pst_config")]

@@ -9,9 +9,9 @@ import standins
 import torch
 
 from defsent_lite import defsent
-from defsent_lite.runtime import config, defsent_model, mlm_head, models
+from defsent_lite.runtime import config, defsent_model, defsentplus_model, mlm_head, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import defsent_runs, defsentplus_runs
+from defsent_lite.repro import defsent_runs
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_roberta_standin_has_its_special_tokens_leading_space_head_and_pooler(bu
     assert ids[0] == tok.bos_token_id and ids[-1] == tok.eos_token_id
     encoder, _ = models.load(path)
     assert not [k for k in encoder.missing_keys if k.startswith("pooler.")]
-    dsp_model, _ = defsentplus_runs.load_model(path)   # RoBERTa: pooler dense copied from the MLM head's, GELU
+    dsp_model, _ = defsentplus_model.load(path)   # RoBERTa: pooler dense copied from the MLM head's, GELU
     mlm, _ = models.load(path, mlm_head=True)
     torch.testing.assert_close(dsp_model.pooler.dense.weight, mlm.lm_head.dense.weight)
 
@@ -149,15 +149,15 @@ def test_a_roberta_checkpoint_without_mlm_head_gets_the_original_models_dense_la
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
     simcse = "princeton-nlp/unsup-simcse-roberta-base"
     assert "transform" in mlm_head.mlm_head_check(models.load(simcse, mlm_head=True)[0]).missing_parts
-    assert defsentplus_runs.roberta_backbone(simcse) == "roberta-base"
-    assert defsentplus_runs.roberta_backbone("sjtu-lit/SynCSE-partial-RoBERTa-large") == "roberta-large"
-    model, _ = defsentplus_runs.load_model(simcse)
+    assert defsentplus_model.roberta_backbone(simcse) == "roberta-base"
+    assert defsentplus_model.roberta_backbone("sjtu-lit/SynCSE-partial-RoBERTa-large") == "roberta-large"
+    model, _ = defsentplus_model.load(simcse)
     original, _ = models.load("roberta-base", mlm_head=True)
     torch.testing.assert_close(model.pooler.dense.weight, original.lm_head.dense.weight)
     torch.testing.assert_close(model.pooler.dense.bias, original.lm_head.dense.bias)
     assert isinstance(model.pooler.activation, torch.nn.GELU)
     local = models.resolve(simcse)   # the same checkpoint by its folder: no backbone to infer
     with pytest.raises(ValueError, match="no MLM head.*mlm_head_from='roberta-base'"):
-        defsentplus_runs.load_model(local)
-    model, _ = defsentplus_runs.load_model(local, mlm_head_from="roberta-base")
+        defsentplus_model.load(local)
+    model, _ = defsentplus_model.load(local, mlm_head_from="roberta-base")
     torch.testing.assert_close(model.pooler.dense.weight, original.lm_head.dense.weight)

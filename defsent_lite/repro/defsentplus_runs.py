@@ -1,6 +1,6 @@
-"""DefSent+'s protocol around the method (defsent_lite.defsentplus): the model loaded with its
-pooler, the entry datasets, one cached training against a frozen entry space (one epoch from the
-original weights), and its STS scores.
+"""DefSent+'s protocol around the method (defsent_lite.defsentplus; its model with the pooler is
+runtime/defsentplus_model's): its settings and variants, one cached training against a frozen
+entry space (one epoch from the original weights), and its STS scores.
 
 Inference (Eq. 14) pools last hidden states (CLS, Mean or Prompt); the pooler is only for training.
 """
@@ -13,7 +13,7 @@ import torch
 
 from defsent_lite import defsentplus, encode, train
 from defsent_lite.defsentplus import ENTRY_POOLINGS
-from defsent_lite.runtime import cache, config, mlm_head, models
+from defsent_lite.runtime import cache, config, defsentplus_model, models
 from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -159,55 +159,6 @@ def combination_name(pooling, entry_pooling):
     return f"({'CLS' if pooling == 'cls' else 'Mean'}, {ENTRY_POOLINGS[entry_pooling]})"
 
 
-# ---------------------------------------------------------------- model and pooler
-
-
-def roberta_backbone(name_or_path):
-    """The original RoBERTa whose MLM head gives the pooler its dense layer: roberta-base or
-    -large for the papers' checkpoints (the data-augmented ones ship no MLM head), else None."""
-    if name_or_path in ("roberta-base", "roberta-large"):
-        return name_or_path
-    label = paper_defsentplus.DATA_AUGMENTED.get(name_or_path, "")
-    return f"roberta-{label.rsplit('-', 1)[1]}" if "RoBERTa" in label else None
-
-
-def load_model(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=None):
-    """(model, tokenizer): the encoder with its pooler, ready to train (train mode).
-
-    RoBERTa: the pooler's dense layer is copied from the dense layer of the original model's
-    MLM head (mlm_head_from, by default roberta_backbone: what the official code does) and its
-    activation becomes GELU (Sec. 3.2); BERT keeps its pre-trained pooler (dense + tanh).
-    A checkpoint without pooler weights, or a RoBERTa whose head source has no MLM head, is
-    refused unless allow_new_pooler (a random pooler would silently change the method).
-    """
-    model, tokenizer = models.load(name_or_path, device=device, eval_mode=False)
-    if model.config.model_type in ("roberta", "xlm-roberta"):
-        source = mlm_head_from or roberta_backbone(name_or_path) or name_or_path
-        mlm, _ = models.load(source, mlm_head=True, device=device)
-        if "transform" in mlm_head.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
-            raise ValueError(
-                f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies "
-                "into "
-                f"{name_or_path!r}'s pooler; pass mlm_head_from='roberta-base' or 'roberta-large' "
-                "(the original model, as the official code does)"
-            )
-        if mlm.lm_head.dense.weight.shape != model.pooler.dense.weight.shape:
-            raise ValueError(
-                f"mlm_head_from={source!r} has hidden size {mlm.config.hidden_size}, "
-                f"{name_or_path!r} has {model.config.hidden_size}"
-            )
-        defsentplus.roberta_pooler_from_mlm_head(model, mlm)
-    elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
-        raise ValueError(
-            f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
-            "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train "
-            "a new one."
-        )
-    if getattr(model, "pooler", None) is None:
-        raise ValueError(f"{type(model).__name__} has no pooler layer")
-    return model, tokenizer
-
-
 # ---------------------------------------------------------------- one training (cached)
 
 
@@ -331,7 +282,9 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
 
     def compute(folder):
         config.set_seed(cfg["seed"])
-        model, tokenizer = load_model(cfg["model"], mlm_head_from=cfg.get("mlm_head_from"))
+        model, tokenizer = defsentplus_model.load(
+            cfg["model"], mlm_head_from=cfg.get("mlm_head_from")
+        )
         device = next(model.parameters()).device
         E = torch.as_tensor(space, dtype=torch.float32, device=device)
         examples = list(zip(ds["ids"], ds["definitions"]))

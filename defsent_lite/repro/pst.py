@@ -16,7 +16,7 @@ import torch
 from defsent_lite import defsentplus
 from defsent_lite.checks import best_of
 from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
-from defsent_lite.runtime import cache, models
+from defsent_lite.runtime import cache, defsentplus_model, models
 from defsent_lite.data import entries
 from defsent_lite.paper import aggregate
 from defsent_lite.paper.results import STS_COLS
@@ -473,9 +473,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     sts_sentences = eval_sizes.sts_sentences(data_dir, cfg["sts_max_pairs"]) * len(
         cfg["inference_poolings"]
     )
-    model, tokenizer = defsentplus_runs.load_model(
-        cfg["model"], mlm_head_from=cfg.get("mlm_head_from")
-    )
+    model, tokenizer = defsentplus_model.load(cfg["model"], mlm_head_from=cfg.get("mlm_head_from"))
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
