@@ -2,6 +2,7 @@
 float32."""
 
 import contextlib
+import threading
 
 import numpy as np
 import torch
@@ -270,6 +271,27 @@ BATCHES_PER_COPY = 256  # pooled batches kept on the device before one copy to t
 ROWS_PER_COPY = 65536  # ... or pooled sentences (large token-sized batches), whichever comes first
 
 
+# On a CPU with a few threads, batches run side by side, one torch thread each: at evaluation batch
+# sizes one batch's matrix products are too small to keep two threads busy (docs/speed.md: 2
+# threads, 12% faster, the same vectors). Measured on 2 threads only: more keep one batch at a time.
+CPU_SIDE_BY_SIDE_MAX_THREADS = 4
+
+
+def side_by_side_workers(device):
+    """How many batches encode at once on `device`: every torch thread on a CPU with 2 to
+    CPU_SIDE_BY_SIDE_MAX_THREADS of them, else 1 (one batch at a time on all threads)."""
+    threads = torch.get_num_threads()
+    cpu = torch.device(device).type == "cpu"
+    return threads if cpu and 1 < threads <= CPU_SIDE_BY_SIDE_MAX_THREADS else 1
+
+
+def _pooled(model, tokenizer, batch, poolings):
+    """{pooling: [batch, d] float32} of one padded batch on the model's device."""
+    h = hidden_states(model, batch)
+    mask, ids = batch["attention_mask"], batch["input_ids"]
+    return {p: pool(p, h, mask, ids, tokenizer.mask_token_id).float() for p in poolings}
+
+
 def _encode_pass(
     model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision
 ):
@@ -279,40 +301,67 @@ def _encode_pass(
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
-    pending = {p: [] for p in poolings}  # pooled batches on the device, in `order`
-    done = 0  # sentences of `order` already copied into `out`
-
-    def copy_pending():
-        nonlocal done
-        if not pending[poolings[0]]:
-            return
-        rows = order[done : done + sum(len(v) for v in pending[poolings[0]])]
-        for p in poolings:
-            out[p][rows] = torch.cat(pending[p]).cpu()
-            pending[p].clear()
-        done += len(rows)
-
-    show = progress_bars.shown(progress)
     batches = length_batches(features, order, batch_size, device)
-    with eval_mode(model), torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
-        for k, idx in enumerate(
-            tqdm(batches, desc=desc, disable=not show or len(batches) < 2, leave=False), 1
-        ):
-            batch = on_model_device(model, pad_batch(tokenizer, features, idx))
-            h = hidden_states(model, batch)
-            for p in poolings:
-                pending[p].append(
-                    pool(
-                        p, h, batch["attention_mask"], batch["input_ids"], tokenizer.mask_token_id
-                    ).float()
-                )
-            if (
-                k % BATCHES_PER_COPY == 0
-                or sum(len(v) for v in pending[poolings[0]]) >= ROWS_PER_COPY
-            ):
-                copy_pending()
-        copy_pending()
+    show = progress_bars.shown(progress) and len(batches) > 1
+    workers = side_by_side_workers(device)
+    with (
+        eval_mode(model),
+        tqdm(total=len(batches), desc=desc, disable=not show, leave=False) as bar,
+    ):
+        if workers > 1:
+            _encode_side_by_side(model, tokenizer, features, batches, poolings, out, workers, bar)
+            return out
+        pending = {p: [] for p in poolings}  # pooled batches on the device, in `order`
+        done = 0  # sentences of `order` already copied into `out`
+        with torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
+            for k, idx in enumerate(batches, 1):
+                batch = on_model_device(model, pad_batch(tokenizer, features, idx))
+                for p, vectors in _pooled(model, tokenizer, batch, poolings).items():
+                    pending[p].append(vectors)
+                bar.update()
+                rows = sum(len(v) for v in pending[poolings[0]])
+                if k % BATCHES_PER_COPY == 0 or rows >= ROWS_PER_COPY or k == len(batches):
+                    for p in poolings:  # one wait for the device per group
+                        out[p][order[done : done + rows]] = torch.cat(pending[p]).cpu()
+                        pending[p].clear()
+                    done += rows
     return out
+
+
+def _encode_side_by_side(model, tokenizer, features, batches, poolings, out, workers, bar):
+    """The CPU pass in `workers` Python threads, one torch thread each, each encoding every
+    workers-th batch into its rows of `out`. The torch thread count is restored after, and the
+    first error of a worker is raised here."""
+    errors, stop, lock = [], threading.Event(), threading.Lock()
+
+    def work(first):
+        try:
+            with torch.inference_mode():  # grad mode is per thread
+                for idx in batches[first::workers]:
+                    if stop.is_set():
+                        return
+                    batch = pad_batch(tokenizer, features, idx)
+                    for p, vectors in _pooled(model, tokenizer, batch, poolings).items():
+                        out[p][idx] = vectors
+                    with lock:
+                        bar.update()
+        except BaseException as error:  # raised again in the calling thread
+            errors.append(error)
+            stop.set()
+
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        running = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(workers)]
+        for thread in running:
+            thread.start()
+        for thread in running:
+            thread.join()
+    finally:
+        stop.set()  # an interrupt here: the workers stop after their current batch
+        torch.set_num_threads(threads_before)
+    if errors:
+        raise errors[0]
 
 
 def embedder(model, tokenizer, pooling="cls", **kw):
