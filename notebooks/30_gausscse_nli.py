@@ -43,7 +43,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "e16c1f9d9e240f22cdd045ca43c3814dbaf22629"   # last to change the package
+    commit = "d0460c379406e1495492ec1b503383c957e1940a"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
