@@ -3,6 +3,7 @@ float32."""
 
 import contextlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -57,11 +58,8 @@ def pad_batch(tokenizer, features, idx):
     for key in rows[0]:
         array = np.full((len(rows), width), fill.get(key, 0), dtype=np.int64)
         for j, r in enumerate(rows):
-            values = r[key]
-            if left:
-                array[j, width - len(values) :] = values
-            else:
-                array[j, : len(values)] = values
+            n = len(r[key])
+            array[j, slice(width - n, None) if left else slice(n)] = r[key]
         out[key] = torch.from_numpy(array)
     return out
 
@@ -225,18 +223,8 @@ def encode(
     Defaults as the official evaluation: cut at 512 tokens, fp32; mixed_precision=True encodes
     under bf16/fp16 autocast on GPU (faster, not what produced the papers' numbers).
     """
-    return encode_poolings(
-        model,
-        tokenizer,
-        sentences,
-        [pooling],
-        batch_size,
-        max_length,
-        progress,
-        allow_empty,
-        desc,
-        mixed_precision,
-    )[pooling]
+    args = batch_size, max_length, progress, allow_empty, desc, mixed_precision
+    return encode_poolings(model, tokenizer, sentences, [pooling], *args)[pooling]
 
 
 def encode_poolings(
@@ -271,24 +259,20 @@ BATCHES_PER_COPY = 256  # pooled batches kept on the device before one copy to t
 ROWS_PER_COPY = 65536  # ... or pooled sentences (large token-sized batches), whichever comes first
 
 
-# On a CPU with a few threads, batches run side by side, one torch thread each: at evaluation batch
-# sizes one batch's matrix products are too small to keep two threads busy (docs/speed.md: 2
-# threads, 12% faster, the same vectors). Measured on 2 threads only: more keep one batch at a time.
+# On a CPU with 2 to 4 threads, that many batches run side by side, one torch thread each: one
+# batch's matrix products are too small to keep two threads busy (docs/speed.md, measured at 2).
 CPU_SIDE_BY_SIDE_MAX_THREADS = 4
 
 
 def side_by_side_workers(device):
-    """How many batches encode at once on `device`: every torch thread on a CPU with 2 to
-    CPU_SIDE_BY_SIDE_MAX_THREADS of them, else 1 (one batch at a time on all threads)."""
-    threads = torch.get_num_threads()
-    cpu = torch.device(device).type == "cpu"
-    return threads if cpu and 1 < threads <= CPU_SIDE_BY_SIDE_MAX_THREADS else 1
+    """How many batches encode at once on `device`: each torch thread takes one on a small CPU."""
+    n, cpu = torch.get_num_threads(), torch.device(device).type == "cpu"
+    return n if cpu and 1 < n <= CPU_SIDE_BY_SIDE_MAX_THREADS else 1
 
 
 def _pooled(model, tokenizer, batch, poolings):
     """{pooling: [batch, d] float32} of one padded batch on the model's device."""
-    h = hidden_states(model, batch)
-    mask, ids = batch["attention_mask"], batch["input_ids"]
+    h, mask, ids = hidden_states(model, batch), batch["attention_mask"], batch["input_ids"]
     return {p: pool(p, h, mask, ids, tokenizer.mask_token_id).float() for p in poolings}
 
 
@@ -303,16 +287,13 @@ def _encode_pass(
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
     batches = length_batches(features, order, batch_size, device)
     show = progress_bars.shown(progress) and len(batches) > 1
+    bar = tqdm(total=len(batches), desc=desc, disable=not show, leave=False)
     workers = side_by_side_workers(device)
-    with (
-        eval_mode(model),
-        tqdm(total=len(batches), desc=desc, disable=not show, leave=False) as bar,
-    ):
+    with eval_mode(model), bar:
         if workers > 1:
             _encode_side_by_side(model, tokenizer, features, batches, poolings, out, workers, bar)
             return out
-        pending = {p: [] for p in poolings}  # pooled batches on the device, in `order`
-        done = 0  # sentences of `order` already copied into `out`
+        pending, done = {p: [] for p in poolings}, 0  # pooled on the device; rows of `order` copied
         with torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
             for k, idx in enumerate(batches, 1):
                 batch = on_model_device(model, pad_batch(tokenizer, features, idx))
@@ -329,39 +310,32 @@ def _encode_pass(
 
 
 def _encode_side_by_side(model, tokenizer, features, batches, poolings, out, workers, bar):
-    """The CPU pass in `workers` Python threads, one torch thread each, each encoding every
-    workers-th batch into its rows of `out`. The torch thread count is restored after, and the
-    first error of a worker is raised here."""
-    errors, stop, lock = [], threading.Event(), threading.Lock()
+    """The CPU pass in `workers` threads, one torch thread each, each encoding every workers-th
+    batch into its rows of `out`; a worker's error is raised here, the thread count restored."""
+    stop, lock = threading.Event(), threading.Lock()
 
     def work(first):
-        try:
-            with torch.inference_mode():  # grad mode is per thread
-                for idx in batches[first::workers]:
-                    if stop.is_set():
-                        return
-                    batch = pad_batch(tokenizer, features, idx)
-                    for p, vectors in _pooled(model, tokenizer, batch, poolings).items():
-                        out[p][idx] = vectors
-                    with lock:
-                        bar.update()
-        except BaseException as error:  # raised again in the calling thread
-            errors.append(error)
-            stop.set()
+        with torch.inference_mode():  # grad mode is per thread
+            for idx in batches[first::workers]:
+                if stop.is_set():
+                    return
+                batch = pad_batch(tokenizer, features, idx)
+                for p, vectors in _pooled(model, tokenizer, batch, poolings).items():
+                    out[p][idx] = vectors
+                with lock:
+                    bar.update()
 
     threads_before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        running = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(workers)]
-        for thread in running:
-            thread.start()
-        for thread in running:
-            thread.join()
+        with ThreadPoolExecutor(workers) as executor:
+            try:
+                for future in [executor.submit(work, k) for k in range(workers)]:
+                    future.result()
+            finally:  # after an error or an interrupt the others stop after their current batch
+                stop.set()
     finally:
-        stop.set()  # an interrupt here: the workers stop after their current batch
         torch.set_num_threads(threads_before)
-    if errors:
-        raise errors[0]
 
 
 def embedder(model, tokenizer, pooling="cls", **kw):

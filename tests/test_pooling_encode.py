@@ -150,7 +150,8 @@ def tokenizer_batches(tok, sentences, max_length, sizes=(3, 1, 5)):
         yield encode.pad_batch(tok, features, idx), theirs
 
 
-@pytest.mark.parametrize("name", ["offline", "bert-base-uncased", "roberta-base", "roberta-base, prefix space"])
+@pytest.mark.parametrize("name", ["offline", "offline, left padding", "bert-base-uncased", "roberta-base",
+                                  "roberta-base, prefix space"])
 def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folders, name):
     """Issue 44: the Rust backend called once (encode.token_features) and the batches padded in
     numpy give exactly the tensors tokenizer(batch, padding=True, truncation=True) gives, cut at
@@ -158,6 +159,9 @@ def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folde
     tokenizer's own truncation and padding settings as they were."""
     if name == "offline":
         tok = offline[1]
+    elif name.endswith("left padding"):
+        tok = models.load_tokenizer("offline")
+        tok.padding_side = "left"
     elif name.endswith("prefix space"):   # DefSent's official RoBERTa setting (AutoTokenizer's option)
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(standin_folders["folders"]["roberta-base"], add_prefix_space=True)
