@@ -1,6 +1,6 @@
 """Which parts of a checkpoint's MLM head are pre-trained: DefSent's frozen word-prediction head
 needs all of them (runtime/defsent_model), DefSent+'s RoBERTa pooler reads the transform
-(repro/defsentplus_runs)."""
+(runtime/defsentplus_model)."""
 
 from typing import NamedTuple
 
