@@ -31,7 +31,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "5f4555fec4400c8c457090c3e5a1cc93d61e35ef"   # last to change the package
+    commit = "7639689fffd320dc2e872b14af71bceae0f812fe"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
