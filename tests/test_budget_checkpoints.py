@@ -166,7 +166,7 @@ def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeyp
     base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
                 dev_max=None, test_max=None)
     # the counts are the point here (the seconds beside the clock: the GPU self-check's plan rows)
-    monkeypatch.setattr(warmup, "measure", lambda model, step, infer: (0.1, 0.1))
+    monkeypatch.setattr(warmup, "measure", lambda model, step, batches, infer, encoded: (0.1, 0.1))
     planned = gausscse_runs.plan(base, [0, 1], root)
     asked = []
     monkeypatch.setattr(gausscse_runs, "run", lambda cfg, data_dir=None, keep_model=False: asked.append(cfg) or dict(n=1.0))

@@ -102,13 +102,15 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
 
 
 def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None,
-                  modes=("reduce-overhead",), runs_prepared=False):
+                  modes=("reduce-overhead",), runs_prepared=False, tokenizer=None, texts=None):
     """steps/s of the current loop, the loop before issue 44, and batches tokenised before the
     loop (prepare(batches) -> the prepared batches, its seconds in the row), each timed after one
     untimed pass over the same batches (every padded shape seen once: allocator and kernels warm
     for all three); the plan's estimate beside the warm time. loss_fn takes either kind of batch.
     encoder: also time the loop with it compiled (compiled_row) in each torch.compile mode of
-    `modes`, last, on the batches the package's runs train on (prepared if runs_prepared)."""
+    `modes`, last, on the batches the package's runs train on (prepared if runs_prepared).
+    tokenizer, texts(batch) -> its sentences: the plan's warm-up steps through a spread of the
+    batches (warmup.spread_batches), as every plan does."""
     steps = len(raw_batches)
     cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
     with loop_before_issue_44():
@@ -118,7 +120,8 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     prepared = prepare(raw_batches)
     prepare_s = time.perf_counter() - t0
     pre = timed_training(model, loss_fn, prepared, params, optimizer)
-    step_s, _ = warmup.measure(model, lambda m: loss_fn(m, raw_batches[0]), lambda m: None, repeats=5)
+    spread = warmup.spread_batches(tokenizer, raw_batches, texts)   # as every plan
+    step_s, _ = warmup.measure(model, loss_fn, spread, lambda m: None, 0)
     runs = (prepared, pre, "tokenised before the loop") if runs_prepared else (raw_batches, ours, "tokenised in the loop")
     compiled = [] if encoder is None else [compiled_row(method, model, loss_fn, runs, params, optimizer, mode)
                                           for mode in modes]
@@ -171,7 +174,8 @@ def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",
     return training_rows("DefSent", loaded.model, loss_fn,
                          lambda bs: defsent.tokenize_definition_batches(tok, bs, pooling=pooling), batches,
                          defsent.trainable_parameters(loaded.model), "adam",
-                         loaded.model.base_model if compiled else None, modes, runs_prepared=True)
+                         loaded.model.base_model if compiled else None, modes, runs_prepared=True,
+                         tokenizer=tok, texts=lambda b: [d for _, d, _ in b])
 
 
 def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, compiled=False,
@@ -184,7 +188,8 @@ def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, co
     def loss_fn(m, b):   # raw triplets or TokenizedTriplets (what gausscse_runs trains on)
         return gausscse.triplet_loss(m, tok, b, setting, "sum", max_length)
     return training_rows("GaussCSE", model, loss_fn, lambda bs: gausscse.tokenize_triplet_batches(tok, bs, max_length),
-                         batches, None, "adamw", encoder.base_model if compiled else None, modes, runs_prepared=True)
+                         batches, None, "adamw", encoder.base_model if compiled else None, modes, runs_prepared=True,
+                         tokenizer=tok, texts=lambda b: [s for t in b for s in t])
 
 
 def encoding_rows(max_sentences=None, batch_size=64):

@@ -504,15 +504,21 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         prefix_space=v["prefix_space"],
         allow_fallback=base.get("allow_head_fallback", True),
     )
-    p = poolings[0]
-    train_batch = defsent.collate(
-        tokenizer, splits["train"][: base["batch_size"]], v["max_length"], p
-    )
-    eval_batch = defsent.collate(tokenizer, splits["dev"][:64], v["max_length"], p)
+    p, mask_id = poolings[0], tokenizer.mask_token_id
+    batches = train.batched(
+        subsample(splits["train"], base["train_max"], seeds[0]),
+        base["batch_size"],
+        seed=seeds[0] if v["shuffle"] else None,
+    )  # the first seed's run's batches
+    evaluated = warmup.evenly_spaced(subsample(splits["dev"], base["eval_max"], 0), 128)
     step_s, batch_s = warmup.measure(
         model,
-        lambda m: defsent.loss(m, head, train_batch, p, tokenizer.mask_token_id),
-        lambda m: defsent.word_logits(m, head, eval_batch, p, tokenizer.mask_token_id),
+        lambda m, b: defsent.loss(
+            m, head, defsent.collate(tokenizer, b, v["max_length"], p), p, mask_id
+        ),
+        warmup.spread_batches(tokenizer, batches, lambda b: [d for _, d, _ in b]),
+        lambda m: defsent.evaluate(m, tokenizer, head, evaluated, p, max_length=v["max_length"]),
+        len(evaluated),
         mixed_precision=variants.autocast_training(base, v),
     )
     rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"

@@ -7,7 +7,14 @@ from defsent_lite import encode
 from defsent_lite.data import senteval_readers, sts_readers
 from defsent_lite.evaluation import sts
 from defsent_lite.repro.budget import Plan
-from defsent_lite.repro.warmup import device_name, parameters, row_tokens, seconds_per_call
+from defsent_lite.repro.warmup import (
+    ENCODE_SAMPLE,
+    device_name,
+    evenly_spaced,
+    parameters,
+    row_tokens,
+    seconds_per_call,
+)
 from defsent_lite.runtime import models
 
 
@@ -47,14 +54,14 @@ def transfer_sentences(data_dir=None, settings=None):
 
 
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
-    """A plan without training (untrained encoders): the time to encode `encoded` sentences."""
+    """A plan without training (untrained encoders): the time to encode `encoded` sentences, timed
+    on an evenly spaced sample of STS-B test encoded as evaluation does (length-sorted, fp32)."""
     model, tokenizer = models.load(model_name)
-    s1, _, _ = sts_readers.load_sts("STSB", data_dir)
-    sentences = (s1 * (batch // len(s1) + 1))[:batch]
+    s1, s2, _ = sts_readers.load_sts("STSB", data_dir)
+    sentences = evenly_spaced(sorted(set(s1 + s2)), ENCODE_SAMPLE)
     device = next(model.parameters()).device
 
     def infer():
-        # fp32, as evaluation
         encode.encode(model, tokenizer, sentences, batch_size=batch, progress=False)
 
     return Plan(
@@ -63,7 +70,7 @@ def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
         0,
         encoded,
         0.0,
-        seconds_per_call(infer, device),
+        seconds_per_call(infer, device, warmup=1, repeats=1) * batch / len(sentences),
         batch,
         device_name(device),
         parameters(model),

@@ -209,12 +209,15 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     )
     encoder, tokenizer = models.load(base["model"], eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
-    batch = triplets[: base["batch_size"]]
-    sentences = [s for t in triplets[:22] for s in t][:64]
+    batches = train.batched(triplets, base["batch_size"], seed=seeds[0])  # the first seed's epoch
+    dev_sentences = sorted({s for r in dev for s in (r["premise"], r["hypothesis"])})
+    evaluated = warmup.evenly_spaced(dev_sentences, warmup.ENCODE_SAMPLE)
     step_s, batch_s = warmup.measure(
         model,
-        lambda m: gausscse.triplet_loss(m, tokenizer, batch, "ent+con+rev", base["reduction"]),
-        lambda m: gausscse.encode(m, tokenizer, sentences),
+        lambda m, b: gausscse.triplet_loss(m, tokenizer, b, settings[0], base["reduction"]),
+        warmup.spread_batches(tokenizer, batches, lambda b: [s for t in b for s in t]),
+        lambda m: gausscse.encode(m, tokenizer, evaluated),
+        len(evaluated),
     )
     trainings = len(settings) * len(seeds) * len(lrs or [None])
     rates = f" x {len(lrs)} learning rates at batch {base['batch_size']}" if lrs else ""

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from defsent_lite import defsentplus
+from defsent_lite import defsentplus, train
 from defsent_lite.checks import best_of
 from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
 from defsent_lite.runtime import cache, defsentplus_model, models
@@ -477,12 +477,19 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
+    evaluated = warmup.evenly_spaced(examples, warmup.ENCODE_SAMPLE)
     step_s, batch_s = warmup.measure(
         model,
-        lambda m: defsentplus.loss(
-            m, tokenizer, examples[: cfg["batch_size"]], cfg["pooling"], space
+        lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], space),
+        warmup.spread_batches(
+            tokenizer,
+            train.batched(examples, cfg["batch_size"], seed=cfg["seeds"][0]),
+            lambda b: [d for _, d in b],
         ),
-        lambda m: defsentplus.loss(m, tokenizer, examples[:64], cfg["pooling"], space),
+        lambda m: build_entry_embeddings(  # what each step's entry space encodes
+            m, tokenizer, list(range(len(evaluated))), [d for _, d in evaluated], "cls"
+        ),
+        len(evaluated),
         mixed_precision=variants.autocast_training(
             cfg, defsentplus_runs.variant_settings(cfg.get("variant", "official"))
         ),
