@@ -88,3 +88,17 @@ def test_a_plan_is_within_a_quarter_of_the_clock(method, small_bert, one_thread,
     assert abs(estimate - wall) <= TOLERANCE * wall, (
         f"{method}: the plan's estimate against the run's wall time, each try: "
         + ", ".join(f"{e:.2f} s vs {w:.2f} s" for e, w in tries))
+
+
+def test_the_warm_up_steps_through_the_sizes_of_the_run_not_its_first_rows():
+    """spread_batches: batches at evenly spaced quantiles of their padded size, whatever their
+    order; no batch is an error that says so."""
+    from defsent_lite.repro import warmup
+    tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
+    batches = [[" ".join(["word"] * n)] * 2 for n in range(1, 41)]   # shortest first
+    picked = warmup.spread_batches(tok, batches, lambda b: b, k=4)
+    assert [len(b[0].split()) for b in picked] == [6, 16, 26, 36]
+    assert warmup.spread_batches(tok, batches[::-1], lambda b: b, k=4) == picked
+    assert warmup.spread_batches(tok, batches[:3], lambda b: b) == batches[:3]
+    with pytest.raises(ValueError, match="no training batch"):
+        warmup.spread_batches(tok, [], lambda b: b)

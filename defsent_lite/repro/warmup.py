@@ -39,6 +39,10 @@ def spread_batches(tokenizer, batches, texts, k=SPREAD_BATCHES, pool=256):
     longest row's tokens, over an evenly spaced pool of the batches): the mean step over them is
     the run's mean step, which the first batch alone (short or long) is not. texts(batch) -> its
     sentences."""
+    if not batches:
+        raise ValueError(
+            "warm-up: no training batch to time a step on (is the training data empty?)"
+        )
     pool = evenly_spaced(batches, pool)
     rows = [texts(b) for b in pool]
     ids = tokenizer([t for r in rows for t in r], truncation=True, max_length=512)["input_ids"]
