@@ -49,7 +49,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "2d06242e0ffe17c69220d4991d16caab46578a5c"   # last to change the package
+    commit = "7a32aa980eceec6bbad367c1db4ab8f1fe88989f"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
