@@ -4,8 +4,9 @@ DefSent's and GaussCSE's plans, then the runs they plan, on the CPU with one tor
 small BERT (hidden 128, 2 layers: the steps, not loading and saving, take most of a run). The
 training rows are stored shortest first (a dictionary's or a file's order is not random): a plan
 that times the data's first rows is caught. Two timings of this machine made one after the other
-in one process, compared with each other (not a speed figure). A run's time that another process on the machine disturbs is measured again, at
-most ATTEMPTS times: a plan that misses the clock every time fails.
+in one process, compared with each other (not a speed figure). A run's time that another process
+on the machine disturbs is measured again, at most ATTEMPTS times: a plan that misses the clock
+every time fails.
 """
 import time
 

@@ -510,7 +510,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         base["batch_size"],
         seed=seeds[0] if v["shuffle"] else None,
     )  # the first seed's run's batches
-    evaluated = warmup.evenly_spaced(subsample(splits["dev"], base["eval_max"], 0), 128)
+    evaluated = warmup.spaced_sample(subsample(splits["dev"], base["eval_max"], 0), 128)
     step_s, batch_s = warmup.measure(
         model,
         lambda m, b: defsent.loss(

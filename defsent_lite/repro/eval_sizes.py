@@ -10,10 +10,10 @@ from defsent_lite.repro.budget import Plan
 from defsent_lite.repro.warmup import (
     ENCODE_SAMPLE,
     device_name,
-    evenly_spaced,
     parameters,
     row_tokens,
     seconds_per_call,
+    spaced_sample,
 )
 from defsent_lite.runtime import models
 
@@ -58,7 +58,7 @@ def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     on an evenly spaced sample of STS-B test encoded as evaluation does (length-sorted, fp32)."""
     model, tokenizer = models.load(model_name)
     s1, s2, _ = sts_readers.load_sts("STSB", data_dir)
-    sentences = evenly_spaced(sorted(set(s1 + s2)), ENCODE_SAMPLE)
+    sentences = spaced_sample(sorted(set(s1 + s2)), ENCODE_SAMPLE)
     device = next(model.parameters()).device
 
     def infer():

@@ -211,7 +211,7 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
     batches = train.batched(triplets, base["batch_size"], seed=seeds[0])  # the first seed's epoch
     dev_sentences = sorted({s for r in dev for s in (r["premise"], r["hypothesis"])})
-    evaluated = warmup.evenly_spaced(dev_sentences, warmup.ENCODE_SAMPLE)
+    evaluated = warmup.spaced_sample(dev_sentences, warmup.ENCODE_SAMPLE)
     step_s, batch_s = warmup.measure(
         model,
         lambda m, b: gausscse.triplet_loss(m, tokenizer, b, settings[0], base["reduction"]),

@@ -477,7 +477,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
-    evaluated = warmup.evenly_spaced(examples, warmup.ENCODE_SAMPLE)
+    evaluated = warmup.spaced_sample(examples, warmup.ENCODE_SAMPLE)
     step_s, batch_s = warmup.measure(
         model,
         lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], space),

@@ -14,8 +14,9 @@ SPREAD_BATCHES = 8  # training batches a warm-up steps through, spread over the 
 ENCODE_SAMPLE = 256  # sentences a warm-up encodes as the run's evaluation does
 
 
-def evenly_spaced(items, n):
-    """n of `items` at evenly spaced positions (all of them when there are no more than n)."""
+def spaced_sample(items, n):
+    """n of `items` at evenly spaced positions (all of them when there are no more than n): the
+    warm-up's samples (gausscse_data.evenly_spaced picks the evaluation's own pairs)."""
     items = list(items)
     return items if len(items) <= n else [items[int(k * len(items) / n)] for k in range(n)]
 
@@ -24,7 +25,7 @@ def row_tokens(tokenizer, texts, batch=None, sample=4096):
     """Mean tokens per text (special tokens included), over an evenly spaced sample; with `batch`,
     the mean padded length of a training batch in the sample's order (each row padded to its
     batch's longest)."""
-    texts = evenly_spaced(texts, sample)
+    texts = spaced_sample(texts, sample)
     if not texts:
         return 0.0
     lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=512)["input_ids"]]
@@ -43,7 +44,7 @@ def spread_batches(tokenizer, batches, texts, k=SPREAD_BATCHES, pool=256):
         raise ValueError(
             "warm-up: no training batch to time a step on (is the training data empty?)"
         )
-    pool = evenly_spaced(batches, pool)
+    pool = spaced_sample(batches, pool)
     rows = [texts(b) for b in pool]
     ids = tokenizer([t for r in rows for t in r], truncation=True, max_length=512)["input_ids"]
     sizes, start = [], 0
