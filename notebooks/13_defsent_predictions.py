@@ -36,7 +36,7 @@
 # Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "7a32aa980eceec6bbad367c1db4ab8f1fe88989f"   # last to change the package
+    commit = "ab9e9895d1fd91ebcf35b8f7e0b85e0052524d4e"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
