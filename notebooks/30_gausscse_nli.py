@@ -103,15 +103,14 @@ import pandas as pd
 import torch
 
 from defsent_lite import gausscse
-from defsent_lite.repro import gausscse_baseline, gausscse_data, gausscse_runs, gausscse_settings
-from defsent_lite.repro import preflight
+from defsent_lite.repro import gausscse_protocol, preflight
 from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
-gauss = gausscse.GaussModel(encoder, gausscse_settings.variant_settings(VARIANT)["head"])
+gauss = gausscse.GaussModel(encoder, gausscse_protocol.variant_settings(VARIANT)["head"])
 # the new head beside the encoder (a GPU, where there is one)
 gauss.to(next(encoder.parameters()).device)
 pair = ["A man is playing a guitar on a stage in front of a crowd.", "A man is playing music."]
@@ -140,7 +139,7 @@ triplets = nli_readers.training_triplets(DATA_ROOT, max_triplets=4, seed=0, sour
 pre, ent, con = (gausscse.encode(gauss, tokenizer, column) for column in zip(*triplets))
 premise, entailment, contradiction = triplets[0]
 print("premise:", premise, "| entailment:", entailment, "| contradiction:", contradiction)
-reduction = REDUCTION or gausscse_settings.variant_settings(VARIANT)["reduction"]
+reduction = REDUCTION or gausscse_protocol.variant_settings(VARIANT)["reduction"]
 for setting in gausscse.LOSS_SETTINGS:
     loss = gausscse.contrastive_loss(pre, ent, con, setting, reduction=reduction)
     candidates = 4 * (1 + setting.count("+"))   # 4 entailments, + 4 contradictions, + 4 reversed
@@ -176,7 +175,7 @@ del encoder, gauss
 # %%
 from defsent_lite.evaluation import nli
 
-frozen = gausscse_data.frozen_cls_vectors(MODEL, DATA_ROOT, source, max_triplets=2500)
+frozen = gausscse_protocol.frozen_cls_vectors(MODEL, DATA_ROOT, source, max_triplets=2500)
 print("CLS vectors", tuple(frozen.vectors.shape), "[sentences, hidden]",
       "| triplets", tuple(frozen.triplets.shape), "[triplets, (pre, ent, con)]",
       "| SNLI-test entailment pairs", len(frozen.premises))
@@ -288,17 +287,17 @@ fig.tight_layout()
 # %%
 from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_tables, variants
+from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
-base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-baseline_model, baseline_pooling = BASELINE or gausscse_baseline.baseline_encoder(scale, MODEL)
+baseline_model, baseline_pooling = BASELINE or gausscse_protocol.baseline_encoder(scale, MODEL)
 # before the trainings: a model that fails to load fails here
-baseline = gausscse_baseline.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
+baseline = gausscse_protocol.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
-runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
+preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
+runs = gausscse_protocol.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
 print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
       "| model:", MODEL)
 print("triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
@@ -312,7 +311,7 @@ print("triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
 # length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse_settings.differences())
+variants.whole(gausscse_protocol.differences())
 
 # %% [markdown]
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model
@@ -320,9 +319,9 @@ variants.whole(gausscse_settings.differences())
 # scale) cannot be placed inside or outside it, only beside it.
 
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact; cosine baseline*=score"]
-_, tests, sick_full = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
-t3 = gausscse_tables.table3(runs, baseline, (baseline_model, baseline_pooling), tests, sick_full,
-                            MODEL, scale)
+_, tests, sick_full = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
+t3 = gausscse_protocol.table3(runs, baseline, (baseline_model, baseline_pooling), tests,
+                                 sick_full, MODEL, scale)
 print(t3.note)      # whose rows the paper's are; compared only for its own model and protocol
 table3 = t3.table
 table3
@@ -334,11 +333,11 @@ table3
 # Table 1 is Table 3's accuracy columns with their average.
 
 # %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
-whole3 = gausscse_tables.whole_table3(t3)
+whole3 = gausscse_protocol.whole_table3(t3)
 whole3.round(2)
 
 # %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
-gausscse_tables.table1(whole3).round(2)
+gausscse_protocol.table1(whole3).round(2)
 
 # %% [markdown]
 # ## Model selection and thresholds

@@ -63,19 +63,18 @@ import pandas as pd
 
 from defsent_lite.paper import plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
-from defsent_lite.repro import gausscse_tables, preflight, variants
+from defsent_lite.repro import gausscse_protocol, preflight, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)
-base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
+base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: gausscse_runs.plan(base, scale["gauss_seeds"], DATA_ROOT))
-runs = gausscse_runs.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
-_, tests, sick_full = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
-pairs = {name: gausscse_data.direction_pairs(name, rows, sick_full, SICK_PAIRS)
+preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
+runs = gausscse_protocol.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
+_, tests, sick_full = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
+pairs = {name: gausscse_protocol.direction_pairs(name, rows, sick_full, SICK_PAIRS)
          for name, rows in tests.items()}
 counts = {name: len(p.entailing) for name, p in pairs.items()}
 print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
@@ -92,7 +91,7 @@ print("entailment pairs scored:", counts,
 # length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse_settings.differences())
+variants.whole(gausscse_protocol.differences())
 
 # %% [markdown]
 # ### Which SICK pairs the paper scored
@@ -101,10 +100,10 @@ variants.whole(gausscse_settings.differences())
 # decides between the two readings: the one that gives the paper's Length-baseline row.
 
 # %% tags=["tolerance: exact"]
-_, full_tests, _ = gausscse_data.eval_data(None, DATA_ROOT)
-for reading in gausscse_data.SICK_PAIRS:
+_, full_tests, _ = gausscse_protocol.eval_data(None, DATA_ROOT)
+for reading in gausscse_protocol.SICK_PAIRS:
     sick_test = {"SICK": full_tests["SICK"]}
-    baseline = gausscse_data.length_baselines(sick_test, sick_full, reading)["SICK"]
+    baseline = gausscse_protocol.length_baselines(sick_test, sick_full, reading)["SICK"]
     print(f"SICK length baseline, {reading} pairs: {baseline:.2f}")
 print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-baseline"][2])
 
@@ -114,7 +113,7 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 # scale) cannot be placed inside or outside it, only beside it.
 
 # %% tags=["tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact"]
-t2 = gausscse_tables.table2(runs, tests, sick_full, SICK_PAIRS, MODEL, scale)
+t2 = gausscse_protocol.table2(runs, tests, sick_full, SICK_PAIRS, MODEL, scale)
 print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
 table2 = t2.table
 table2
@@ -125,7 +124,7 @@ table2
 # paper's, which at smoke scale counts 100 pairs per set, not the full test sets).
 
 # %% tags=["tolerance: check; paper=exact; ours: Length-baseline=exact"]
-whole2 = gausscse_tables.whole_table2(t2)
+whole2 = gausscse_protocol.whole_table2(t2)
 whole2.round(2)
 
 # %% [markdown]
@@ -133,7 +132,7 @@ whole2.round(2)
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 
 # %% tags=["tolerance: check"]
-mcnemar = gausscse_tables.mcnemar_table(runs)
+mcnemar = gausscse_protocol.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
 # %%

@@ -52,13 +52,12 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import method_plots, results
-from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
-from defsent_lite.repro import gausscse_lengths, preflight, variants
+from defsent_lite.repro import gausscse_protocol, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
-_, full_tests, sick_full = gausscse_data.eval_data(None, DATA_ROOT)
-ratios = {name: gausscse_lengths.log_length_ratios(name, rows, sick_full)
+_, full_tests, sick_full = gausscse_protocol.eval_data(None, DATA_ROOT)
+ratios = {name: gausscse_protocol.log_length_ratios(name, rows, sick_full)
           for name, rows in full_tests.items()}
 fig = method_plots.length_ratio_histograms(ratios)
 data = ("full SNLI test, MNLI dev_mismatched, SICK test; "
@@ -69,7 +68,7 @@ print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 30 says more):
 
 # %%
-variants.whole(gausscse_settings.differences())
+variants.whole(gausscse_protocol.differences())
 
 # %%
 pd.DataFrame({name: {"pairs": len(r),
@@ -87,11 +86,11 @@ pd.DataFrame({name: {"pairs": len(r),
 # pair counts per bin involve no model and are exact.
 
 # %% tags=["tolerance: check; pairs=exact"]
-base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: gausscse_runs.plan(base, [base["seed"]], DATA_ROOT,
-                                                    settings=["ent+rev"]))
-run = gausscse_runs.run(dict(base, setting="ent+rev"), DATA_ROOT)
-_, tests, _ = gausscse_data.eval_data(base["test_max"], DATA_ROOT)
-gausscse_lengths.direction_by_length(run, tests, sick_full)
+preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, [base["seed"]], DATA_ROOT,
+                                                        settings=["ent+rev"]))
+run = gausscse_protocol.run(dict(base, setting="ent+rev"), DATA_ROOT)
+_, tests, _ = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
+gausscse_protocol.direction_by_length(run, tests, sick_full)

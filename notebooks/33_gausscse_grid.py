@@ -21,8 +21,8 @@
 # The paper grid-searches batch size {16, 32, 64, 128} x learning rate {1e-5, 3e-5, 5e-5} on
 # SNLI dev and reports the best SNLI-dev AUPRC (x100) of each training (checked every 100
 # steps) in Table 5; notebook 30 then trains with the model's best cell
-# (`gausscse_settings.paper_hyperparameters`). The paper does not say which loss setting the grid used;
-# `SETTING` defaults to ent+con+rev, whose BERT-base test AUPRC (67.07) is the closest to the
+# (`gausscse_protocol.paper_hyperparameters`). The paper does not say which loss setting the grid
+# used; `SETTING` defaults to ent+con+rev, whose BERT-base test AUPRC (67.07) is the closest to the
 # grid's best dev AUPRC (66.21). One training per cell, first seed.
 #
 # $$\max_{B \in \{16, 32, 64, 128\},\ \eta \in \{1, 3, 5\} \times 10^{-5}} \ \mathrm{AUPRC}_{\text{SNLI dev}}\big(\theta_{B, \eta}\big), \quad \theta_{B,\eta} \text{ trained with Eq. 3.}$$
@@ -57,20 +57,20 @@ SETTING = "ent+con+rev"
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_grid, gausscse_runs, gausscse_settings, preflight
+from defsent_lite.repro import gausscse_protocol, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
-base = gausscse_settings.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base.update(train_max=scale["gauss_grid_train_max"],
             dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
 batch_sizes = list(scale["gauss_grid_batch_sizes"])
 # the plan and its time estimate first (printed at the protocol scales): a line per batch size
 preflight.print_plan(scale, lambda: "\n".join(
-    str(gausscse_runs.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING],
-                           lrs=paper_gausscse.GRID_LRS))
+    str(gausscse_protocol.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING],
+                               lrs=paper_gausscse.GRID_LRS))
     for b in batch_sizes))
-grid = gausscse_grid.grid_search(base, SETTING, batch_sizes, data_dir=DATA_ROOT)
+grid = gausscse_protocol.grid_search(base, SETTING, batch_sizes, data_dir=DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| setting:", SETTING,
       "| seed:", base["seed"])
 print("triplets per training:", base["train_max"] or "all", "| batch sizes:", batch_sizes)
@@ -82,7 +82,7 @@ print("triplets per training:", base["train_max"] or "all", "| batch sizes:", ba
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table5 = gausscse_grid.grid_beside_paper(grid, reference, compare=compare)
+table5 = gausscse_protocol.grid_beside_paper(grid, reference, compare=compare)
 table5
 
 # %% [markdown]
@@ -101,7 +101,7 @@ results.whole_beside(paper_gausscse.TABLE5, lrs, grid.reindex(columns=lrs), pair
 # never flips what this notebook prints.
 
 # %% tags=["tolerance: check"]
-print(gausscse_grid.best_grid_cell(grid, reference, margin=4.0))
+print(gausscse_protocol.best_grid_cell(grid, reference, margin=4.0))
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARIANT,

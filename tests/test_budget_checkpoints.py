@@ -10,23 +10,23 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import budget, defsent_runs, eval_sizes, gausscse_runs, gausscse_settings, preflight, pst, scores, seed_scores, transfer_scores, warmup
+from defsent_lite.repro import plans, defsent_runs, eval_sizes, gausscse_protocol, preflight, pst, scores, seed_scores, transfer_scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
 def test_a_plan_adds_its_parts_and_says_what_it_rests_on():
-    p = budget.Plan("x", 2, 100, 640, 0.5, 0.2, 64, "cpu (2 threads, fp32)")
+    p = plans.Plan("x", 2, 100, 640, 0.5, 0.2, 64, "cpu (2 threads, fp32)")
     assert p.seconds == pytest.approx(100 * 0.5 + 10 * 0.2)
     text = str(p)
     assert "2 trainings, 100 steps, 640 sentences" in text and "about 1 min on cpu" in text
     assert "0.500 s per training step" in text
     assert text.startswith("WARNING: no GPU: this plan alone is about 1 min of CPU time here")
     assert not str(p._replace(device="Tesla T4 (fp16)")).startswith("WARNING")
-    assert budget.hours(7200) == "2.0 h"
+    assert plans.hours(7200) == "2.0 h"
 
 
 def test_time_per_call_is_measured_wall_time():
-    t = warmup.seconds_per_call(lambda: time.sleep(0.02), "cpu", warmup=0, repeats=3)
+    t = plans.seconds_per_call(lambda: time.sleep(0.02), "cpu", warmup=0, repeats=3)
     assert 0.015 < t < 0.5
 
 
@@ -163,15 +163,15 @@ def test_pst_keeps_the_best_run_of_each_step_only(tmp_path, monkeypatch):
 
 def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeypatch):
     root = gausscse_root(tmp_path / "data", triplets=40, pairs=30)
-    base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
+    base = dict(gausscse_protocol.base_config(config.scale("smoke"), "offline", root), train_max=None, batch_size=8,
                 dev_max=None, test_max=None)
     # the counts are the point here (the seconds beside the clock: the GPU self-check's plan rows)
-    monkeypatch.setattr(warmup, "measure", lambda model, step, batches, infer, encoded: (0.1, 0.1))
-    planned = gausscse_runs.plan(base, [0, 1], root)
+    monkeypatch.setattr(plans, "measure", lambda model, step, batches, infer, encoded: (0.1, 0.1))
+    planned = gausscse_protocol.plan(base, [0, 1], root)
     asked = []
-    monkeypatch.setattr(gausscse_runs, "run", lambda cfg, data_dir=None, keep_model=False: asked.append(cfg) or dict(n=1.0))
-    monkeypatch.setattr(gausscse_runs, "average_runs", lambda results: results[0])
-    gausscse_runs.run_settings(base, [0, 1], root)
+    monkeypatch.setattr(gausscse_protocol, "run", lambda cfg, data_dir=None, keep_model=False: asked.append(cfg) or dict(n=1.0))
+    monkeypatch.setattr(gausscse_protocol, "average_runs", lambda results: results[0])
+    gausscse_protocol.run_settings(base, [0, 1], root)
     assert planned.trainings == len(asked) == 8 and planned.steps == 8 * (40 // 8)
 
 

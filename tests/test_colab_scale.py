@@ -15,12 +15,12 @@ def test_the_colab_scale_is_the_paper_protocol_with_one_seed_and_the_pinned_rate
 
 
 def test_each_notebook_of_the_colab_scale_fits_one_hour_on_a_t4_by_its_flops():
-    plans = colab_plans.colab_session_estimates()
-    assert [p.what[:11] for p in plans] == ["notebook 10", "notebook 21", "notebook 30", "notebook 33"]
-    for p in plans:
+    estimates = colab_plans.colab_session_estimates()
+    assert [p.what[:11] for p in estimates] == ["notebook 10", "notebook 21", "notebook 30", "notebook 33"]
+    for p in estimates:
         assert p.params > 1e8 and p.train_tokens > 0 and p.encoded_tokens > 0
         assert 0 < p.t4_seconds <= 3600, (p.what, p.flops_line())
-    ten = plans[0]   # 3 poolings x 97,759 training definitions at batch 16
+    ten = estimates[0]   # 3 poolings x 97,759 training definitions at batch 16
     assert ten.trainings == 3 and ten.steps == 3 * 6110
 
 
@@ -28,13 +28,13 @@ def test_a_t4_estimate_is_never_below_its_steps_at_the_host_bound_floor():
     """Issue 44, point 4: at batch 16 a step costs what the host needs, on any GPU: each plan's T4
     time is at least its steps x the floor (DefSent's 43 ms, GaussCSE's 50 ms, measured on an
     H100); notebook 10, FLOP-bound at 5 min, is step-bound: 18,330 x 43 ms = 13 min at least."""
-    from defsent_lite.repro import budget
-    plans = colab_plans.colab_session_estimates()
-    assert [p.step_floor_s for p in plans] == [budget.STEP_FLOOR_S[k] for k in ("defsent", "defsent", "gausscse", "gausscse")]
-    for p in plans:
+    from defsent_lite.repro import plans
+    estimates = colab_plans.colab_session_estimates()
+    assert [p.step_floor_s for p in estimates] == [plans.STEP_FLOOR_S[k] for k in ("defsent", "defsent", "gausscse", "gausscse")]
+    for p in estimates:
         assert p.t4_seconds >= p.steps * p.step_floor_s > 0 and "ms a step at least" in p.flops_line()
-    no_floor = plans[0]._replace(step_floor_s=0.0)
-    assert no_floor.t4_seconds < 6 * 60 < 13 * 60 < plans[0].t4_seconds
+    no_floor = estimates[0]._replace(step_floor_s=0.0)
+    assert no_floor.t4_seconds < 6 * 60 < 13 * 60 < estimates[0].t4_seconds
 
 
 def _one_seed_beside(ours_numbers, runs=1):

@@ -10,7 +10,7 @@ from defsent_lite import checks
 from defsent_lite.runtime import config
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import method_plots, plots, results
-from defsent_lite.repro import gausscse_data, preflight, pst
+from defsent_lite.repro import gausscse_protocol, preflight, pst
 
 
 def test_save_figure_keeps_provenance(tmp_path, monkeypatch):
@@ -65,10 +65,10 @@ def test_direction_pairs_record():
     sick = [dict(pair_id=1, sentence_a="a b", sentence_b="a", ab="A_entails_B", ba="B_neutral_A"),
             dict(pair_id=2, sentence_a="c", sentence_b="c d", ab="A_entails_B", ba="B_entails_A"),
             dict(pair_id=3, sentence_a="e", sentence_b="f", ab="A_neutral_B", ba="B_entails_A")]
-    got = gausscse_data.direction_pairs("SICK", rows, sick)
+    got = gausscse_protocol.direction_pairs("SICK", rows, sick)
     assert got == nli.DirectionPairs(["a b"], ["a"], 1, missing=1)
     snli = [dict(premise="p", hypothesis="h", label="entailment"), dict(premise="q", hypothesis="i", label="neutral")]
-    assert gausscse_data.direction_pairs("SNLI", snli, sick) == nli.DirectionPairs(["p"], ["h"], 0)
+    assert gausscse_protocol.direction_pairs("SNLI", snli, sick) == nli.DirectionPairs(["p"], ["h"], 0)
 
 
 def test_preflight_start_gives_the_scale_and_its_model():

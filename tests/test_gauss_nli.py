@@ -138,9 +138,9 @@ def test_direction_length_baseline_and_mcnemar():
 
 def test_length_baseline_reproduces_paper_table2_on_full_test_sets():
     """Characters, a tie counted wrong: the paper's 92.63 / 82.64 / 69.14 (truncated) exactly."""
-    from defsent_lite.repro import gausscse_data
-    _, tests, sick_full = gausscse_data.eval_data(None)
-    got = {n: 100 * nli.length_baseline_accuracy(*gausscse_data.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
+    from defsent_lite.repro import gausscse_protocol
+    _, tests, sick_full = gausscse_protocol.eval_data(None)
+    got = {n: 100 * nli.length_baseline_accuracy(*gausscse_protocol.direction_pairs(n, r, sick_full)[:2]) for n, r in tests.items()}
     assert {k: math.floor(v * 100) / 100 for k, v in got.items()} == {"SNLI": 92.63, "MNLI": 82.64, "SICK": 69.14}
 
 
@@ -175,19 +175,19 @@ def test_encode_keeps_input_order_and_ignores_padding(tiny_gauss):
 
 def test_nan_loss_names_step_and_batch_statistics(tiny_gauss):
     from defsent_lite import train
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_protocol
     model, tok = tiny_gauss
     batch = [("premise one.", "entailed one.", "contradicted one."), ("premise two.", "entailed two.", "other two.")]
 
     def loss_fn(m, b):
         return gausscse.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
     with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises .* var in \["):
-        train.train(model, loss_fn, [batch], train.Settings(lr=1e-5), describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
+        train.train(model, loss_fn, [batch], train.Settings(lr=1e-5), describe_batch=gausscse_protocol.describe_batch(model, tok), progress=False)
 
 
 def test_nan_loss_on_batches_tokenised_before_the_loop_names_the_premises(tiny_gauss):
     from defsent_lite import train
-    from defsent_lite.repro import gausscse_runs
+    from defsent_lite.repro import gausscse_protocol
     model, tok = tiny_gauss
     batch = [("premise one.", "entailed one.", "contradicted one."), ("premise two.", "entailed two.", "other two.")]
     prepared = gausscse.tokenize_triplet_batches(tok, [batch])
@@ -195,11 +195,11 @@ def test_nan_loss_on_batches_tokenised_before_the_loop_names_the_premises(tiny_g
     def loss_fn(m, b):
         return gausscse.triplet_loss(m, tok, b, "ent+con+rev", "sum") * float("nan")
     with pytest.raises(train.NonFiniteLoss, match=r"step 1 of 1 \(premises \['premise one.', 'premise two.'\]"):
-        train.train(model, loss_fn, prepared, train.Settings(lr=1e-5), describe_batch=gausscse_runs.describe_batch(model, tok), progress=False)
+        train.train(model, loss_fn, prepared, train.Settings(lr=1e-5), describe_batch=gausscse_protocol.describe_batch(model, tok), progress=False)
 
 
 def test_triplets_tokenised_before_the_loop_give_the_losses_of_the_tokenizers_own_batches(tiny_gauss):
-    """Issue 44: gausscse_runs tokenises every batch once before training (tokenize_triplet_batches);
+    """Issue 44: gausscse_protocol tokenises every batch once before training (tokenize_triplet_batches);
     each batch's loss equals the loss of the same triplets through the tokenizer's own padded call
     (columns premise / entailment / contradiction, cut at max_length)."""
     model, tok = tiny_gauss
@@ -260,7 +260,7 @@ class BagOfWordsGauss(torch.nn.Module):
 
 def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
     """evaluate encodes each test set once for NLI and direction; its answers equal direct per-sentence scores."""
-    from defsent_lite.repro import gausscse_eval
+    from defsent_lite.repro import gausscse_protocol
     tok = tiny_gauss[1]
     model = BagOfWordsGauss(tok.vocab_size)
     rows = [dict(premise=p, hypothesis=h, label=l) for p, h, l in [
@@ -274,12 +274,12 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
         with torch.no_grad():
             (ma, va), (mb, vb) = model(dict(tok([a], return_tensors="pt"))), model(dict(tok([b], return_tensors="pt")))
         return gausscse.kl_similarity(ma[0], va[0], mb[0], vb[0]).item()
-    out = gausscse_eval.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
+    out = gausscse_protocol.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum", metrics="paper")
     scores = np.array([sim(r["hypothesis"], r["premise"]) for r in rows])
     labels = nli.binary_labels(rows)
     assert out["nli_correct"]["SNLI"] == ((scores > out["threshold"]) == (labels == 1)).astype(int).tolist()
     assert out["threshold"] == pytest.approx(nli.best_threshold(scores, labels), abs=1e-5)
-    official = gausscse_eval.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
+    official = gausscse_protocol.evaluate(model, tok, rows, {"SNLI": rows}, sick_full=[], reduction="sum")
     assert official["threshold"] == nli.grid_threshold(scores, labels)
     assert official["nli_correct"]["SNLI"] == ((scores >= official["threshold"]) == (labels == 1)).astype(int).tolist()
     assert official["dev_auprc"] == pytest.approx(nli.official_auprc(scores, labels), abs=1e-6)
@@ -292,11 +292,11 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
 
 
 def test_direction_by_length_bins_pairs_by_character_length_ratio():
-    from defsent_lite.repro import gausscse_lengths
+    from defsent_lite.repro import gausscse_protocol
     rows = [dict(premise=p, hypothesis=h, label="entailment") for p, h in
             [("abcd", "ab"), ("abcdefgh", "ab"), ("ab", "cd"), ("a", "abc")]]  # log ratios 0.69, 1.39, 0, -1.10
     rows.append(dict(premise="x", hypothesis="y", label="neutral"))  # not a direction pair
-    table = gausscse_lengths.direction_by_length({"direction_correct": {"SNLI": [1, 0, 1, 1]}}, {"SNLI": rows}, [])
+    table = gausscse_protocol.direction_by_length({"direction_correct": {"SNLI": [1, 0, 1, 1]}}, {"SNLI": rows}, [])
     pairs, right = table["SNLI"].xs("pairs", level=1), table["SNLI"].xs("right", level=1)
     assert pairs.tolist() == [1, 1, 0, 1, 1]  # shorter, equal, (0, 0.5], (0.5, 1], > 1
     assert right["(0.5, 1]"] == 1 and right["> 1"] == 0 and right["0 (equal)"] == 1 and right["(0, 0.5]"] == 0
@@ -304,15 +304,15 @@ def test_direction_by_length_bins_pairs_by_character_length_ratio():
 
 def test_paper_hyperparameters_are_table5_optima_and_unknown_models_warn():
     from defsent_lite.runtime import config
-    from defsent_lite.repro import gausscse_settings
-    assert gausscse_settings.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
-    assert gausscse_settings.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
-    assert gausscse_settings.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
-    assert gausscse_settings.paper_hyperparameters("my/model") is None
+    from defsent_lite.repro import gausscse_protocol
+    assert gausscse_protocol.paper_hyperparameters("bert-base-uncased") == (16, 5e-5)
+    assert gausscse_protocol.paper_hyperparameters("roberta-large") == (16, 3e-5)  # 67.17
+    assert gausscse_protocol.paper_hyperparameters("bert-large-uncased") == (16, 3e-5)  # 65.65 against 65.56 at batch 32
+    assert gausscse_protocol.paper_hyperparameters("my/model") is None
     paper = config.scale("paper")
-    assert gausscse_settings.base_config(paper, "roberta-large")["lr"] == 3e-5
+    assert gausscse_protocol.base_config(paper, "roberta-large")["lr"] == 3e-5
     with pytest.warns(UserWarning, match="'my/model' is not in GaussCSE's Table 5"):
-        cfg = gausscse_settings.base_config(paper, "my/model")
+        cfg = gausscse_protocol.base_config(paper, "my/model")
     assert (cfg["batch_size"], cfg["lr"]) == (paper["gauss_batch_size"], paper["gauss_lr"])
     assert paper["gauss_seeds"] == [0, 1, 2, 3, 4]
 
@@ -323,19 +323,19 @@ def fake_result(acc, direction, dev_auprc, correct):
 
 
 def test_seeds_are_averaged_and_grid_collects_dev_auprc(monkeypatch):
-    from defsent_lite.repro import gausscse_grid, gausscse_runs
+    from defsent_lite.repro import gausscse_protocol
     calls = []
 
     def fake_run(cfg, data_dir=None, keep_model=False):
         calls.append((cfg["setting"], cfg["seed"], cfg["batch_size"], cfg["lr"], keep_model))
         return fake_result(70 + cfg["seed"], 50 + 2 * cfg["seed"], cfg["lr"] * 1e4 + cfg["batch_size"] / 1e3, [cfg["seed"]])
-    monkeypatch.setattr(gausscse_runs, "run", fake_run)
+    monkeypatch.setattr(gausscse_protocol, "run", fake_run)
     base = dict(setting=None, seed=0, batch_size=16, lr=5e-5)
-    runs = gausscse_runs.run_settings(base, [0, 1, 2], settings=["ent", "ent+rev"])
+    runs = gausscse_protocol.run_settings(base, [0, 1, 2], settings=["ent", "ent+rev"])
     assert len(calls) == 6 and {c[1] for c in calls} == {0, 1, 2}
     assert [c[4] for c in calls] == [True, False, False] * 2   # the first seed's model of each setting is kept
     assert runs["ent"]["nli"]["SNLI"] == dict(acc=71.0, auprc=61.0) and runs["ent"]["direction"]["SNLI"] == 52.0
     assert runs["ent"]["nli_correct"]["SNLI"] == [0] and runs["ent"]["seeds"] == 3  # McNemar: first seed
-    grid = gausscse_grid.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
+    grid = gausscse_protocol.grid_search(base, "ent", batch_sizes=(16, 32), lrs=(1e-5, 5e-5))
     assert grid.shape == (2, 2) and grid.loc[32, "5e-05"] == pytest.approx(100 * (0.5 + 0.032))
     assert grid.stack().idxmax() == (32, "5e-05")

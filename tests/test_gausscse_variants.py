@@ -9,7 +9,7 @@ import torch.distributions as td
 from defsent_lite import gausscse, train
 from defsent_lite.data import nli_readers
 from defsent_lite.evaluation import nli
-from defsent_lite.repro import gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import gausscse_protocol
 
 
 def test_official_similarity_is_the_mean_over_dimensions_of_one_over_one_plus_kl():
@@ -40,20 +40,20 @@ def test_official_schedule_is_transformers_linear_warmup_from_zero():
 def test_variants_configure_every_difference(monkeypatch):
     S = dict(name="smoke", paper_protocol=False, gauss_batch_size=8, gauss_lr=1e-5, gauss_epochs=1, gauss_seeds=[0], gauss_train_max=4,
              gauss_dev_max=4, gauss_test_max=4)
-    official = gausscse_settings.base_config(S, "m", variant="official")
-    paper = gausscse_settings.base_config(S, "m", variant="paper")
+    official = gausscse_protocol.base_config(S, "m", variant="official")
+    paper = gausscse_protocol.base_config(S, "m", variant="paper")
     assert (official["variant"], official["reduction"]) == ("official", "mean_per_dim")
     assert (paper["variant"], paper["reduction"]) == ("paper", "sum")
-    assert gausscse_settings.VARIANTS["official"] == dict(head="official", reduction="mean_per_dim", weight_decay=0.01,
+    assert gausscse_protocol.VARIANTS["official"] == dict(head="official", reduction="mean_per_dim", weight_decay=0.01,
                                                  warmup_ratio=0.1, decay=True, warmup_from_zero=True, metrics="official",
                                                  drop_last=True, epochs=1)
     paper_scale = dict(S, name="paper", paper_protocol=True, gauss_epochs=None)
-    monkeypatch.setattr(gausscse_settings, "paper_hyperparameters", lambda model: (16, 5e-5))
-    assert gausscse_settings.base_config(paper_scale, "m")["epochs"] == 1      # the official code's default
-    assert gausscse_settings.base_config(paper_scale, "m", variant="paper")["epochs"] == 3
+    monkeypatch.setattr(gausscse_protocol, "paper_hyperparameters", lambda model: (16, 5e-5))
+    assert gausscse_protocol.base_config(paper_scale, "m")["epochs"] == 1      # the official code's default
+    assert gausscse_protocol.base_config(paper_scale, "m", variant="paper")["epochs"] == 3
     with pytest.raises(ValueError, match="unknown GaussCSE variant 'text'"):
-        gausscse_settings.base_config(S, "m", variant="text")
-    assert set(gausscse_settings.differences().index) >= {"mean head", "variance", "similarity", "optimiser", "schedule", "AUPRC"}
+        gausscse_protocol.base_config(S, "m", variant="text")
+    assert set(gausscse_protocol.differences().index) >= {"mean head", "variance", "similarity", "optimiser", "schedule", "AUPRC"}
 
 
 def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypatch):
@@ -65,7 +65,7 @@ def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypat
         raise RuntimeError("stop here")
     monkeypatch.setattr(train, "train", fake_train)
     monkeypatch.setattr(nli_readers, "training_triplets", lambda *a: [("a", "b", "c")] * 5)
-    monkeypatch.setattr(gausscse_data, "eval_data", lambda *a: ([], {}, []))
+    monkeypatch.setattr(gausscse_protocol, "eval_data", lambda *a: ([], {}, []))
     cfg = dict(model="offline", setting="ent", lr=1e-5, batch_size=3, epochs=1, seed=0, train_max=4, eval_every=10,
                dev_max=4, test_max=4, reduction="mean_per_dim", exclude_sources=[], train_source="offline")
     for variant, expected in (("official", dict(weight_decay=0.01, warmup_ratio=0.1, decay=True, warmup_from_zero=True,
@@ -73,7 +73,7 @@ def test_run_passes_the_variant_to_head_optimiser_schedule_and_metrics(monkeypat
                               ("paper", dict(weight_decay=0.0, warmup_ratio=1.0, decay=False, warmup_from_zero=False,
                                              head="paper", sizes=[3, 2]))):
         with pytest.raises(RuntimeError, match="stop here"):
-            gausscse_runs.run(dict(cfg, variant=variant))
+            gausscse_protocol.run(dict(cfg, variant=variant))
         assert {k: seen[k] for k in expected} == expected
 
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from defsent_lite.repro import budget, launch
+from defsent_lite.repro import plans, launch
 from defsent_lite.runtime import cache, config
 
 pytest.importorskip("submitit")
@@ -24,7 +24,7 @@ def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
     listed = launch.trainings("30", "paper", log=lambda *a: None)
     steps = 275_601 // 16   # all SimCSE triplets at Table 5's batch 16, one epoch (the official code)
     assert {t.steps for t in listed} == {steps}
-    assert listed[0].gpu_hours == pytest.approx(steps * budget.STEP_FLOOR_S["gausscse"] / 3600)
+    assert listed[0].gpu_hours == pytest.approx(steps * plans.STEP_FLOOR_S["gausscse"] / 3600)
     assert launch.Training("10", "DefSent", dict(model="bert-large-uncased"), 100).gpu_hours == pytest.approx(
         3 * launch.Training("10", "DefSent", dict(model="bert-base-uncased"), 100).gpu_hours)
 

@@ -4,7 +4,7 @@ show the text was run, the reverse, listed)."""
 import pytest
 
 from defsent_lite.runtime import config
-from defsent_lite.repro import defsent_runs, gausscse_data, gausscse_settings
+from defsent_lite.repro import defsent_runs, gausscse_protocol
 
 
 def test_defsent_paper_scale_trains_the_rate_the_official_scripts_pin():
@@ -25,31 +25,31 @@ def test_gausscse_trains_table5s_optimum_and_run_sh_is_a_named_option():
     for BERT-base (the grid scripts ran every cell; run.sh, (16, 1e-5), was committed after the
     paper and does not parse): the default for both variants; rates="run.sh" gives run.sh's."""
     paper = config.scale("paper")
-    official = gausscse_settings.base_config(paper, "bert-base-uncased", variant="official")
-    text = gausscse_settings.base_config(paper, "bert-base-uncased", variant="paper")
-    run_sh = gausscse_settings.base_config(paper, "bert-base-uncased", rates="run.sh")
+    official = gausscse_protocol.base_config(paper, "bert-base-uncased", variant="official")
+    text = gausscse_protocol.base_config(paper, "bert-base-uncased", variant="paper")
+    run_sh = gausscse_protocol.base_config(paper, "bert-base-uncased", rates="run.sh")
     assert (official["batch_size"], official["lr"]) == (text["batch_size"], text["lr"]) == (16, 5e-5)
     assert (run_sh["batch_size"], run_sh["lr"]) == (16, 1e-5)
     with pytest.raises(ValueError, match="rates='1e-5'"):
-        gausscse_settings.base_config(paper, "bert-base-uncased", rates="1e-5")
-    large = gausscse_settings.base_config(paper, "bert-large-uncased", variant="official")   # run.sh names no other model
-    assert (large["batch_size"], large["lr"]) == gausscse_settings.paper_hyperparameters("bert-large-uncased")
-    assert {"batch size, lr", "SICK direction pairs"} <= set(gausscse_settings.differences().index)
+        gausscse_protocol.base_config(paper, "bert-base-uncased", rates="1e-5")
+    large = gausscse_protocol.base_config(paper, "bert-large-uncased", variant="official")   # run.sh names no other model
+    assert (large["batch_size"], large["lr"]) == gausscse_protocol.paper_hyperparameters("bert-large-uncased")
+    assert {"batch size, lr", "SICK direction pairs"} <= set(gausscse_protocol.differences().index)
 
 
 def test_sick_direction_pairs_one_way_by_default_all_as_the_code_does():
     """The text's one-way SICK pairs reproduce the paper's length-baseline row exactly (69.14);
     the official code's all-pairs reading gives another number, so it is the named option."""
-    _, tests, sick_full = gausscse_data.eval_data()
-    one_way = gausscse_data.direction_pairs("SICK", tests["SICK"], sick_full)
-    every = gausscse_data.direction_pairs("SICK", tests["SICK"], sick_full, "all")
+    _, tests, sick_full = gausscse_protocol.eval_data()
+    one_way = gausscse_protocol.direction_pairs("SICK", tests["SICK"], sick_full)
+    every = gausscse_protocol.direction_pairs("SICK", tests["SICK"], sick_full, "all")
     # 794 one-way + 610 bilateral + 10 absent from SICK.txt (counted since issue 45) = 1,414
     assert (len(one_way.entailing), one_way.bilateral, one_way.missing, len(every.entailing)) == (794, 610, 10, 1414)
-    assert round(gausscse_data.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
-    assert round(gausscse_data.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
-    assert gausscse_settings.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
+    assert round(gausscse_protocol.length_baselines(tests, sick_full)["SICK"], 2) == 69.14
+    assert round(gausscse_protocol.length_baselines(tests, sick_full, "all")["SICK"], 2) == 60.11
+    assert gausscse_protocol.base_config(config.scale("smoke"), "offline")["sick_pairs"] == "one-way"
     with pytest.raises(ValueError, match="sick_pairs='both'"):
-        gausscse_settings.base_config(config.scale("smoke"), "offline", sick_pairs="both")
+        gausscse_protocol.base_config(config.scale("smoke"), "offline", sick_pairs="both")
 
 
 def test_evaluation_and_entry_encoding_cut_only_at_512_tokens_in_fp32():
@@ -101,6 +101,6 @@ def test_the_methods_document_lists_every_difference_the_code_knows():
     and not to the document fails here."""
     from defsent_lite.repro import defsentplus_runs
     text = (config.REPO / "docs" / "methods.md").read_text()
-    for table in (defsent_runs.differences(), defsentplus_runs.differences(), gausscse_settings.differences()):
+    for table in (defsent_runs.differences(), defsentplus_runs.differences(), gausscse_protocol.differences()):
         for setting, row in table.iterrows():
             assert f"| {setting} | {row.iloc[0]} |" in text, setting

@@ -90,7 +90,7 @@ def test_a_notebooks_first_call_loads_the_catalogue_and_the_settings_only():
     """Issue 47, point 1: preflight.start checks files through the catalogue and their digests;
     the downloader, the cache, the models and the plans load only when a notebook asks for them."""
     assert module_level_closure("defsent_lite.repro.preflight") == {
-        "defsent_lite.repro.preflight", "defsent_lite.runtime.config", "defsent_lite.runtime.digest",
+        "defsent_lite.repro.preflight", "defsent_lite.runtime.config",
         "defsent_lite.data.sources", "defsent_lite.data.checksums"}
 
 
@@ -114,41 +114,93 @@ def test_a_protocol_that_scores_sts_alone_loads_no_senteval(protocol):
 
 
 @pytest.mark.parametrize("protocol", ["defsent_lite.repro.defsent_runs", "defsent_lite.repro.pst",
-                                      "defsent_lite.repro.gausscse_runs"])
+                                      "defsent_lite.repro.gausscse_protocol"])
 def test_a_protocol_loads_its_plan_only_when_a_plan_is_made(protocol):
     """The plan's warm-up and evaluation counts load inside `plan` (the protocol's scales), so a
     notebook at smoke scale never imports them."""
-    plan_modules = {f"defsent_lite.repro.{m}" for m in ("budget", "warmup", "eval_sizes")}
+    plan_modules = {f"defsent_lite.repro.{m}" for m in ("plans", "eval_sizes")}
     assert module_level_closure(protocol) & plan_modules == set()
 
 
-def notebook_closure_share(notebook):
-    """The share of the package's lines a notebook loads through its imports (every defsent_lite
-    import of its code, followed at module level): what a reader opens to follow it."""
-    path = next((PACKAGE.parent / "notebooks").glob(f"{notebook}_*.py"))
-    tree = ast.parse(path.read_text())
-    imported = set()
-    for node in ast.walk(tree):
+def imported_modules(path):
+    """The defsent_lite modules a file imports anywhere (inside functions too), as dotted names."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("defsent_lite"):
-            imported |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+            names |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
         elif isinstance(node, ast.Import):
-            imported |= {a.name for a in node.names if a.name.startswith("defsent_lite")}
-    closure = set().union(*(module_level_closure(m) for m in imported))
-    lines = {m: len((PACKAGE.parent / (m.replace(".", "/") + ".py")).read_text().splitlines())
-             for m in closure}
-    total = sum(len(f.read_text().splitlines()) for f in PACKAGE.rglob("*.py"))
-    return sum(lines.values()) / total
+            names |= {a.name for a in node.names if a.name.startswith("defsent_lite")}
+    return {n for n in names if module_file(n) is not None}
 
 
-# Issue 47: a method notebook loads at most 40% of the package (GaussCSE's does); DefSent's and
-# DefSent+'s are held where they stand (2026-11-28), so that the house only gets lighter.
-CLOSURE_CEILING = {"10": 0.43, "21": 0.46, "30": 0.40}
+def module_file(name):
+    """The file of a defsent_lite module (a package's __init__.py), or None for a name in one."""
+    path = PACKAGE.parent / name.replace(".", "/")
+    return next((p for p in (path.with_suffix(".py"), path / "__init__.py") if p.is_file()), None)
 
 
-@pytest.mark.parametrize("notebook", sorted(CLOSURE_CEILING))
-def test_a_method_notebook_loads_a_bounded_share_of_the_package(notebook):
-    share = notebook_closure_share(notebook)
-    assert share <= CLOSURE_CEILING[notebook], f"notebook {notebook} loads {share:.1%} of the package"
+def reach(paths):
+    """The share of the package's lines that the files `paths` load, every import counted wherever
+    it stands and followed (what a reader opens to follow them); issue 69's measure."""
+    seen, todo = set(), set().union(*(imported_modules(p) for p in paths))
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        todo |= imported_modules(module_file(name)) - seen
+    lines = lambda p: len(p.read_text().splitlines())  # noqa: E731
+    return sum(lines(module_file(m)) for m in seen) / sum(lines(p) for p in PACKAGE.rglob("*.py"))
+
+
+def notebook_file(notebook):
+    return next((PACKAGE.parent / "notebooks").glob(f"{notebook}_*.py"))
+
+
+# Issue 69's goals, every import counted: a method notebook (10, 21, 30) reaches at most 40% of the
+# package, every other notebook at most 50%, a notebook's first call (preflight.start) at most 10%.
+# NOT_YET: where the house stands above its goal (measured 2026-11-28); strict, so a notebook that
+# meets its goal fails here until it is taken off the list.
+METHOD_NOTEBOOKS, NOT_YET = ("10", "21", "30"), {
+    "10", "11", "12", "13", "21", "22", "23", "24", "25", "30"
+}
+NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("notebook", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="issue 69: above its goal"))
+    if n in NOT_YET else n for n in NOTEBOOKS])
+def test_a_notebook_reaches_a_bounded_share_of_the_package(notebook):
+    share, goal = reach([notebook_file(notebook)]), 0.40 if notebook in METHOD_NOTEBOOKS else 0.50
+    assert share <= goal, f"notebook {notebook} reaches {share:.1%} of the package (goal {goal:.0%})"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 69: the first call reaches the downloader")
+def test_a_notebooks_first_call_reaches_a_tenth_of_the_package():
+    share = reach([PACKAGE / "repro" / "preflight.py"])
+    assert share <= 0.10, f"preflight reaches {share:.1%} of the package"
+
+
+def test_reach_counts_an_import_inside_a_function(tmp_path):
+    """A deferred import is counted: deferring one hides it, it does not remove it."""
+    top, inside = tmp_path / "top.py", tmp_path / "inside.py"
+    top.write_text("from defsent_lite.repro import launch\n")
+    inside.write_text("def f():\n    from defsent_lite.repro import launch\n")
+    assert reach([inside]) == reach([top]) > 0.05
+
+
+def statements(paths):
+    return sum(isinstance(n, ast.stmt) for p in paths for n in ast.walk(ast.parse(p.read_text())))
+
+
+def test_the_house_only_gets_lighter():
+    """Issue 69: caps on what a maintainer owns, lowered as the house gets lighter (goals: 5,400
+    statements in the package and tools/, 45 modules, no function over 80 lines)."""
+    package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
+    assert statements(package) + statements(tools) <= 6_315
+    assert len(package) <= 62
+    long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
+                  for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
+                  if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)
+    assert len(long) <= 5, long
 
 
 def test_the_package_is_kept_in_the_configured_format():

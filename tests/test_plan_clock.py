@@ -15,7 +15,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import config, models
-from defsent_lite.repro import defsent_runs, gausscse_runs, gausscse_settings
+from defsent_lite.repro import defsent_runs, gausscse_protocol
 from tiny_root import gausscse_root
 
 TOLERANCE = 0.25
@@ -65,10 +65,10 @@ def gausscse_plan_and_run(small_bert, tmp_path):
     triplets = root / "nli" / "train" / "triplets.tsv"
     header, *lines = triplets.read_text(encoding="utf-8").splitlines(keepends=True)
     triplets.write_text(header + "".join(sorted(lines, key=len)), encoding="utf-8")
-    base = dict(gausscse_settings.base_config(config.scale("smoke"), small_bert[0], data_dir=root),
+    base = dict(gausscse_protocol.base_config(config.scale("smoke"), small_bert[0], data_dir=root),
                 train_max=800, dev_max=200, test_max=200, eval_every=25)
-    return (lambda: gausscse_runs.plan(base, [0], root, settings=("ent",)),
-            lambda: gausscse_runs.run_settings(base, [0], root, settings=("ent",)))
+    return (lambda: gausscse_protocol.plan(base, [0], root, settings=("ent",)),
+            lambda: gausscse_protocol.run_settings(base, [0], root, settings=("ent",)))
 
 
 @pytest.mark.parametrize("method", ["DefSent", "GaussCSE"])
@@ -94,12 +94,12 @@ def test_a_plan_is_within_a_quarter_of_the_clock(method, small_bert, one_thread,
 def test_the_warm_up_steps_through_the_sizes_of_the_run_not_its_first_rows():
     """spread_batches: batches at evenly spaced quantiles of their padded size, whatever their
     order; no batch is an error that says so."""
-    from defsent_lite.repro import warmup
+    from defsent_lite.repro import plans
     tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
     batches = [[" ".join(["word"] * n)] * 2 for n in range(1, 41)]   # shortest first
-    picked = warmup.spread_batches(tok, batches, lambda b: b, k=4)
+    picked = plans.spread_batches(tok, batches, lambda b: b, k=4)
     assert [len(b[0].split()) for b in picked] == [6, 16, 26, 36]
-    assert warmup.spread_batches(tok, batches[::-1], lambda b: b, k=4) == picked
-    assert warmup.spread_batches(tok, batches[:3], lambda b: b) == batches[:3]
+    assert plans.spread_batches(tok, batches[::-1], lambda b: b, k=4) == picked
+    assert plans.spread_batches(tok, batches[:3], lambda b: b) == batches[:3]
     with pytest.raises(ValueError, match="no training batch"):
-        warmup.spread_batches(tok, [], lambda b: b)
+        plans.spread_batches(tok, [], lambda b: b)

@@ -115,7 +115,7 @@ def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_ca
 
 def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):
     from defsent_lite.data import nli_readers
-    from defsent_lite.repro import gausscse_settings
+    from defsent_lite.repro import gausscse_protocol
     train = tmp_path / "nli" / "train"
     train.mkdir(parents=True)
     assert nli_readers.train_source("paper", tmp_path) == "simcse"
@@ -123,7 +123,7 @@ def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):
     assert nli_readers.train_source("smoke", tmp_path) == "simcse"  # a connected machine: a sample of the paper's data
     (train / "triplets.tsv").write_text("premise\tentailment\tcontradiction\na\tb\tc\n")
     assert nli_readers.train_source("smoke", tmp_path) == "offline"  # ../shared/data: the stand-in, as the notebooks say
-    assert gausscse_settings.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
+    assert gausscse_protocol.base_config(config.scale("cpu"), "offline", tmp_path)["train_source"] == "offline"
 
 
 def test_the_benchmarks_preflight_covers_the_dictionary_their_defsent_and_entry_runs_read():

@@ -24,7 +24,7 @@ from defsent_lite.runtime import config
 from defsent_lite.data import sources
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import results
-from defsent_lite.repro import defsent_runs, gausscse_runs, launch
+from defsent_lite.repro import defsent_runs, gausscse_protocol, launch
 from defsent_lite.runtime import cache
 
 S = config.scale("rehearsal")
@@ -209,7 +209,7 @@ def test_a_worker_killed_mid_training_leaves_nothing_done_and_is_redone_on_relau
         (t,) = launch.trainings("32")
         target, kwargs = t.call
         cfg = dict(kwargs["cfg"], train_max=300)
-        t = t._replace(call=(target, dict(kwargs, cfg=cfg)), key=cache.config_key(gausscse_runs.run_key(cfg)))
+        t = t._replace(call=(target, dict(kwargs, cfg=cfg)), key=cache.config_key(gausscse_protocol.run_key(cfg)))
         parent = config.cache_dir() / "gausscse" / t.key
         started = launch.start([t], "local", 1, str(tmp_path / "logs"))
         folder, deadline = None, time.time() + 120
@@ -220,9 +220,9 @@ def test_a_worker_killed_mid_training_leaves_nothing_done_and_is_redone_on_relau
         os.kill(int(folder.name.split("-")[2]), signal.SIGKILL)
         outcome = launch.collect(started)
         assert [r["status"] for r in outcome.records] == ["failed"] and "died" in outcome.records[0]["error"]
-        assert not (parent / "result.json").exists() and gausscse_runs.needs_training(cfg)
+        assert not (parent / "result.json").exists() and gausscse_protocol.needs_training(cfg)
         outcome = launch.collect(launch.start([t], "local", 1, str(tmp_path / "logs")))
         assert [r["status"] for r in outcome.records] == ["trained"], outcome.records
-        assert not gausscse_runs.needs_training(cfg) and not folder.exists()
+        assert not gausscse_protocol.needs_training(cfg) and not folder.exists()
     finally:
         rehearsal["mp"].setenv("DEFSENT_CACHE", shared)

@@ -2,7 +2,7 @@
 branch on the scale): each gives the protocol's answer under the paper's protocol and the
 smoke scale's otherwise."""
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import augmented, defsent_runs, gausscse_baseline, transfer_scores
+from defsent_lite.repro import augmented, defsent_runs, gausscse_protocol, transfer_scores
 from defsent_lite.runtime import config
 
 SIMCSE = "princeton-nlp/unsup-simcse-bert-base-uncased"
@@ -33,8 +33,8 @@ def test_the_data_augmented_pst_takes_table_5_rates_only_under_the_protocol():
 
 
 def test_the_cosine_baseline_is_simcse_only_under_the_protocol():
-    assert gausscse_baseline.baseline_encoder(config.scale("paper"), "bert-base-uncased") == gausscse_baseline.SIMCSE_BASELINE
-    assert gausscse_baseline.baseline_encoder(config.scale("smoke"), "offline") == ("offline", "mean")
+    assert gausscse_protocol.baseline_encoder(config.scale("paper"), "bert-base-uncased") == gausscse_protocol.SIMCSE_BASELINE
+    assert gausscse_protocol.baseline_encoder(config.scale("smoke"), "offline") == ("offline", "mean")
 
 
 def test_transfer_text_names_the_scale_s_protocol():

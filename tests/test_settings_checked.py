@@ -10,7 +10,7 @@ import torch
 from defsent_lite import checks, defsent, gausscse, pooling, train
 from defsent_lite.runtime import cache, config
 from defsent_lite.data import nli_readers
-from defsent_lite.repro import defsent_runs, gausscse_data, gausscse_runs, gausscse_settings
+from defsent_lite.repro import defsent_runs, gausscse_protocol
 
 LINEAR = torch.nn.Linear(2, 1)
 
@@ -57,7 +57,7 @@ def test_caps_on_examples_are_positive_or_none(n):
     with pytest.raises(ValueError, match=f"train_max / eval_max\\)={n!r}"):
         defsent_runs.subsample(list(range(10)), n, seed=0)
     with pytest.raises(ValueError, match=f"dev_max / test_max\\)={n!r}"):
-        gausscse_data.evenly_spaced(list(range(10)), n)
+        gausscse_protocol.evenly_spaced(list(range(10)), n)
     assert defsent_runs.subsample(list(range(10)), None, seed=0) == list(range(10))
 
 
@@ -66,10 +66,10 @@ def test_gausscse_max_triplets_and_epochs_are_named(tmp_path):
     root = gausscse_root(tmp_path / "data", triplets=8)
     with pytest.raises(ValueError, match="max_triplets \\(train_max\\)=-5"):
         nli_readers.training_triplets(root, max_triplets=-5)
-    cfg = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None, dev_max=40,
+    cfg = dict(gausscse_protocol.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None, dev_max=40,
                test_max=40, epochs=0)
     with pytest.raises(ValueError, match="epochs=0: a whole number >= 1 is needed"):
-        gausscse_runs.run(cfg, root)
+        gausscse_protocol.run(cfg, root)
 
 
 def test_contrastive_loss_refuses_a_batch_of_one():
@@ -108,11 +108,11 @@ def test_a_numpy_number_is_cached_as_a_number_and_a_numpy_nan_is_refused(tmp_pat
 def test_eval_every_zero_and_a_rate_given_as_text_are_named_before_any_work(tmp_path):
     """Issue 46: GaussCSE's eval_every=0 was accepted (never evaluating) and cached; lr='1e-5'
     failed inside a format string before the rate check."""
-    cfg = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"), setting="ent", eval_every=0)
+    cfg = dict(gausscse_protocol.base_config(config.scale("smoke"), "offline"), setting="ent", eval_every=0)
     with pytest.raises(ValueError, match="GaussCSE eval_every=0: a whole number >= 1"):
-        gausscse_runs.run(cfg, tmp_path)
+        gausscse_protocol.run(cfg, tmp_path)
     with pytest.raises(ValueError, match="GaussCSE lr='1e-5': a finite number > 0 is needed"):
-        gausscse_runs.run(dict(cfg, eval_every=100, lr="1e-5"), tmp_path)
+        gausscse_protocol.run(dict(cfg, eval_every=100, lr="1e-5"), tmp_path)
     base = defsent_runs.base_config(config.scale("smoke"), "offline", data_dir=tmp_path)
     with pytest.raises(ValueError, match="DefSent lr='1e-5': a finite number > 0 is needed"):
         defsent_runs.run(dict(base, pooling="cls", lr="1e-5", seed=0), data_dir=tmp_path)

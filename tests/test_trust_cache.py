@@ -14,7 +14,7 @@ import torch
 
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import gausscse_runs, gausscse_settings
+from defsent_lite.repro import gausscse_protocol
 from tiny_root import copy_head, copy_tree, gausscse_root
 
 PACKAGE = Path(cache.__file__).parents[1]
@@ -34,10 +34,10 @@ def test_data_identity_follows_content_not_path(tmp_path):
 
 
 def test_gausscse_run_on_another_root_is_not_served_from_the_cache(tmp_path):
-    base = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None,
+    base = dict(gausscse_protocol.base_config(config.scale("smoke"), "offline"), setting="ent", train_max=None,
                 dev_max=30, test_max=30, batch_size=8)
-    big = gausscse_runs.run(base, gausscse_root(tmp_path / "big", triplets=32, pairs=31))
-    small = gausscse_runs.run(base, gausscse_root(tmp_path / "small", triplets=10, pairs=31))
+    big = gausscse_protocol.run(base, gausscse_root(tmp_path / "big", triplets=32, pairs=31))
+    small = gausscse_protocol.run(base, gausscse_root(tmp_path / "small", triplets=10, pairs=31))
     assert (big["triplets"], small["triplets"]) == (32, 10)
 
 

@@ -9,7 +9,7 @@ from transformers import BertModel
 from defsent_lite import checks, defsent, defsentplus, encode, pooling, train
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.evaluation import nli, sts
-from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_runs, gausscse_settings
+from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_protocol
 from tiny_root import gausscse_root
 
 
@@ -74,10 +74,10 @@ def test_training_checks_the_weights_after_the_last_update():
 
 def test_gausscse_nan_model_gives_no_cached_threshold(tmp_path):
     root = gausscse_root(tmp_path / "data")
-    cfg = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"),
+    cfg = dict(gausscse_protocol.base_config(config.scale("smoke"), "offline"),
                setting="ent", lr=1e30, train_max=32, batch_size=32, dev_max=40, test_max=40)   # one step: a NaN model
     with pytest.raises(checks.NonFinite):
-        gausscse_runs.run(cfg, root)
+        gausscse_protocol.run(cfg, root)
     assert cache.lookup_json("gausscse", dict(cfg, data=cache.data_identity(root, "nli", "sts/raw/SICK"))) is None
 
 
@@ -143,10 +143,10 @@ def test_defsent_empty_training_split_is_an_error(offline):
 
 def test_gausscse_run_with_zero_steps_is_not_cached_as_trained(tmp_path):
     root = gausscse_root(tmp_path / "data", triplets=1)  # one triplet: no batch with in-batch negatives
-    cfg = dict(gausscse_settings.base_config(config.scale("smoke"), "offline"),
+    cfg = dict(gausscse_protocol.base_config(config.scale("smoke"), "offline"),
                setting="ent", train_max=None, dev_max=40, test_max=40)
     with pytest.raises(ValueError, match="no training batches"):
-        gausscse_runs.run(cfg, root)
+        gausscse_protocol.run(cfg, root)
 
 
 def test_empty_inputs_are_errors(offline):

@@ -10,7 +10,7 @@ One table, printed and written as JSON with --out DIR:
   (the hub's bert-base-uncased when it is in the local cache, else random weights, and the table
   says so), a fixed number of steps: steps/s of train.train against the loop it replaced (the
   losses read on the host after every step, the optimizer not fused), and against batches
-  tokenised before the loop; the plan's estimate (warmup.measure, what every plan prints) beside
+  tokenised before the loop; the plan's estimate (plans.measure, what every plan prints) beside
   the measured time of the same steps; on a GPU (or with --compile) the step with the encoder
   under torch.compile (DEFSENT_COMPILE=1, reduce-overhead; --compile-modes for others), after
   a pass that compiles (about 130 s a model on an H100).
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defsent_lite import defsent, encode, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
-from defsent_lite.repro import warmup  # noqa: E402
+from defsent_lite.repro import plans  # noqa: E402
 from defsent_lite.runtime import config, defsent_model, models  # noqa: E402
 from defsent_lite.data import dictionary, nli_readers  # noqa: E402
 
@@ -110,7 +110,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     encoder: also time the loop with it compiled (compiled_row) in each torch.compile mode of
     `modes`, last, on the batches the package's runs train on (prepared if runs_prepared).
     tokenizer, texts(batch) -> its sentences: the plan's warm-up steps through a spread of the
-    batches (warmup.spread_batches), as every plan does."""
+    batches (plans.spread_batches), as every plan does."""
     steps = len(raw_batches)
     cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
     with loop_before_issue_44():
@@ -120,8 +120,8 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     prepared = prepare(raw_batches)
     prepare_s = time.perf_counter() - t0
     pre = timed_training(model, loss_fn, prepared, params, optimizer)
-    spread = warmup.spread_batches(tokenizer, raw_batches, texts)   # as every plan
-    step_s, _ = warmup.measure(model, loss_fn, spread, lambda m: None, 0)
+    spread = plans.spread_batches(tokenizer, raw_batches, texts)   # as every plan
+    step_s, _ = plans.measure(model, loss_fn, spread, lambda m: None, 0)
     runs = (prepared, pre, "tokenised before the loop") if runs_prepared else (raw_batches, ours, "tokenised in the loop")
     compiled = [] if encoder is None else [compiled_row(method, model, loss_fn, runs, params, optimizer, mode)
                                           for mode in modes]
@@ -135,7 +135,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
         dict(what=f"{method} training, first pass (cold)", measure="steps/s", value=steps / cold,
              baseline=steps / ours, ratio=ours / cold, baseline_is="the same loop, warm (every shape seen once)"),
         dict(what=f"{method} plan for {steps} steps", measure="s", value=ours, baseline=steps * step_s,
-             ratio=steps * step_s / ours, baseline_is="the plan's estimate (warmup.measure warm-up x steps) vs the warm loop"),
+             ratio=steps * step_s / ours, baseline_is="the plan's estimate (plans.measure warm-up x steps) vs the warm loop"),
     ] + compiled
 
 
@@ -185,7 +185,7 @@ def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, co
     triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
     batches = train.batched(triplets[: steps * batch_size], batch_size, seed=0)
 
-    def loss_fn(m, b):   # raw triplets or TokenizedTriplets (what gausscse_runs trains on)
+    def loss_fn(m, b):   # raw triplets or TokenizedTriplets (what gausscse_protocol trains on)
         return gausscse.triplet_loss(m, tok, b, setting, "sum", max_length)
     return training_rows("GaussCSE", model, loss_fn, lambda bs: gausscse.tokenize_triplet_batches(tok, bs, max_length),
                          batches, None, "adamw", encoder.base_model if compiled else None, modes, runs_prepared=True,
@@ -307,7 +307,7 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
         folder, what = bert_base_folder(folder, reduced)
         os.environ["DEFSENT_MODEL_FOLDERS"] = json.dumps({"bert-base-uncased": folder})
         try:
-            header = dict(date=time.strftime("%Y-%m-%d"), device=warmup.device_name(config.device()),
+            header = dict(date=time.strftime("%Y-%m-%d"), device=plans.device_name(config.device()),
                           torch=torch.__version__, model=what, steps=steps)
             print(json.dumps(header), flush=True)
             rows = []

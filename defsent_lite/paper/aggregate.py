@@ -15,12 +15,16 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.runtime import models
-from defsent_lite.paper import labels
 
 STD_DDOF = 0
 
-PAPER_MODEL_LABELS = labels.MODEL_LABELS  # hub names -> the papers' model labels
-POOLING_LABELS = labels.POOLING_LABELS  # our pooling names -> the papers'
+PAPER_MODEL_LABELS = {  # hub names -> the papers' model labels
+    "bert-base-uncased": "BERT-base",
+    "bert-large-uncased": "BERT-large",
+    "roberta-base": "RoBERTa-base",
+    "roberta-large": "RoBERTa-large",
+}
+POOLING_LABELS = {"cls": "CLS", "mean": "Mean", "max": "Max", "prompt": "Prompt"}  # ours -> papers'
 
 
 class SeedStats(NamedTuple):

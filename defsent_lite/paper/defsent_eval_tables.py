@@ -8,7 +8,7 @@ from defsent_lite import checks
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.defsent_tables import Beside, beside, ours_per_pooling
-from defsent_lite.paper.labels import POOLING_LABELS
+from defsent_lite.paper.aggregate import POOLING_LABELS
 
 
 def table8(untrained, trained, model, scale):

@@ -9,7 +9,7 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.paper.labels import POOLING_LABELS
+from defsent_lite.paper.aggregate import POOLING_LABELS
 
 
 class Beside(NamedTuple):

@@ -482,7 +482,7 @@ def scored_run(cfg, dataset):
 def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up
     here (budget, eval_sizes and warmup load only when a plan is made: the protocol's scales)."""
-    from defsent_lite.repro import budget, eval_sizes, warmup
+    from defsent_lite.repro import plans, eval_sizes
 
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
@@ -510,23 +510,23 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         base["batch_size"],
         seed=seeds[0] if v["shuffle"] else None,
     )  # the first seed's run's batches
-    evaluated = warmup.spaced_sample(subsample(splits["dev"], base["eval_max"], 0), 128)
-    step_s, batch_s = warmup.measure(
+    evaluated = plans.spaced_sample(subsample(splits["dev"], base["eval_max"], 0), 128)
+    step_s, batch_s = plans.measure(
         model,
         lambda m, b: defsent.loss(
             m, head, defsent.collate(tokenizer, b, v["max_length"], p), p, mask_id
         ),
-        warmup.spread_batches(tokenizer, batches, lambda b: [d for _, d, _ in b]),
+        plans.spread_batches(tokenizer, batches, lambda b: [d for _, d, _ in b]),
         lambda m: defsent.evaluate(m, tokenizer, head, evaluated, p, max_length=v["max_length"]),
         len(evaluated),
         mixed_precision=variants.autocast_training(base, v),
     )
     rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
     what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
-    definition_tokens = warmup.row_tokens(
+    definition_tokens = plans.row_tokens(
         tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"]
     )
-    eval_tokens = trainings * n_eval * warmup.row_tokens(
+    eval_tokens = trainings * n_eval * plans.row_tokens(
         tokenizer, [d for _, d, _ in splits["dev"]]
     ) + (
         extra_encoded
@@ -534,7 +534,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         if extra_encoded
         else 0
     )
-    return budget.Plan(
+    return plans.Plan(
         what,
         trainings,
         trainings * math.ceil(n_train / base["batch_size"]),
@@ -542,8 +542,8 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         step_s,
         batch_s,
         64,
-        warmup.device_name(next(model.parameters()).device),
-        warmup.parameters(model),
+        plans.device_name(next(model.parameters()).device),
+        plans.parameters(model),
         trainings * n_train * definition_tokens,
         eval_tokens,
         variants.autocast_training(base, v),

@@ -13,8 +13,7 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
-from defsent_lite.paper import labels
-from defsent_lite.paper.labels import POOLING_LABELS
+from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import defsent_runs, defsentplus_runs, eval_sizes, preflight, pst, scores
 from defsent_lite.repro import transfer_scores
 
@@ -38,12 +37,10 @@ def defsent_row_pooling(model):
     """The pooling ("cls", "mean", "max") of Table 2's DefSent row of `model`: DefSent's Table 8
     row of the same model with the same numbers (BERT-base: Mean, 75.11); None for a model the
     papers did not run. DefSent+ reports DefSent at each model's best pooling."""
-    label = labels.MODEL_LABELS.get(str(model))
+    label = aggregate.PAPER_MODEL_LABELS.get(str(model))
     row = paper_defsentplus.TABLE2.get(f"DefSent {label}")
     found = [
-        p
-        for p, name in labels.POOLING_LABELS.items()
-        if paper_defsent.TABLE8.get((label, name)) == row
+        p for p, name in POOLING_LABELS.items() if paper_defsent.TABLE8.get((label, name)) == row
     ]
     return found[0] if row and found else None
 

@@ -6,8 +6,8 @@ data."""
 from defsent_lite import encode
 from defsent_lite.data import senteval_readers, sts_readers
 from defsent_lite.evaluation import sts
-from defsent_lite.repro.budget import Plan
-from defsent_lite.repro.warmup import (
+from defsent_lite.repro.plans import Plan
+from defsent_lite.repro.plans import (
     ENCODE_SAMPLE,
     device_name,
     parameters,

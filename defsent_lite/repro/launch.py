@@ -7,10 +7,10 @@ run cache, where the notebook then finds them and trains nothing.
     -m defsent_lite.repro.launch 10 30 --scale paper --executor local --workers 4
 
 Each job runs its share of the trainings one after another through the very functions the notebook
-calls (defsent_runs.seed_run, gausscse_runs.run), so every result lands under the key the notebook
-looks up. The cache makes many writers safe: an entry is written whole by a rename, a writer's files
-live in a folder of its own, a killed writer leaves no result.json (so nothing reads as done) and
-its folder is removed by the next writer; relaunching runs only what is missing.
+calls (defsent_runs.seed_run, gausscse_protocol.run), so every result lands under the key the
+notebook looks up. The cache makes many writers safe: an entry is written whole by a rename, a
+writer's files live in a folder of its own, a killed writer leaves no result.json (so nothing reads
+as done) and its folder is removed by the next writer; relaunching runs only what is missing.
 """
 
 import argparse
@@ -31,7 +31,7 @@ DEFSENT_NOTEBOOKS, GAUSSCSE_NOTEBOOKS, PST_NOTEBOOKS = (
 )
 NOTEBOOKS = DEFSENT_NOTEBOOKS + PST_NOTEBOOKS + GAUSSCSE_NOTEBOOKS
 # GPU time of a run: its steps at the host-bound step measured on an H100 with BERT-base
-# (budget.STEP_FLOOR_S); a large model about three times that (one H200, issue 49's measurements).
+# (plans.STEP_FLOOR_S); a large model about three times that (one H200, issue 49's measurements).
 LARGE_FACTOR = 3.0
 
 
@@ -50,9 +50,9 @@ class Training(NamedTuple):
     @property
     def gpu_hours(self):
         factor = LARGE_FACTOR if "large" in str(self.settings.get("model", "")) else 1.0
-        from defsent_lite.repro import budget
+        from defsent_lite.repro import plans
 
-        floor = budget.STEP_FLOOR_S["gausscse" if self.method == "GaussCSE" else "defsent"]
+        floor = plans.STEP_FLOOR_S["gausscse" if self.method == "GaussCSE" else "defsent"]
         return self.steps * floor * factor / 3600
 
 
@@ -218,14 +218,14 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
 
 
 def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
-    """Notebooks 30-31: gausscse_runs.run_settings (4 loss settings x the scale's seeds); 32 its
-    ent+rev run; 33 gausscse_grid.grid_search (batch sizes x rates) as the notebook sets it."""
+    """Notebooks 30-31: gausscse_protocol.run_settings (4 loss settings x the scale's seeds); 32 its
+    ent+rev run; 33 gausscse_protocol.grid_search (batch sizes x rates) as the notebook sets it."""
     from defsent_lite.data import nli_readers, sources
     from defsent_lite.paper import gausscse as paper_gausscse
-    from defsent_lite.repro import gausscse_grid, gausscse_runs, gausscse_settings
+    from defsent_lite.repro import gausscse_protocol
     from defsent_lite import gausscse
 
-    base = gausscse_settings.base_config(scale, model, data_dir, variant)
+    base = gausscse_protocol.base_config(scale, model, data_dir, variant)
     if notebook == "33":
         base.update(
             train_max=scale["gauss_grid_train_max"],
@@ -233,7 +233,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
         )
         runs = [
             (cfg, False)
-            for cfg in gausscse_grid.grid_cells(
+            for cfg in gausscse_protocol.grid_cells(
                 base, "ent+con+rev", scale["gauss_grid_batch_sizes"], paper_gausscse.GRID_LRS
             ).values()
         ]
@@ -243,7 +243,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
         runs = [
             r
             for s in gausscse.LOSS_SETTINGS
-            for r in gausscse_runs.seed_runs(base, s, scale["gauss_seeds"])
+            for r in gausscse_protocol.seed_runs(base, s, scale["gauss_seeds"])
         ]
     if missing:
         n = min(sources.by_name("nli_for_simcse")["rows"], base["train_max"] or math.inf)
@@ -267,7 +267,7 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
             out.append(Training(notebook, "GaussCSE", shown, steps))
             continue
         call = (
-            "defsent_lite.repro.gausscse_runs:run",
+            "defsent_lite.repro.gausscse_protocol:run",
             dict(cfg=cfg, data_dir=data_dir, keep_model=keep),
         )
         out.append(
@@ -276,8 +276,8 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
                 "GaussCSE",
                 shown,
                 steps,
-                cache.config_key(gausscse_runs.run_key(cfg, data_dir)),
-                gausscse_runs.needs_training(cfg, data_dir, keep),
+                cache.config_key(gausscse_protocol.run_key(cfg, data_dir)),
+                gausscse_protocol.needs_training(cfg, data_dir, keep),
                 call,
             )
         )

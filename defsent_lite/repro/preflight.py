@@ -26,7 +26,7 @@ from huggingface_hub.utils import HFValidationError
 import torch
 
 from defsent_lite.runtime import config
-from defsent_lite.runtime.digest import file_digest
+from defsent_lite.runtime.config import file_digest
 from defsent_lite.data import checksums, sources
 
 

@@ -6,6 +6,7 @@ candidate space may also be ICA-transformed (Eq. 11); every candidate and seed i
 and the best run by STS average (the paper's "optimal encoder out of the runs") goes on.
 """
 
+import argparse
 import math
 import warnings
 
@@ -16,11 +17,11 @@ import torch
 from defsent_lite import defsentplus, train
 from defsent_lite.checks import best_of
 from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
-from defsent_lite.runtime import cache, defsentplus_model, models
+from defsent_lite.runtime import cache, config, defsentplus_model, models
 from defsent_lite.data import entries
-from defsent_lite.paper import aggregate
+from defsent_lite.paper import aggregate, results
 from defsent_lite.paper.results import STS_COLS
-from defsent_lite.repro import defsentplus_runs, variants
+from defsent_lite.repro import defsentplus_runs, scores, variants
 
 
 def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=128):
@@ -459,7 +460,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     """run_pst for cfg: trainings (candidate x seed per step), steps, sentences encoded (entry
     spaces, STS after every training), timed by a warm-up here (ds: the cfg's dataset when None;
     budget, eval_sizes and warmup load only when a plan is made: the protocol's scales)."""
-    from defsent_lite.repro import budget, eval_sizes, warmup
+    from defsent_lite.repro import plans, eval_sizes
 
     if ds is None:
         ds = entries.load_entry_dataset(
@@ -477,11 +478,11 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     device = next(model.parameters()).device
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
-    evaluated = warmup.spaced_sample(examples, warmup.ENCODE_SAMPLE)
-    step_s, batch_s = warmup.measure(
+    evaluated = plans.spaced_sample(examples, plans.ENCODE_SAMPLE)
+    step_s, batch_s = plans.measure(
         model,
         lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], space),
-        warmup.spread_batches(
+        plans.spread_batches(
             tokenizer,
             train.batched(examples, cfg["batch_size"], seed=cfg["seeds"][0]),
             lambda b: [d for _, d in b],
@@ -498,10 +499,10 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         " + ICA" if cfg["ica"] else ""
     )
     definitions = ds["definitions"]
-    encoded_tokens = n_steps * n_defs * warmup.row_tokens(tokenizer, definitions) + (
+    encoded_tokens = n_steps * n_defs * plans.row_tokens(tokenizer, definitions) + (
         trainings * sts_sentences + extra_encoded
     ) * eval_sizes.eval_sentence_tokens(tokenizer, data_dir)
-    return budget.Plan(
+    return plans.Plan(
         what,
         trainings,
         trainings * math.ceil(n_defs / cfg["batch_size"]),
@@ -509,11 +510,55 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         step_s,
         batch_s,
         64,
-        warmup.device_name(device),
-        warmup.parameters(model),
-        trainings * n_defs * warmup.row_tokens(tokenizer, definitions, cfg["batch_size"]),
+        plans.device_name(device),
+        plans.parameters(model),
+        trainings * n_defs * plans.row_tokens(tokenizer, definitions, cfg["batch_size"]),
         encoded_tokens,
         variants.autocast_training(
             cfg, defsentplus_runs.variant_settings(cfg.get("variant", "official"))
         ),
     )
+
+
+# ---------------------------------------------------------------- the command line (a long CPU run, a cluster)
+
+
+def main(argv=None):
+    """python -m defsent_lite.repro.pst --scale cpu --dataset b: one PST run, its STS table
+    saved as CSV."""
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--scale", default="cpu")
+    ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
+    ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
+    ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
+    ap.add_argument(
+        "--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)"
+    )
+    args = ap.parse_args(argv)
+    S = config.scale(args.scale)
+    cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
+    steps, report = run(cfg)
+    untrained = scores.untrained_sts(
+        S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"]
+    )
+    table = steps_table(steps, untrained).round(2)
+    print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
+    combo = defsentplus_runs.combination_name(args.pooling, args.entry_pooling)
+    print(
+        "saved",
+        results.save_csv(
+            table,
+            args.out,
+            model=S["model"],
+            scale=S["name"],
+            seeds=cfg["seeds"],
+            data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
+            combination=combo,
+            lrs=cfg["lrs"],
+            sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"],
+        ),
+    )
+
+
+if __name__ == "__main__":
+    main()

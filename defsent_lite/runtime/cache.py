@@ -30,7 +30,7 @@ import torch
 
 from defsent_lite.checks import first_non_finite, NonFinite
 from defsent_lite.runtime import config
-from defsent_lite.runtime.digest import file_digest
+from defsent_lite.runtime.config import file_digest
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # modules (relative to the package) that never change a cached result: progress bars, plots,
@@ -41,7 +41,6 @@ NOT_IN_CODE_IDENTITY = {
     "paper/method_plots.py",
     "data/download.py",
     "data/sources.py",
-    "data/convert.py",
     "repro/preflight.py",
     "repro/colab.py",
 }

@@ -20,6 +20,7 @@ changed by hand (Colab) or from the shell (CI):
                       the pytest config sets 0 so that nbval compares clean outputs)
 """
 
+import hashlib
 import json
 import os
 import random
@@ -119,7 +120,7 @@ SCALES["paper"] = dict(
     defsent_lr_xs="table5",
     # dsp_lrs: bert-base-uncased's (defsentplus_runs.PAPER_LRS has the other models);
     # gauss_batch_size and gauss_lr: for a model outside Table 5 (the others' optima:
-    # gausscse_settings.paper_hyperparameters)
+    # gausscse_protocol.paper_hyperparameters)
     gauss_epochs=None,  # None: the GaussCSE variant's (official code 1, paper text 3)
     gauss_dev_max=None,
     gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
@@ -150,7 +151,7 @@ SCALES["rehearsal"] = dict(SCALES["paper"], **REHEARSAL_CAPS)
 # official run scripts pin (no search), one seed, the batched SentEval classifier, DefSent+ and
 # DefSent trained under autocast (fp16 on a T4: a listed difference from the official fp32), the
 # GaussCSE on 180,000 NLI triplets (its grid, notebook 33, on 20,000). Each notebook's plan prints
-# its FLOPs at a T4's throughput (budget.T4_SOURCE); docs/colab_session.md has the estimate of every
+# its FLOPs at a T4's throughput (plans.T4_SOURCE); docs/colab_session.md has the estimate of every
 # notebook.
 SCALES["colab"] = dict(
     SCALES["paper"],
@@ -328,3 +329,21 @@ def offline_model_path():
 def hub_offline():
     """True when HF_HUB_OFFLINE is set: a hub name loads from the local cache only, failing fast."""
     return os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "")
+
+
+# A file's SHA-256 is computed once per (path, size, mtime) in a process: cache keys and the data
+# checks both need it.
+_digests = {}
+
+
+def file_digest(path):
+    """SHA-256 of a file's bytes, remembered per (path, size, mtime) within the process."""
+    st = os.stat(path)
+    memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    if memo not in _digests:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _digests[memo] = h.hexdigest()
+    return _digests[memo]
