@@ -32,16 +32,6 @@
 # this notebook then uses all three splits. RoBERTa's tokenizer is not available offline either,
 # so its columns stay empty unless `ROBERTA` loads.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -49,6 +39,18 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 BERT = os.environ.get("DEFSENT_MODEL", "offline")  # offline: all-MiniLM-L6-v2 (BERT vocabulary)
 ROBERTA = "roberta-base"                             # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("00", SCALE, DATA_ROOT)
 
 # %%
 import pandas as pd

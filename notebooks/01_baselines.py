@@ -42,16 +42,6 @@
 # (another model): no difference is taken. Set `SCALE = "paper"` on a GPU to compute the
 # paper's rows with bert-base-uncased, beside which the differences come back.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -60,8 +50,20 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
 
 # %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("01", SCALE, DATA_ROOT)
+
+# %%
 from defsent_lite.runtime import config, models
-from defsent_lite.paper import defsent_tables, plots, results
+from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.repro import eval_sizes, preflight, scores, transfer_scores
 
@@ -87,7 +89,8 @@ transfer_rows = transfer_scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_
 # ## DefSent Table 3 rows (STS)
 
 # %% tags=["tolerance: inference; paper=exact"]
-t3 = defsent_tables.baselines(sts_rows, paper_defsent.TABLE3, results.STS_COLS, MODEL, scale)
+t3 = aggregate.baselines(sts_rows, paper_defsent.TABLE3, paper_defsent.UNTRAINED_ROWS,
+                         results.STS_COLS, MODEL, scale)
 print(t3.note)      # whose rows the paper's are (bert-base's only); compared only for its own model
 table3 = t3.table
 table3
@@ -96,8 +99,8 @@ table3
 # ## DefSent Table 4 rows (SentEval)
 
 # %% tags=["tolerance: score; paper=exact"]
-table4 = defsent_tables.baselines(transfer_rows, paper_defsent.TABLE4, results.TRANSFER_COLS, MODEL,
-                                  scale).table
+table4 = aggregate.baselines(transfer_rows, paper_defsent.TABLE4, paper_defsent.UNTRAINED_ROWS,
+                             results.TRANSFER_COLS, MODEL, scale).table
 table4
 
 # %%

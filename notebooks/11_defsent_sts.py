@@ -35,16 +35,6 @@
 # result (notebook 10 shows what the short run does learn: word prediction). The paper's rows
 # are context (another model).
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -52,18 +42,31 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 POOLINGS = ["cls", "mean", "max"]
-VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text
+# (defsent_protocol.differences())
 
 # %%
-from defsent_lite.paper import aggregate, defsent_eval_tables, plots, results
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("11", SCALE, DATA_ROOT)
+
+# %%
+from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import defsent_runs, defsent_scored, preflight, variants
+from defsent_lite.repro import defsent_protocol, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)
 # the plan and its time estimate first (printed at the protocol scales), then DefSent trained per
 # pooling and seed (or found where notebook 10 left it), STS scored untrained and trained
-scored = defsent_scored.sts(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
+scored = defsent_protocol.sts(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| head:", scored.head_kind)
 
@@ -71,7 +74,7 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent_runs.differences())
+variants.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Table 8: every pooling, DefSent beside the paper (mean over seeds; ± std below)
@@ -80,7 +83,7 @@ variants.whole(defsent_runs.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-t8 = defsent_eval_tables.table8(scored.untrained, scored.trained, MODEL, scale)
+t8 = defsent_protocol.table8(scored.untrained, scored.trained, MODEL, scale)
 print(t8.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t8.verdict)   # which of ours lie outside the paper's spread
 table8 = t8.table
@@ -104,7 +107,7 @@ aggregate.mean_pm_std(t8.seeds)
 # they stand beside ours only for BERT-base and its stand-in.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
-t3 = defsent_eval_tables.table3(t8, scored.dev_mrr, MODEL, scale)
+t3 = defsent_protocol.table3(t8, scored.dev_mrr, MODEL, scale)
 print(t3.note)
 table3 = t3.table
 table3

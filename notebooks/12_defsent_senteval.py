@@ -26,7 +26,7 @@
 # scales use scikit-learn's logistic-regression objective, every fold and C of a task fitted in
 # one batch (`"batched"`). Accuracy in %. DefSent's SentEval rows are the mean (± std) of the
 # first three seeds, as its Table 9 says ("three evaluations with different random seeds";
-# `defsent_runs.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
+# `defsent_protocol.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #
@@ -40,16 +40,6 @@
 # and machines is not measured. The paper's rows are context (another model). At paper
 # scale, expect DefSent-BERT-base about 1 point above the raw BERT baselines, as in the paper.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -57,28 +47,41 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 POOLINGS = None  # None: smoke the pooling of Table 4's row, else all three
-VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text
+# (defsent_protocol.differences())
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("12", SCALE, DATA_ROOT)
 
 # %% tags=["tolerance: check; untrained=score"]
-from defsent_lite.paper import aggregate, defsent_eval_tables, plots, results
-from defsent_lite.repro import defsent_runs, defsent_scored, preflight, transfer_scores, variants
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.repro import defsent_protocol, preflight, transfer_scores, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
 # the plan and its time estimate first (printed at the protocol scales), then DefSent trained per
 # pooling and seed (or found where notebook 10 left it), SentEval scored untrained and trained
-scored = defsent_scored.senteval(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
+scored = defsent_protocol.senteval(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| head:", scored.head_kind)
 print("poolings scored:", scored.poolings, f"| Table 4's pooling: {scored.reported} ({scored.why})")
-t4 = defsent_eval_tables.table4(scored.untrained, scored.trained, MODEL, scale)
+t4 = defsent_protocol.table4(scored.untrained, scored.trained, MODEL, scale)
 t4.ours.round(2)
 
 # %% [markdown]
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent_runs.differences())
+variants.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Table 9 (each pooling) and Table 4 (the paper's DefSent row for the model), beside ours
@@ -99,10 +102,10 @@ table4
 # row it stands beside.
 
 # %% tags=["tolerance: check; paper=exact"]
-defsent_eval_tables.whole_table9(t4).round(2)
+defsent_protocol.whole_table9(t4).round(2)
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
-defsent_eval_tables.whole_table4(t4).round(2)
+defsent_protocol.whole_table4(t4).round(2)
 
 # %% tags=["tolerance: check"]
 aggregate.mean_pm_std(t4.seeds)

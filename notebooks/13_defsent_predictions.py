@@ -32,16 +32,6 @@
 # word is in its top 3 for 3 of the 12 definitions after training, 0 before; the paper's: 8).
 # "untrained" shows the same head on the encoder before DefSent training.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -49,7 +39,20 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 POOLING = "cls"
-VARIANT = "official"  # the released code (default); "paper": the text (defsent_runs.differences())
+VARIANT = "official"  # the released code (default); "paper": the text
+# (defsent_protocol.differences())
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("13", SCALE, DATA_ROOT)
 
 # %%
 import pandas as pd
@@ -57,22 +60,23 @@ import pandas as pd
 from defsent_lite.data import dictionary
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
-from defsent_lite.repro import defsent_runs, preflight, variants
+from defsent_lite.repro import defsent_protocol, preflight, variants
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("13", SCALE, DATA_ROOT, MODEL)
-prefix_space = defsent_runs.variant_settings(VARIANT)["prefix_space"]
+prefix_space = defsent_protocol.variant_settings(VARIANT)["prefix_space"]
 untrained = defsent_model.load(MODEL, prefix_space=prefix_space)
 paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what is at hand
 dataset = dictionary.defsent_dataset(untrained.tokenizer, DATA_ROOT,
-                                     defsent_runs.variant_settings(VARIANT)["data"],
+                                     defsent_protocol.variant_settings(VARIANT)["data"],
                                      paper_data=paper_data)
-base = defsent_runs.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, first_seed = scale["defsent_lr_xs"], scale["seeds"][:1]
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: defsent_runs.plan(base, [POOLING], lr_xs, first_seed, dataset))
-runs = defsent_runs.final_runs(base, POOLING, lr_xs, first_seed, dataset).runs
+preflight.print_plan(scale,
+                     lambda: defsent_protocol.plan(base, [POOLING], lr_xs, first_seed, dataset))
+runs = defsent_protocol.final_runs(base, POOLING, lr_xs, first_seed, dataset).runs
 trained = defsent_model.load(runs[0]["path"])
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pooling:", POOLING,
       "| head:", trained.head_kind)
@@ -82,17 +86,18 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "| pool
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent_runs.differences())
+variants.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Table 6: definitions
 
 # %% tags=["tolerance: count"]
 defs = [d for _, d, _ in paper_defsent.TABLE6]
+top_k = defsent_protocol.top_k_strings  # each sentence's top words, joined
 table6 = pd.DataFrame({"word": [w for w, _, _ in paper_defsent.TABLE6], "definition": defs,
                        "paper (BERT-large)": [" ".join(p) for _, _, p in paper_defsent.TABLE6],
-                       "ours untrained": defsent_runs.top_k_strings(untrained, defs, POOLING, 3),
-                       "ours DefSent": defsent_runs.top_k_strings(trained, defs, POOLING, 3)})
+                       "ours untrained": top_k(untrained, defs, POOLING, 3),
+                       "ours DefSent": top_k(trained, defs, POOLING, 3)})
 hits = {c: sum(w in p.split() for w, p in zip(table6["word"], table6[c]))
         for c in ("paper (BERT-large)", "ours untrained", "ours DefSent")}
 print("defined word among the top 3:", hits)
@@ -105,8 +110,8 @@ table6
 inputs = [s for s, _ in paper_defsent.TABLE7]
 table7 = pd.DataFrame({"input": inputs,
                        "paper (BERT-large)": [" ".join(p) for _, p in paper_defsent.TABLE7],
-                       "ours untrained": defsent_runs.top_k_strings(untrained, inputs, POOLING, 5),
-                       "ours DefSent": defsent_runs.top_k_strings(trained, inputs, POOLING, 5)})
+                       "ours untrained": top_k(untrained, inputs, POOLING, 5),
+                       "ours DefSent": top_k(trained, inputs, POOLING, 5)})
 table7
 
 # %%

@@ -32,16 +32,6 @@
 # on a CPU) whose entry prediction is a result. Then the protocol's run, which makes the figures
 # and the tables (at smoke scale a pipeline check: its section says why).
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -54,6 +44,18 @@ DATASET = "a"
 COMBINATION = None
 # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
 PST_STEPS = None
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("21", SCALE, DATA_ROOT)
 
 # %% [markdown]
 # ## The idea in equations

@@ -38,16 +38,6 @@
 # change's direction depends on which pairs are scored: `docs/smoke_spread.md`). The paper's
 # rows stand beside ours as context: MiniLM is not BERT-base, so no difference is taken.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -57,6 +47,18 @@ MODEL = None
 VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
 COMBINATION = None
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("22", SCALE, DATA_ROOT)
 
 # %%
 import pandas as pd

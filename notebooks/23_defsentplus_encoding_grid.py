@@ -34,16 +34,6 @@
 # (`docs/smoke_spread.md`), so the grid is a **pipeline check** (every cell finite; the tests
 # compare nothing else) and the paper's rows stand beside it as context.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -52,6 +42,18 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 MODEL = None
 VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 DATASET = "a"
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("23", SCALE, DATA_ROOT)
 
 # %%
 import pandas as pd

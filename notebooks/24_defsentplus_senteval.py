@@ -33,16 +33,6 @@
 # compared as a score; the DefSent+ row is a **pipeline check** at this size (its change from
 # the untrained row, under a point, is within a run's spread). The paper's rows are context.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -53,6 +43,18 @@ VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.d
 DATASET = "a"
 # (pooling, entry pooling) at every step; None: each step's in Table 2 (as notebook 21)
 COMBINATION = None
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("24", SCALE, DATA_ROOT)
 
 # %% tags=["tolerance: check; untrained (mean)=score"]
 import pandas as pd

@@ -45,16 +45,6 @@
 # direction that depends on which pairs are scored; the tests compare them as finite only);
 # MiniLM's own rows (no training) are compared tightly.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -66,6 +56,18 @@ PAPER_LABEL = None
 MODEL = None  # None: CHECKPOINT under the paper's protocol (paper, colab), else a stand-in
 VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("25", SCALE, DATA_ROOT)
 
 # %%
 import pandas as pd

@@ -39,16 +39,6 @@
 # Then the full pipeline that reproduces the tables (at smoke scale a pipeline check: its section
 # says why).
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -60,6 +50,18 @@ REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 
 # (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through its
 # pooler under the paper's protocol (the paper's row), else MODEL with mean pooling
 BASELINE = None
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("30", SCALE, DATA_ROOT)
 
 # %% [markdown]
 # ## The idea in equations

@@ -38,16 +38,6 @@
 # The length baseline involves no training: it is compared exactly. The CPU run on all
 # offline triplets and full test sets is in `docs/cpu_runs.md`.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -57,6 +47,18 @@ MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 as written)
 SICK_PAIRS = "one-way"  # the text's one-direction pairs; "all": every one (the official code)
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("31", SCALE, DATA_ROOT)
 
 # %%
 import pandas as pd

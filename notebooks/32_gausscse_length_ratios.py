@@ -29,16 +29,6 @@
 #
 # $$r = \log \frac{\operatorname{len}(\text{entailing})}{\operatorname{len}(\text{entailed})}, \qquad \text{length baseline: } A \Rightarrow B \text{ iff } \operatorname{len}(A) > \operatorname{len}(B).$$
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -46,6 +36,18 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("32", SCALE, DATA_ROOT)
 
 # %%
 import numpy as np

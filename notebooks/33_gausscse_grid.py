@@ -35,16 +35,6 @@
 # leaves the model where it started, so the cells differ by noise and say nothing about the
 # paper's optimum. The paper's rows stand beside ours as context.
 
-# %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
-import subprocess, sys
-if "google.colab" in sys.modules:
-    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-    from defsent_lite.repro import colab
-    colab.setup(drive=False)
-
 # %% tags=["parameters"]
 import os
 
@@ -53,6 +43,18 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 SETTING = "ent+con+rev"
+
+# %%
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+    from defsent_lite.repro import colab
+    colab.setup(drive=False)
+    colab.fetch("33", SCALE, DATA_ROOT)
 
 # %%
 from defsent_lite.paper import aggregate, plots, results

@@ -36,8 +36,16 @@
 # Timings vary from run to run, so their cells are excluded from nbval's output check
 # (tagged `nbval-ignore-output`); the vector and score checks are compared.
 
+# %% tags=["parameters"]
+import os
+
+DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
+BATCH_SIZE = 64
+REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
+
 # %%
-# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
+# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
     commit = "f07428ffe1b7b9c4b3a7f03c8a68ba1198c8f926"   # last to change the package
@@ -45,13 +53,7 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-
-# %% tags=["parameters"]
-import os
-
-DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
-BATCH_SIZE = 64
-REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
+    colab.fetch("90", "smoke", DATA_ROOT)
 
 # %%
 import sys

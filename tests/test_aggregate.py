@@ -4,7 +4,8 @@ import statistics
 
 import pytest
 
-from defsent_lite.paper import aggregate, defsent_eval_tables, defsent_tables, results
+from defsent_lite.paper import aggregate, results
+from defsent_lite.repro import defsent_protocol
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import defsentplus_tables
@@ -105,10 +106,10 @@ def test_defsent_rows_of_defsentplus_are_at_the_models_best_pooling():
 def test_smoke_reports_the_papers_pooling_not_a_noisy_selection():
     from defsent_lite.runtime import config
     dev = {"cls": 0.0476, "mean": 0.0667, "max": 0.0676}
-    assert defsent_eval_tables.reported_pooling(config.scale("smoke"), "bert-base-uncased", dev)[0] == "cls"
-    assert defsent_eval_tables.reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"
+    assert defsent_protocol.reported_pooling(config.scale("smoke"), "bert-base-uncased", dev)[0] == "cls"
+    assert defsent_protocol.reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"
     with pytest.raises(Exception, match="pooling by dev MRR"):
-        defsent_eval_tables.reported_pooling(config.scale("paper"), "bert-base-uncased", dict(dev, max=float("nan")))
+        defsent_protocol.reported_pooling(config.scale("paper"), "bert-base-uncased", dict(dev, max=float("nan")))
 
 
 def test_the_whole_paper_table_keeps_every_row_and_puts_ours_below_its_pair():
@@ -170,9 +171,9 @@ def test_untrained_baselines_stand_beside_bert_bases_rows_only():
 
     cols = results.STS_COLS
     untrained = {"cls": {c: 20.0 for c in cols}, "mean": {c: 50.0 for c in cols}}
-    t = defsent_tables.baselines(untrained, paper_defsent.TABLE3, cols, "bert-base-uncased", config.scale("paper"))
+    t = aggregate.baselines(untrained, paper_defsent.TABLE3, paper_defsent.UNTRAINED_ROWS, cols, "bert-base-uncased", config.scale("paper"))
     cls_row = paper_defsent.TABLE3[paper_defsent.UNTRAINED_ROWS["bert-base-uncased"]["cls"]]
     assert t.table.loc[("CLS vector", "diff"), "avg"] == pytest.approx(20.0 - cls_row[cols.index("avg")], abs=0.006)
     assert t.table.loc[("Avg. token embeddings", "ours"), "STS12"] == 50.0
-    other = defsent_tables.baselines(untrained, paper_defsent.TABLE3, cols, config.OFFLINE_MODEL, config.scale("smoke"))
+    other = aggregate.baselines(untrained, paper_defsent.TABLE3, paper_defsent.UNTRAINED_ROWS, cols, config.OFFLINE_MODEL, config.scale("smoke"))
     assert set(other.table.index.get_level_values("source")) == {"paper (context)", "ours"}

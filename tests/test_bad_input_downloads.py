@@ -117,7 +117,7 @@ def test_data_cut_at_a_line_boundary_stops_the_preflight(tmp_path):
     assert changed and {p for _, paths in changed for p in paths} == {"sts/raw/STS12/STS.input.MSRpar.txt",
                                                                       "sts/raw/STS12/STS.gs.MSRpar.txt"}
     with pytest.raises(preflight.PreflightFailed, match=r"(?s)STS.*differ\(s\) from the pinned SHA-256.*fetch --for 01"):
-        preflight.check("01", "smoke", root, [], fetch=False, log=quiet)
+        preflight.check("01", "smoke", root, [], log=quiet)
 
 
 def test_the_command_line_names_a_malformed_record_without_a_traceback(tmp_path, capsys):

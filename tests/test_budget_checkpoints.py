@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import plans, defsent_runs, eval_sizes, gausscse_protocol, preflight, pst, scores, seed_scores, transfer_scores
+from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, pst, scores, transfer_scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -35,7 +35,7 @@ def test_paper_scale_on_a_cpu_warns_first(capsys, monkeypatch):
     assert preflight.paper_cpu_warning("smoke", "cpu") is None
     assert "paper scale on a CPU" in preflight.paper_cpu_warning("paper", "cpu")
     monkeypatch.setattr(preflight, "check_data", lambda *a, **k: preflight.DataCheck([], []))
-    preflight.check("30", "paper", None, [], fetch=False)
+    preflight.check("30", "paper", None, [])
     assert capsys.readouterr().out.startswith("WARNING: paper scale on a CPU")
 
 
@@ -43,7 +43,7 @@ def test_paper_scale_on_a_cpu_warns_first(capsys, monkeypatch):
 def tiny_mlm(tmp_path_factory):
     """A tiny BERT with an MLM head and the offline (bert-base-uncased) vocabulary, saved."""
     path = tmp_path_factory.mktemp("tiny") / "mlm"
-    tok = AutoTokenizer.from_pretrained(defsent_runs.models.resolve("offline"))
+    tok = AutoTokenizer.from_pretrained(defsent_protocol.models.resolve("offline"))
     torch.manual_seed(0)
     BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                intermediate_size=32)).save_pretrained(path)
@@ -55,7 +55,7 @@ def tiny_defsent_dataset(tok, n=96):
     words = ["cat", "dog", "house", "tree", "water", "light", "music", "stone", "river", "cloud", "bread", "glass"]
     rows = [(w, f"definition {i} of the word in plain terms", tok.convert_tokens_to_ids(w))
             for i, w in enumerate(words * (n // len(words)))]
-    return dict(train=rows, dev=rows[:24], test=rows[24:48]), dict(source="tiny", prep=defsent_runs.VARIANTS["official"]["data"])
+    return dict(train=rows, dev=rows[:24], test=rows[24:48]), dict(source="tiny", prep=defsent_protocol.VARIANTS["official"]["data"])
 
 
 def tiny_scoring_scale():
@@ -69,29 +69,29 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     path, tok = tiny_mlm
     dataset = tiny_defsent_dataset(tok)
     scale = tiny_scoring_scale()
-    base = dict(defsent_runs.base_config(scale, path), train_max=None, eval_max=None)
+    base = dict(defsent_protocol.base_config(scale, path), train_max=None, eval_max=None)
     xs, seeds = [1.0, 5.0, 9.0], [0, 1, 2, 3]
-    planned = defsent_runs.plan(base, ["cls"], xs, seeds, dataset)
+    planned = defsent_protocol.plan(base, ["cls"], xs, seeds, dataset)
     trained, scored = [], []
     original = defsent_model.load
     monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
-    original_score = seed_scores.score_trained
-    monkeypatch.setattr(seed_scores, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
-    on_disk_after_each_run, original_run = [], defsent_runs.run
+    original_score = defsent_protocol.score_trained
+    monkeypatch.setattr(defsent_protocol, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
+    on_disk_after_each_run, original_run = [], defsent_protocol.run
 
     def counting_run(*a, **kw):
         r = original_run(*a, **kw)
         on_disk_after_each_run.append(len(list((tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))))
         return r
-    monkeypatch.setattr(defsent_runs, "run", counting_run)
-    best_x, search, runs = defsent_runs.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr_x, search, runs)
+    monkeypatch.setattr(defsent_protocol, "run", counting_run)
+    best_x, search, runs = defsent_protocol.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr_x, search, runs)
     assert max(on_disk_after_each_run) <= 2  # a rate's checkpoint goes as soon as a better one is seen
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
         == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])
     sts_n, transfer_n = eval_sizes.sts_sentences(None, 20), eval_sizes.transfer_sentences(None, transfer_scores.transfer_settings(scale))
     # dev+test of each run; seeds 1-3 scored on STS, SentEval only for the first three seeds (Table 9)
-    assert defsent_runs.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
+    assert defsent_protocol.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
     assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
     assert len(scored) == 3 and all(scored)  # scored from their checkpoints, before these were dropped
     dropped = [x for x in xs if x != best_x]
@@ -99,7 +99,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     on_disk = [str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json")]
     assert on_disk == [runs[0]["path"]]  # 6 trainings, 1 checkpoint left: the first seed's final run
     before = len(trained)
-    again = defsent_runs.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
+    again = defsent_protocol.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
     assert len(trained) == before and again.lr_x == best_x and [r["path"] for r in again.runs] == [r["path"] for r in runs]
     settings = transfer_scores.transfer_settings(scale)
     sts_seed1 = scores.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
@@ -116,13 +116,13 @@ def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     path, tok = tiny_mlm
     dataset = tiny_defsent_dataset(tok)
-    base = dict(defsent_runs.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
-    runs = defsent_runs.final_runs(base, "cls", [5.0], [0, 1], dataset).runs
+    base = dict(defsent_protocol.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
+    runs = defsent_protocol.final_runs(base, "cls", [5.0], [0, 1], dataset).runs
     other = dict(base, scoring=dict(base["scoring"], sts_max_pairs=10))  # another STS size: not cached yet
     trained = []
     original = defsent_model.load
     monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
-    again = defsent_runs.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
+    again = defsent_protocol.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
     assert len(trained) == 1 and again[1]["key"] == runs[1]["key"] and again[1]["path"] is None
     assert "avg" in scores.trained_sts(again[1], "cls", 10, None)
 

@@ -1,5 +1,6 @@
 """Issue 14, point 1: one setting (colab.REPOSITORY) writes every badge and install cell; the
-install cell is the first code cell of every notebook, identical, and does nothing off Colab."""
+install cell follows every notebook's parameters (so it fetches the data of the notebook's scale:
+issue 69), and does nothing off Colab."""
 import json
 import re
 import subprocess
@@ -17,7 +18,7 @@ SOME_COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 def pinned_commit():
     """The commit notebook 00's install cell installs."""
-    code = next(c for c in json.loads(NOTEBOOKS[0].read_text())["cells"] if c["cell_type"] == "code")
+    code = [c for c in json.loads(NOTEBOOKS[0].read_text())["cells"] if c["cell_type"] == "code"][1]
     return re.search(r"commit = \"([0-9a-f]{40})\"", "".join(code["source"])).group(1)
 
 
@@ -35,10 +36,12 @@ def test_badges_and_install_cells_follow_the_one_setting():
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name[:2])
-def test_the_first_code_cell_is_the_install_cell_and_has_no_output(nb):
+def test_the_install_cell_follows_the_parameters_and_has_no_output(nb):
     code = [c for c in cells(nb) if c["cell_type"] == "code"]
-    assert "".join(code[0]["source"]) == sync_colab.install_cell(pinned_commit())
-    assert code[0]["outputs"] == [] and "parameters" in code[1]["metadata"].get("tags", [])
+    assert "parameters" in code[0]["metadata"].get("tags", [])
+    scale = "SCALE" if "\nSCALE = " in "".join(code[0]["source"]) else '"smoke"'
+    assert "".join(code[1]["source"]) == sync_colab.install_cell(pinned_commit(), notebook=nb.name[:2], scale=scale)
+    assert code[1]["outputs"] == []
 
 
 def test_the_install_cell_does_nothing_off_colab(monkeypatch):

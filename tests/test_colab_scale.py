@@ -3,13 +3,13 @@ rates the official scripts pin, one seed, the batched SentEval classifier - and 
 rehearsal size (stand-ins, capped) so that CI runs it."""
 from defsent_lite.runtime import config
 import colab_plans
-from defsent_lite.repro import defsent_runs
+from defsent_lite.repro import defsent_protocol
 
 
 def test_the_colab_scale_is_the_paper_protocol_with_one_seed_and_the_pinned_rates():
     paper, colab, small = config.scale("paper"), config.scale("colab"), config.scale("colab_rehearsal")
     assert set(colab) == set(paper) == set(small)
-    assert colab["paper_protocol"] and colab["model"] == paper["model"] and colab["defsent_lr_xs"] == defsent_runs.PINNED
+    assert colab["paper_protocol"] and colab["model"] == paper["model"] and colab["defsent_lr_xs"] == defsent_protocol.PINNED
     assert colab["seeds"] == colab["gauss_seeds"] == [0] and colab["transfer_classifier"] == "batched"
     assert small["standins"] and not colab["standins"] and small["seeds"] == [0]
 

@@ -5,7 +5,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 from defsent_lite import defsent, train
-from defsent_lite.repro import defsent_runs
+from defsent_lite.repro import defsent_protocol
 
 
 @pytest.fixture
@@ -110,10 +110,10 @@ def test_tied_fallback_head_is_u_times_embeddings():
 
 def test_lr_search_picks_best_dev_mrr(monkeypatch):
     fake = {2.0 ** x * 1e-6: m for x, m in [(1, 0.1), (2, 0.3), (3, 0.2)]}
-    monkeypatch.setattr(defsent_runs, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
-    best, res = defsent_runs.lr_search({"pooling": "cls"}, [1, 2, 3])
+    monkeypatch.setattr(defsent_protocol, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
+    best, res = defsent_protocol.lr_search({"pooling": "cls"}, [1, 2, 3])
     assert best == 2 and set(res) == {1, 2, 3}
-    assert defsent_runs.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent_runs.lr_grid()) == 15
+    assert defsent_protocol.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent_protocol.lr_grid()) == 15
 
 
 def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path):
@@ -123,7 +123,7 @@ def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path)
     from defsent_lite.runtime import defsent_model, models
     model, tok, head, kind = defsent_model.load("offline", device="cpu")
     assert kind == defsent.FALLBACK
-    folder = defsent_runs.save(model, tok, kind, tmp_path / "m", dict(pooling="cls", method="DefSent"))
+    folder = defsent_protocol.save(model, tok, kind, tmp_path / "m", dict(pooling="cls", method="DefSent"))
     sents = ["a celestial body orbiting the earth", "be expensive for someone"]
     ours = encode.encode(model, tok, sents, pooling="cls")
     reloaded, tok2 = models.load(str(folder))
@@ -144,7 +144,7 @@ def test_a_target_id_beyond_the_head_is_named(tiny_mlm):
 @pytest.mark.parametrize("tokenizer_name", ["offline", "roberta-base, prefix space"])
 @pytest.mark.parametrize("pooling", ["cls", "prompt"])
 def test_definitions_tokenised_before_the_loop_collate_to_the_same_batches(standin_folders, tokenizer_name, pooling):
-    """Issue 44: defsent_runs tokenises every batch's definitions once before training; each batch
+    """Issue 44: defsent_protocol tokenises every batch's definitions once before training; each batch
     collates to exactly the tensors of collate on its raw (word, definition, id) triples (the
     prompt template, a long definition cut at max_length, RoBERTa's leading space)."""
     from transformers import AutoTokenizer

@@ -7,7 +7,7 @@ from transformers import BertConfig, BertForMaskedLM
 from defsent_lite import defsent, encode, train
 from defsent_lite.runtime import config, defsent_model, mlm_head, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import defsent_runs
+from defsent_lite.repro import defsent_protocol
 
 
 # ---------------------------------------------------------------- data preparation
@@ -47,10 +47,10 @@ def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path
     (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
     (oxford / "test.tsv").write_text("word\tdefinition\texample\ndog\tlast one\tex\n")
     tok = models.load_tokenizer("offline")
-    official, report = dictionary.defsent_dataset(tok, tmp_path, defsent_runs.variant_settings("official")["data"], use_wordnet=False)
-    paper, _ = dictionary.defsent_dataset(tok, tmp_path, defsent_runs.variant_settings("paper")["data"], use_wordnet=False)
+    official, report = dictionary.defsent_dataset(tok, tmp_path, defsent_protocol.variant_settings("official")["data"], use_wordnet=False)
+    paper, _ = dictionary.defsent_dataset(tok, tmp_path, defsent_protocol.variant_settings("paper")["data"], use_wordnet=False)
     everything = [x for s in official.values() for x in s]
-    assert len(everything) == 31 and report["prep"] == defsent_runs.VARIANTS["official"]["data"]
+    assert len(everything) == 31 and report["prep"] == defsent_protocol.VARIANTS["official"]["data"]
     assert ("dog", "a thing, number 0.", tok.convert_tokens_to_ids("dog")) in everything
     assert sum(1 for x in everything if x[0] == "dog") == 4   # repeat kept, test split's line added
     assert sum(len(s) for s in paper.values()) == 21          # the repeat dropped
@@ -58,9 +58,9 @@ def test_official_dataset_is_detokenised_keeps_repeats_and_groups_words(tmp_path
 
 
 def test_run_refuses_a_dataset_prepared_for_another_variant():
-    cfg = dict(defsent_runs.base_config(config.scale("smoke"), "offline", variant="official"), pooling="cls", lr=1e-5, seed=0)
+    cfg = dict(defsent_protocol.base_config(config.scale("smoke"), "offline", variant="official"), pooling="cls", lr=1e-5, seed=0)
     with pytest.raises(ValueError, match=r"variant_settings\('official'\)"):
-        defsent_runs.run(cfg, ({"train": [], "dev": [], "test": []}, dict(prep=defsent_runs.VARIANTS["paper"]["data"])))
+        defsent_protocol.run(cfg, ({"train": [], "dev": [], "test": []}, dict(prep=defsent_protocol.VARIANTS["paper"]["data"])))
 
 
 # ---------------------------------------------------------------- metrics
@@ -83,7 +83,7 @@ def test_mrr_is_over_the_whole_vocabulary_as_the_papers_numbers_were():
     for pooling in ("CLS", "Mean", "Max"):
         mrr, top1, top3, top10 = paper_defsent.TABLE2[("BERT-base (no fine-tuning)", pooling)]
         assert mrr > top1 + (top3 - top1) / 2 + (top10 - top3) / 4, pooling
-    assert [defsent_runs.variant_settings(v)["mrr_cutoff"] for v in ("official", "paper")] == [None, None]
+    assert [defsent_protocol.variant_settings(v)["mrr_cutoff"] for v in ("official", "paper")] == [None, None]
     m = defsent.metrics_from_ranks(torch.tensor([1, 4, 12, 10, 2]))
     assert m["mrr"] == pytest.approx((1 + 1 / 4 + 1 / 12 + 1 / 10 + 1 / 2) / 5)
     assert m["mrr_top10"] == pytest.approx((1 + 1 / 4 + 1 / 10 + 1 / 2) / 5)
@@ -112,7 +112,7 @@ def test_official_warmup_is_fractional_from_zero_then_constant():
     torch.manual_seed(1)
     ours, reference = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
     reference.load_state_dict(ours.state_dict())
-    v = defsent_runs.VARIANTS["official"]
+    v = defsent_protocol.VARIANTS["official"]
     train.train(ours, loss_fn, batches, train.Settings(lr=0.01, optimizer="adam", warmup_ratio=0.1, decay=False, fractional_warmup=v["fractional_warmup"], warmup_from_zero=v["fractional_warmup"]), progress=False)
     opt = torch.optim.Adam(reference.parameters(), lr=0.01)
     warmup = 25 * 0.1
@@ -142,7 +142,7 @@ def tiny_bert(tmp_path):
 
 def test_official_freezes_the_whole_embeddings_module(tmp_path):
     model, _, _, _ = defsent_model.load(tiny_bert(tmp_path))
-    official = {id(p) for p in defsent.trainable_parameters(model, defsent_runs.VARIANTS["official"]["freeze_embedding_layer"])}
+    official = {id(p) for p in defsent.trainable_parameters(model, defsent_protocol.VARIANTS["official"]["freeze_embedding_layer"])}
     names = {n for n, p in model.base_model.named_parameters() if id(p) in official}
     assert names and not any(n.startswith("embeddings.") for n in names)
     model, _, _, _ = defsent_model.load(tiny_bert(tmp_path))
@@ -158,8 +158,8 @@ def test_official_trains_without_autocast(monkeypatch):
     model = torch.nn.Linear(2, 1)
     batches = [(torch.ones(3, 2), torch.zeros(3, 1))]
     loss_fn = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()  # noqa: E731
-    train.train(model, loss_fn, batches, train.Settings(lr=0.1, mixed_precision=defsent_runs.VARIANTS["official"]["mixed_precision"]), progress=False)
-    train.train(model, loss_fn, batches, train.Settings(lr=0.1, mixed_precision=defsent_runs.VARIANTS["paper"]["mixed_precision"]), progress=False)
+    train.train(model, loss_fn, batches, train.Settings(lr=0.1, mixed_precision=defsent_protocol.VARIANTS["official"]["mixed_precision"]), progress=False)
+    train.train(model, loss_fn, batches, train.Settings(lr=0.1, mixed_precision=defsent_protocol.VARIANTS["paper"]["mixed_precision"]), progress=False)
     assert seen == [False, True]
 
 
@@ -170,10 +170,10 @@ def test_official_batches_keep_the_file_order(monkeypatch, tmp_path):
         steps=len(batches), loss=[0.0]))
     tok = models.load_tokenizer("offline")
     rows = [(w, f"definition {k} of {w}", tok.convert_tokens_to_ids(w)) for w in ("dog", "cat", "tree") for k in range(3)]
-    prep = defsent_runs.VARIANTS["official"]["data"]
-    cfg = dict(defsent_runs.base_config(config.scale("smoke"), tiny_bert(tmp_path)), pooling="cls", lr=1e-5, seed=0,
+    prep = defsent_protocol.VARIANTS["official"]["data"]
+    cfg = dict(defsent_protocol.base_config(config.scale("smoke"), tiny_bert(tmp_path)), pooling="cls", lr=1e-5, seed=0,
                batch_size=4, train_max=None, eval_max=None)
-    defsent_runs.run(cfg, (dict(train=rows, dev=rows[:3], test=rows[3:6]), dict(prep=prep, source="hand-made")))
+    defsent_protocol.run(cfg, (dict(train=rows, dev=rows[:3], test=rows[3:6]), dict(prep=prep, source="hand-made")))
     assert [x for b in seen[0] for x in b.examples] == rows   # tokenised before the loop (TokenizedDefinitions)
 
 
@@ -198,8 +198,8 @@ def tiny_roberta(tmp_path):
 
 def test_official_roberta_tokenizer_adds_a_space_before_the_first_word(tmp_path):
     path = tiny_roberta(tmp_path)
-    _, official, _, _ = defsent_model.load(path, prefix_space=defsent_runs.VARIANTS["official"]["prefix_space"])
-    _, paper, _, _ = defsent_model.load(path, prefix_space=defsent_runs.VARIANTS["paper"]["prefix_space"])
+    _, official, _, _ = defsent_model.load(path, prefix_space=defsent_protocol.VARIANTS["official"]["prefix_space"])
+    _, paper, _, _ = defsent_model.load(path, prefix_space=defsent_protocol.VARIANTS["paper"]["prefix_space"])
     first = lambda tok: tok.convert_ids_to_tokens(tok("dog runs", add_special_tokens=False)["input_ids"])[0]  # noqa: E731
     assert first(official).startswith("Ġ") and not first(paper).startswith("Ġ")
     assert official(" dog", add_special_tokens=False)["input_ids"] == paper(" dog", add_special_tokens=False)["input_ids"]
@@ -210,14 +210,14 @@ def test_official_roberta_tokenizer_adds_a_space_before_the_first_word(tmp_path)
 # ---------------------------------------------------------------- defaults
 
 def test_official_is_the_default_and_every_setting_is_named():
-    base = defsent_runs.base_config(config.scale("smoke"), "offline")
+    base = defsent_protocol.base_config(config.scale("smoke"), "offline")
     assert base["variant"] == "official"
-    assert {k: base[k] for k in defsent_runs.without_data(defsent_runs.VARIANTS["official"])} == defsent_runs.without_data(
-        defsent_runs.VARIANTS["official"])
-    assert set(defsent_runs.VARIANTS["official"]) == set(defsent_runs.VARIANTS["paper"])
-    assert {"frozen", "batch order", "precision", "definition text", "RoBERTa input", "MRR"} <= set(defsent_runs.differences().index)
+    assert {k: base[k] for k in defsent_protocol.without_data(defsent_protocol.VARIANTS["official"])} == defsent_protocol.without_data(
+        defsent_protocol.VARIANTS["official"])
+    assert set(defsent_protocol.VARIANTS["official"]) == set(defsent_protocol.VARIANTS["paper"])
+    assert {"frozen", "batch order", "precision", "definition text", "RoBERTa input", "MRR"} <= set(defsent_protocol.differences().index)
     with pytest.raises(ValueError, match="unknown DefSent variant 'text'"):
-        defsent_runs.variant_settings("text")
+        defsent_protocol.variant_settings("text")
 
 
 # ---------------------------------------------------------------- the head is the real head or an error
@@ -242,8 +242,8 @@ def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):
     assert kind == defsent.FALLBACK
     with pytest.raises(ValueError, match="transform, LayerNorm, bias"):
         defsent_model.load(str(tmp_path / "enc"), allow_fallback=False)
-    assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
-    assert defsent_runs.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True
+    assert defsent_protocol.base_config(config.scale("paper"), "bert-base-uncased")["allow_head_fallback"] is False
+    assert defsent_protocol.base_config(config.scale("smoke"), "offline")["allow_head_fallback"] is True
 
 
 def test_split_boundaries_are_the_official_floors_of_table1():
@@ -265,7 +265,7 @@ def test_words_are_split_before_the_single_token_filter(tmp_path):
     rows = ["word\tdefinition\texample"] + [f"{w}\ta thing called {w} .\tex" for w in words]
     (oxford / "valid.tsv").write_text("\n".join(rows) + "\n")
     tok = models.load_tokenizer("offline")
-    splits, _ = dictionary.defsent_dataset(tok, tmp_path, defsent_runs.variant_settings("official")["data"], use_wordnet=False)
+    splits, _ = dictionary.defsent_dataset(tok, tmp_path, defsent_protocol.variant_settings("official")["data"], use_wordnet=False)
     all_words = dictionary.split_by_word(dictionary.detokenised([(w, "x") for w in words]),
                                          dictionary.SPLIT_SEED)
     for name in ("train", "dev", "test"):

@@ -1,5 +1,5 @@
 """Every path that feeds a model moves its inputs to the model's device in one place,
-`encode.on_model_device` (issue 33: `defsent_runs.plan` scored a CPU batch with `word_logits`, which
+`encode.on_model_device` (issue 33: `defsent_protocol.plan` scored a CPU batch with `word_logits`, which
 did not move it, and crashed on any GPU).
 
 A CPU machine cannot see a tensor left on the wrong device (there is one device), so the tests
@@ -11,7 +11,7 @@ from transformers import BertConfig, BertForMaskedLM, BertModel
 
 from defsent_lite import defsent, defsentplus, encode, gausscse
 from defsent_lite.runtime import config, defsent_model, models
-from defsent_lite.repro import defsent_runs
+from defsent_lite.repro import defsent_protocol
 
 TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
             max_position_embeddings=64)
@@ -72,7 +72,7 @@ def test_the_defsent_plan_feeds_the_model_through_on_model_device(monkeypatch, m
     monkeypatch.setattr(defsent_model, "load", lambda *a, **k: (model, tokenizer, head, "test"))
     rows = [("word", "a short definition of a word", 2773)] * 40
     base = dict(model="tiny", train_max=None, eval_max=None, batch_size=16, variant="official")
-    plan = defsent_runs.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": rows, "test": rows}, {}))
+    plan = defsent_protocol.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": rows, "test": rows}, {}))
     assert plan.trainings == 1 and plan.steps == 3
 
 

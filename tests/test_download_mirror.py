@@ -35,7 +35,7 @@ def test_every_notebooks_preflight_passes_on_the_downloaded_root(mirrored, monke
     monkeypatch.setattr(sources, "SOURCES", catalogue)
     lines = []
     for nb in sources.NOTEBOOKS:
-        preflight.check(nb, "smoke", root, [config.OFFLINE_MODEL], fetch=False, log=lines.append)
+        preflight.check(nb, "smoke", root, [config.OFFLINE_MODEL], log=lines.append)
     assert len(lines) == len(sources.NOTEBOOKS) and all(line.startswith("preflight:") for line in lines)
 
 
@@ -55,21 +55,21 @@ def test_fetch_for_a_notebook_takes_only_what_it_reads(mirrored, tmp_path, monke
     assert preflight.check_data("10", "paper", tmp_path, catalogue).missing[0][0].startswith("Oxford")
 
 
-@pytest.mark.parametrize("colab", [True, False])
-def test_on_colab_the_preflight_fetches_what_is_missing_then_passes(mirrored, tmp_path, monkeypatch, colab):
-    import sys
-    import types
+def test_colabs_fetch_takes_what_is_missing_then_the_preflight_passes(mirrored, tmp_path, monkeypatch):
+    """The install cell's colab.fetch downloads what the notebook reads; the preflight downloads
+    nothing (off Colab its message says how)."""
+    from defsent_lite.repro import colab
     site_, catalogue, _, _ = mirrored
     monkeypatch.setattr(sources, "SOURCES", catalogue)
     monkeypatch.setenv("DEFSENT_MIRROR", site_.base)  # the one setting that replaces every host
-    if colab:
-        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-        lines = []
-        preflight.check("31", "paper", tmp_path, [], log=lines.append)
-        text = "\n".join(lines)
-        assert re.search(r"nli_for_simcse +fetched", text) and "SNLI: fetching " + site_.base in text
-        assert lines[-1].startswith("preflight: 2 data needs met")
-    else:  # off Colab nothing is fetched unasked: the message says how
-        with pytest.raises(preflight.PreflightFailed, match="fetch --for 31 --scale paper"):
-            preflight.check("31", "paper", tmp_path, [])
-        assert not any(tmp_path.iterdir())
+    with pytest.raises(preflight.PreflightFailed, match="fetch --for 31 --scale paper"):
+        preflight.check("31", "paper", tmp_path, [])
+    assert not any(tmp_path.iterdir())
+    lines = []
+    colab.fetch("31", "paper", tmp_path, log=lines.append)
+    text = "\n".join(lines)
+    assert re.search(r"nli_for_simcse +fetched", text) and "SNLI: fetching " + site_.base in text
+    preflight.check("31", "paper", tmp_path, [], log=lines.append)
+    assert lines[-1].startswith("preflight: 2 data needs met")
+    colab.fetch("31", "paper", tmp_path, log=lines.append)   # nothing missing: nothing fetched, nothing said
+    assert lines[-1].startswith("preflight: 2 data needs met")

@@ -91,7 +91,7 @@ def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(
     """Rates searched (not pinned): the first seed's run per rate is launchable at once; the later
     seeds wait until every rate's run is cached, then run at the rate lr_search picks (best dev MRR)."""
     from defsent_lite.data import dictionary
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
     from defsent_lite.runtime import config
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
     scale = dict(config.scale("smoke"), seeds=[0, 1, 2], defsent_lr_xs=[6.0, 7.0])
@@ -109,7 +109,7 @@ def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(
         (0, True, False), (0, True, False), (1, None, True), (2, None, True)]
     dataset = launch.defsent_dataset(scale["model"], None, False, "official")
     for t, mrr in zip(listed[:2], (0.2, 0.1)):   # the search's runs cached: 2^6 wins
-        cache.store("defsent", defsent_runs.run_key(t.call[1]["cfg"], dataset[0]), dict(dev=dict(mrr=mrr)))
+        cache.store("defsent", defsent_protocol.run_key(t.call[1]["cfg"], dataset[0]), dict(dev=dict(mrr=mrr)))
     listed = cls_runs()
     assert [t.todo for t in listed[:2]] == [False, False]
     assert [(t.settings["seed"], t.settings["lr"], t.todo) for t in listed[2:]] == [(1, 64e-6, True), (2, 64e-6, True)]

@@ -214,7 +214,7 @@ def test_notebook_01_fails_when_every_spearman_is_scaled_by_097():
     """A moved number is still caught: notebook 01's STS table with every one of our Spearman
     correlations scaled by 0.97 (the paper's rows left as they are) fails the comparison."""
     nb = nbformat.read(NOTEBOOKS / "01_baselines.ipynb", 4)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and "defsent_tables.baselines(sts_rows" in c.source)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "aggregate.baselines(sts_rows" in c.source)
     stored = coalesce_streams(list(cell.outputs))
     html = next(o for o in stored if "text/html" in o.get("data", {}))["data"]["text/html"]
     rows = html.split("<tr>")

@@ -4,20 +4,20 @@ show the text was run, the reverse, listed)."""
 import pytest
 
 from defsent_lite.runtime import config
-from defsent_lite.repro import defsent_runs, gausscse_protocol
+from defsent_lite.repro import defsent_protocol, gausscse_protocol
 
 
 def test_defsent_paper_scale_trains_the_rate_the_official_scripts_pin():
     """hppRC/defsent experiments/scripts/run-bert-base0.sh: CLS lr=5.656854249492381e-06 (2^2.5 1e-6),
     Mean and Max 1.1313708498984761e-05 (2^3.5); b806a5a searched 15 rates on one seed instead."""
     xs = config.scale("paper")["defsent_lr_xs"]
-    assert defsent_runs.lr_exponents(xs, "bert-base-uncased", "cls") == [2.5]
-    assert defsent_runs.lr_grid([2.5])[2.5] == pytest.approx(5.656854249492381e-06, rel=1e-12)
-    assert defsent_runs.lr_exponents(xs, "bert-base-uncased", "mean") == [3.5]
-    assert defsent_runs.lr_exponents(xs, "roberta-large", "max") == [2.5]
-    assert defsent_runs.lr_exponents(defsent_runs.LR_GRID_XS, "bert-base-uncased", "cls") == defsent_runs.LR_GRID_XS  # the search
+    assert defsent_protocol.lr_exponents(xs, "bert-base-uncased", "cls") == [2.5]
+    assert defsent_protocol.lr_grid([2.5])[2.5] == pytest.approx(5.656854249492381e-06, rel=1e-12)
+    assert defsent_protocol.lr_exponents(xs, "bert-base-uncased", "mean") == [3.5]
+    assert defsent_protocol.lr_exponents(xs, "roberta-large", "max") == [2.5]
+    assert defsent_protocol.lr_exponents(defsent_protocol.LR_GRID_XS, "bert-base-uncased", "cls") == defsent_protocol.LR_GRID_XS  # the search
     with pytest.raises(ValueError, match="defsent_lr_xs='table5'.*'my/model'"):
-        defsent_runs.lr_exponents(xs, "my/model", "cls")
+        defsent_protocol.lr_exponents(xs, "my/model", "cls")
 
 
 def test_gausscse_trains_table5s_optimum_and_run_sh_is_a_named_option():
@@ -101,6 +101,6 @@ def test_the_methods_document_lists_every_difference_the_code_knows():
     and not to the document fails here."""
     from defsent_lite.repro import defsentplus_runs
     text = (config.REPO / "docs" / "methods.md").read_text()
-    for table in (defsent_runs.differences(), defsentplus_runs.differences(), gausscse_protocol.differences()):
+    for table in (defsent_protocol.differences(), defsentplus_runs.differences(), gausscse_protocol.differences()):
         for setting, row in table.iterrows():
             assert f"| {setting} | {row.iloc[0]} |" in text, setting

@@ -3,7 +3,8 @@ by hand (the tables themselves are checked against the papers in test_reference_
 import pandas as pd
 import pytest
 
-from defsent_lite.paper import aggregate, defsent_tables
+from defsent_lite.paper import aggregate
+from defsent_lite.repro import defsent_protocol
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper import gausscse as paper_gausscse
@@ -109,11 +110,11 @@ def test_data_augmented_rows_stand_beside_table3_and_table6():
 def test_defsent_table5_beside_the_papers_rates_and_spread():
     seeds = aggregate.table_over_seeds({"max": [[.30, .20, .30, .50], [.32, .22, .34, .52]]},
                                        ["mrr", "top1", "top3", "top10"], "test")
-    table = defsent_tables.table5({"max": 3.0}, seeds, "roberta-base")
+    table = defsent_protocol.table5({"max": 3.0}, seeds, "roberta-base")
     assert table.loc["Max", "lr (paper)"] == "2^2e-6" and table.loc["Max", "lr (ours)"] == "2^3e-6"
     assert table.loc["Max", "mrr (paper)"] == "0.3072 ± 0.0037"
     assert table.loc["Max", "top10"].startswith("0.5100 ± ")
-    assert defsent_tables.table5({"max": 3.0}, seeds, "my/model").loc["Max", "mrr (paper)"] == ""
+    assert defsent_protocol.table5({"max": 3.0}, seeds, "my/model").loc["Max", "mrr (paper)"] == ""
 
 
 def test_a_checkpoints_table4_row_is_the_better_of_its_captions_poolings(monkeypatch):

@@ -15,7 +15,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import config, models
-from defsent_lite.repro import defsent_runs, gausscse_protocol
+from defsent_lite.repro import defsent_protocol, gausscse_protocol
 from tiny_root import gausscse_root
 
 TOLERANCE = 0.25
@@ -51,11 +51,11 @@ def defsent_plan_and_run(small_bert, tmp_path):
              tok.convert_tokens_to_ids(w)) for i, w in enumerate(words * 180)]
     train = sorted(rows[:1600], key=lambda r: len(r[1]))
     dataset = (dict(train=train, dev=rows[1600:1728], test=rows[1672:1800]),
-               dict(source="varied", prep=defsent_runs.VARIANTS["official"]["data"]))
-    base = dict(defsent_runs.base_config(config.scale("smoke"), path), train_max=None,
+               dict(source="varied", prep=defsent_protocol.VARIANTS["official"]["data"]))
+    base = dict(defsent_protocol.base_config(config.scale("smoke"), path), train_max=None,
                 eval_max=None, scoring=None)
-    return (lambda: defsent_runs.plan(base, ["cls"], [4.0], [0], dataset),
-            lambda: defsent_runs.final_runs(base, "cls", [4.0], [0], dataset))
+    return (lambda: defsent_protocol.plan(base, ["cls"], [4.0], [0], dataset),
+            lambda: defsent_protocol.final_runs(base, "cls", [4.0], [0], dataset))
 
 
 def gausscse_plan_and_run(small_bert, tmp_path):

@@ -54,7 +54,7 @@ def test_a_missing_file_stops_before_any_work_naming_it_and_the_fetch_command(tm
     copy_tree("senteval", root)
     (root / "senteval/MR/rt-polarity.neg").unlink()
     with pytest.raises(preflight.PreflightFailed) as e:
-        preflight.check("12", "smoke", root, [config.OFFLINE_MODEL], fetch=False)
+        preflight.check("12", "smoke", root, [config.OFFLINE_MODEL])
     msg = str(e.value)
     assert "senteval/MR/rt-polarity.neg" in msg and "Oxford dictionary: missing" in msg
     assert f"python -m defsent_lite.data.download fetch --for 12 --scale smoke --root {root}" in msg
@@ -68,11 +68,11 @@ def test_models_are_checked_with_the_data(monkeypatch, tmp_path):
     (tmp_path / "m").mkdir()
     assert "without config.json" in preflight.model_problem(str(tmp_path / "m"))
     with pytest.raises(preflight.PreflightFailed, match="model bert-base-uncased"):
-        preflight.check("01", "smoke", SHARED, ["bert-base-uncased"], fetch=False)
+        preflight.check("01", "smoke", SHARED, ["bert-base-uncased"])
 
 
 def test_preflight_prints_one_line_and_the_stand_ins(capsys):
-    preflight.check("31", "smoke", SHARED, [config.OFFLINE_MODEL], fetch=False)
+    preflight.check("31", "smoke", SHARED, [config.OFFLINE_MODEL])
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("preflight: 2 data needs met") and out[1].startswith("offline stand-in (smoke/cpu only)")
 
@@ -99,7 +99,7 @@ def test_every_notebook_has_needs_and_every_needed_source_exists():
 def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_cached(tmp_path):
     from defsent_lite.runtime import models
     from defsent_lite.data import dictionary, entries, readers
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
     from tiny_root import copy_head
     for split in ("valid", "test"):
         copy_head(f"dictionary/oxford/{split}.tsv", tmp_path, 300)
@@ -110,7 +110,7 @@ def test_paper_scale_refuses_the_oxford_stand_in_even_when_a_smoke_dataset_is_ca
         dictionary.defsent_dataset(tok, tmp_path, use_wordnet=False, paper_data=True)
     with pytest.raises(readers.DataMissing, match="train split"):
         entries.load_entry_dataset("b", 20, tmp_path, paper_data=True)
-    assert defsent_runs.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
+    assert defsent_protocol.base_config(config.scale("paper"), "bert-base-uncased")["paper_data"] is True
 
 
 def test_gausscse_trains_on_the_paper_data_or_says_which_stand_in(tmp_path):

@@ -10,7 +10,7 @@ import torch
 from defsent_lite import checks, defsent, gausscse, pooling, train
 from defsent_lite.runtime import cache, config
 from defsent_lite.data import nli_readers
-from defsent_lite.repro import defsent_runs, gausscse_protocol
+from defsent_lite.repro import defsent_protocol, gausscse_protocol
 
 LINEAR = torch.nn.Linear(2, 1)
 
@@ -55,10 +55,10 @@ def test_a_batch_size_that_is_not_a_positive_whole_number_is_named(size):
 @pytest.mark.parametrize("n", [0, -5, 2.5])
 def test_caps_on_examples_are_positive_or_none(n):
     with pytest.raises(ValueError, match=f"train_max / eval_max\\)={n!r}"):
-        defsent_runs.subsample(list(range(10)), n, seed=0)
+        defsent_protocol.subsample(list(range(10)), n, seed=0)
     with pytest.raises(ValueError, match=f"dev_max / test_max\\)={n!r}"):
         gausscse_protocol.evenly_spaced(list(range(10)), n)
-    assert defsent_runs.subsample(list(range(10)), None, seed=0) == list(range(10))
+    assert defsent_protocol.subsample(list(range(10)), None, seed=0) == list(range(10))
 
 
 def test_gausscse_max_triplets_and_epochs_are_named(tmp_path):
@@ -113,9 +113,9 @@ def test_eval_every_zero_and_a_rate_given_as_text_are_named_before_any_work(tmp_
         gausscse_protocol.run(cfg, tmp_path)
     with pytest.raises(ValueError, match="GaussCSE lr='1e-5': a finite number > 0 is needed"):
         gausscse_protocol.run(dict(cfg, eval_every=100, lr="1e-5"), tmp_path)
-    base = defsent_runs.base_config(config.scale("smoke"), "offline", data_dir=tmp_path)
+    base = defsent_protocol.base_config(config.scale("smoke"), "offline", data_dir=tmp_path)
     with pytest.raises(ValueError, match="DefSent lr='1e-5': a finite number > 0 is needed"):
-        defsent_runs.run(dict(base, pooling="cls", lr="1e-5", seed=0), data_dir=tmp_path)
+        defsent_protocol.run(dict(base, pooling="cls", lr="1e-5", seed=0), data_dir=tmp_path)
 
 
 def test_an_empty_collate_and_a_notebook_id_with_a_suffix_are_named():

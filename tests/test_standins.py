@@ -11,7 +11,7 @@ import torch
 from defsent_lite import defsent
 from defsent_lite.runtime import config, defsent_model, defsentplus_model, mlm_head, models
 from defsent_lite.data import dictionary
-from defsent_lite.repro import defsent_runs
+from defsent_lite.repro import defsent_protocol
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_the_rehearsal_scale_is_the_paper_protocol_with_caps_and_turns_stand_ins
     monkeypatch.delenv("DEFSENT_MODEL_FOLDERS", raising=False)
     lines = []
     with pytest.raises(preflight.PreflightFailed, match="(?s)Oxford dictionary.*DEFSENT_MODEL_FOLDERS has none for it"):
-        preflight.check("10", "rehearsal", tmp_path, ["bert-base-uncased"], fetch=False, log=lines.append)
+        preflight.check("10", "rehearsal", tmp_path, ["bert-base-uncased"], log=lines.append)
     assert config.standins_enabled() and lines[0].startswith("stand-in models: hub names")
     assert os.environ["DEFSENT_STANDINS"] == "0"   # turned on for the process, the environment untouched
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
@@ -134,7 +134,7 @@ def test_defsent_trains_and_predicts_words_on_the_roberta_stand_in(tmp_path, mon
     assert len(kept) >= 10 and all(ids == tok.convert_tokens_to_ids("Ġ" + w) for w, _, ids in kept)
     cfg = dict(model="roberta-base", pooling="cls", lr=1e-4, seed=0, batch_size=4, train_max=None, eval_max=None,
                optimizer="adam", warmup_ratio=0.1, variant="official", allow_head_fallback=False)
-    result = defsent_runs.run(cfg, dataset)
+    result = defsent_protocol.run(cfg, dataset)
     assert result["head"] == defsent.PRETRAINED and result["steps"] >= 1 and 0 <= result["test"]["mrr"] <= 1
     encoder, _ = models.load(result["path"])
     assert encoder.config.model_type == "roberta"

@@ -9,7 +9,7 @@ from transformers import BertModel
 from defsent_lite import checks, defsent, defsentplus, encode, pooling, train
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.evaluation import nli, sts
-from defsent_lite.repro import defsent_runs, defsentplus_runs, gausscse_protocol
+from defsent_lite.repro import defsent_protocol, defsentplus_runs, gausscse_protocol
 from tiny_root import gausscse_root
 
 
@@ -23,13 +23,13 @@ def single_token_dataset(tokenizer, n=24):
     ids = [tokenizer.convert_tokens_to_ids(w) for w in words]
     rows = [(w, f"a common thing called by the word number {k} in english", i) for k, (w, i) in enumerate(zip(words, ids))]
     splits = dict(train=(rows * 2)[:n], dev=rows[:6], test=rows[6:])
-    return splits, dict(source="hand-made", prep=defsent_runs.VARIANTS["official"]["data"])
+    return splits, dict(source="hand-made", prep=defsent_protocol.VARIANTS["official"]["data"])
 
 
 def defsent_cfg(**kw):
     return dict(dict(model="offline", pooling="cls", lr=1e-5, seed=0, batch_size=8, train_max=None, eval_max=None,
                      optimizer="adam", warmup_ratio=0.0, variant="official",
-                     **defsent_runs.without_data(defsent_runs.VARIANTS["official"])), **kw)
+                     **defsent_protocol.without_data(defsent_protocol.VARIANTS["official"])), **kw)
 
 
 # ---------------------------------------------------------------- 1. non-finite results
@@ -38,7 +38,7 @@ def test_defsent_huge_learning_rate_is_refused_and_not_cached(offline):
     dataset = single_token_dataset(offline[1], n=8)  # one step: the loss is checked before it
     cfg = defsent_cfg(lr=1e30)
     with pytest.raises(checks.NonFinite, match="lr 1e\\+30"):
-        defsent_runs.run(cfg, dataset)
+        defsent_protocol.run(cfg, dataset)
     key = dict(cfg, dataset=cache.content_digest(dataset[0]))
     assert cache.lookup_json("defsent", key) is None
     assert not list(cache.run_dir("defsent", key).glob("files-*"))  # the diverged model is not kept
@@ -52,9 +52,9 @@ def test_rank_metrics_refuse_nan_logits_that_would_rank_first():
 
 def test_lr_search_refuses_a_nan_candidate(monkeypatch):
     fake = {2.0 ** x * 1e-6: mrr for x, mrr in ((0, float("nan")), (1, 0.4))}
-    monkeypatch.setattr(defsent_runs, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
+    monkeypatch.setattr(defsent_protocol, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
     with pytest.raises(checks.NonFinite, match="candidate 0"):
-        defsent_runs.lr_search(dict(pooling="cls"), xs=[0, 1])
+        defsent_protocol.lr_search(dict(pooling="cls"), xs=[0, 1])
 
 
 def test_a_nan_first_evaluation_is_an_error_not_a_frozen_best_state():
@@ -136,9 +136,9 @@ def test_empty_training_data_is_an_error():
 def test_defsent_empty_training_split_is_an_error(offline):
     splits, report = single_token_dataset(offline[1])
     with pytest.raises(ValueError, match="no training batches"):
-        defsent_runs.run(defsent_cfg(), (dict(splits, train=[]), report))
+        defsent_protocol.run(defsent_cfg(), (dict(splits, train=[]), report))
     with pytest.raises(ValueError, match="seeds"):
-        defsent_runs.final_runs(defsent_cfg(), "cls", [7.0], [], (splits, report))
+        defsent_protocol.final_runs(defsent_cfg(), "cls", [7.0], [], (splits, report))
 
 
 def test_gausscse_run_with_zero_steps_is_not_cached_as_trained(tmp_path):
@@ -168,7 +168,7 @@ def test_empty_inputs_are_errors(offline):
 @pytest.mark.parametrize("name", pooling.POOLINGS)
 def test_defsent_trains_and_scores_with_every_pooling(offline, name):
     splits, report = single_token_dataset(offline[1], n=8)
-    result = defsent_runs.run(defsent_cfg(pooling=name, lr=1e-5, mrr_cutoff=None), (splits, report))  # full MRR: > 0
+    result = defsent_protocol.run(defsent_cfg(pooling=name, lr=1e-5, mrr_cutoff=None), (splits, report))  # full MRR: > 0
     assert result["steps"] == 1 and math.isfinite(result["final_loss"]) and 0 < result["dev"]["mrr"] <= 1
 
 

@@ -169,7 +169,7 @@ def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",
     splits, _ = dictionary.defsent_dataset(models.load_tokenizer("offline") if reduced else tok)
     batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
 
-    def loss_fn(m, b):   # raw triples or TokenizedDefinitions (what defsent_runs trains on)
+    def loss_fn(m, b):   # raw triples or TokenizedDefinitions (what defsent_protocol trains on)
         return defsent.loss(m, loaded.head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id)
     return training_rows("DefSent", loaded.model, loss_fn,
                          lambda bs: defsent.tokenize_definition_batches(tok, bs, pooling=pooling), batches,

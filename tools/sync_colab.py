@@ -18,20 +18,22 @@ from defsent_lite.repro import colab
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
-CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n", re.S)
+CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n(    colab\.fetch\([^\n]*\)\n)?\n?", re.S)
 PACKAGE_PATHS = ("defsent_lite", "pyproject.toml")   # what pip installs from the pinned commit
 
 # An install cell pins the commit that last changed the package (its code and pyproject.toml): the
 # code the notebook was committed with, so a later commit never orphans a Drive cache; this tool
 # finds that commit in git, since a commit cannot name itself.
-INSTALL_CELL = """# Colab only: install the package; drive=True keeps data, cache and results on Google Drive.
+INSTALL_CELL = """# Colab only: install the package, then fetch the data this notebook reads at its scale;
+# drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
     commit = "{commit}"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=False)"""
+    colab.setup(drive=False)
+    colab.fetch("{notebook}", {scale}, DATA_ROOT)"""
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 
@@ -43,15 +45,16 @@ def badge(name, repository=colab.REPOSITORY):
     return BADGE.format(url=notebook_url(name, repository))
 
 
-def install_cell(commit, repository=colab.REPOSITORY):
-    """The first code cell of every notebook: installs the package at `commit` (a full hash)."""
+def install_cell(commit, repository=colab.REPOSITORY, notebook="00", scale="SCALE"):
+    """The code cell after every notebook's parameters: on Colab it installs the package at `commit`
+    (a full hash) and fetches what `notebook` reads at `scale` (an expression of the parameters)."""
     if not (
         isinstance(commit, str)
         and len(commit) == 40
         and all(c in "0123456789abcdef" for c in commit)
     ):
         raise ValueError(f"install_cell: {commit!r} is not a full commit hash (40 hex digits)")
-    return INSTALL_CELL.format(repository=repository, commit=commit)
+    return INSTALL_CELL.format(repository=repository, commit=commit, notebook=notebook, scale=scale)
 
 
 def git(*args):
@@ -71,16 +74,17 @@ def package_commit():
 
 
 def synced_notebook(text, name, commit, repository=colab.REPOSITORY):
-    """A jupytext .py with its badge (the line after the title) and install cell (the first code
-    cell, installing `commit`) written from `repository`."""
+    """A jupytext .py with its badge (the line after the title) and install cell (the cell after
+    the parameters, installing `commit`) written from `repository`."""
     text = re.sub(r"\n#\n# " + BADGE_RE.pattern, "", text)
     title_end = text.index("\n", text.index("# # "))
     text = text[:title_end] + "\n#\n# " + badge(name, repository) + text[title_end:]
-    cell = "# %%\n" + install_cell(commit, repository) + "\n"
-    if CELL_RE.search(text):
-        return CELL_RE.sub(lambda _: cell, text, count=1)
-    first_code = text.index("# %% tags=[\"parameters\"]")
-    return text[:first_code] + cell + "\n" + text[first_code:]
+    text = CELL_RE.sub("", text, count=1)
+    parameters = text.index("# %% tags=[\"parameters\"]")
+    after = text.index("\n# %%", parameters) + 1
+    scale = "SCALE" if "\nSCALE = " in text[parameters:after] else '"smoke"'
+    cell = "# %%\n" + install_cell(commit, repository, name[:2], scale) + "\n"
+    return text[:after] + cell + "\n" + text[after:]
 
 
 def synced_readme(text, repository=colab.REPOSITORY):

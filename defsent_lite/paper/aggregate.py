@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from defsent_lite.paper import results
 from defsent_lite.runtime import models
 
 STD_DDOF = 0
@@ -148,3 +149,28 @@ def paper_row(table, model, *parts, exclude=()):
             f"{len(found)} paper rows match {model} {parts} (exclude {exclude}): {found}"
         )
     return found[0] if found else None
+
+
+class Baselines(NamedTuple):
+    """Notebook 01's rows of the model as loaded beside the paper's untrained baselines."""
+
+    table: pd.DataFrame  # results.side_by_side: the paper's row above ours, per pooling
+    reference: str  # the model whose paper rows stand beside ours
+    note: str  # reference_model's line: whose rows, and why
+
+
+def baselines(untrained, paper_table, untrained_rows, columns, model, scale):
+    """The CLS vector and the averaged token embeddings of the model as loaded (untrained:
+    {pooling: {metric: value}} for cls and mean) beside the paper's rows of those baselines in
+    `paper_table` (DefSent's Table 3: STS, Table 4: SentEval), which it reports for BERT-base only
+    (untrained_rows: {model: {pooling: row}}, DefSent's UNTRAINED_ROWS)."""
+    reference, note = reference_model(model)
+    keys = untrained_rows.get(reference, {})  # none for another model
+    pairs = {
+        "CLS vector": (keys.get("cls"), "cls"),
+        "Avg. token embeddings": (keys.get("mean"), "mean"),
+    }
+    ours = pd.DataFrame(untrained).T[columns]
+    paper = results.paper_table(paper_table, columns)
+    compare = comparable(model, scale)
+    return Baselines(results.side_by_side(paper, ours, pairs, compare=compare), reference, note)

@@ -14,8 +14,15 @@ from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.aggregate import POOLING_LABELS
-from defsent_lite.repro import defsent_runs, defsentplus_runs, eval_sizes, preflight, pst, scores
-from defsent_lite.repro import transfer_scores
+from defsent_lite.repro import (
+    defsent_protocol,
+    defsentplus_runs,
+    eval_sizes,
+    preflight,
+    pst,
+    scores,
+    transfer_scores,
+)
 
 
 class OurRows(NamedTuple):
@@ -51,11 +58,11 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
     raw STS files (DefSent's own scoring)."""
     reference = aggregate.reference_model(model)[0]
     pooling = defsent_row_pooling(reference) or "cls"
-    base = defsent_runs.base_config(scale, model, data_dir, variant=variant)
+    base = defsent_protocol.base_config(scale, model, data_dir, variant=variant)
     lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
     preflight.print_plan(
         scale,
-        lambda: defsent_runs.plan(
+        lambda: defsent_protocol.plan(
             base,
             [pooling],
             lr_xs,
@@ -63,12 +70,12 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
             dictionary.defsent_dataset(
                 models.load_tokenizer(model),
                 data_dir,
-                defsent_runs.variant_settings(variant)["data"],
+                defsent_protocol.variant_settings(variant)["data"],
                 paper_data=True,
             ),
         ),
     )
-    runs = defsent_runs.final_runs(base, pooling, lr_xs, seeds, data_dir=data_dir).runs
+    runs = defsent_protocol.final_runs(base, pooling, lr_xs, seeds, data_dir=data_dir).runs
     sts = scores.mean_trained_sts(runs, pooling, scale["sts_max_pairs"], data_dir)
     return (
         f"DefSent ({POOLING_LABELS[pooling]})",

@@ -7,7 +7,7 @@ run cache, where the notebook then finds them and trains nothing.
     -m defsent_lite.repro.launch 10 30 --scale paper --executor local --workers 4
 
 Each job runs its share of the trainings one after another through the very functions the notebook
-calls (defsent_runs.seed_run, gausscse_protocol.run), so every result lands under the key the
+calls (defsent_protocol.seed_run, gausscse_protocol.run), so every result lands under the key the
 notebook looks up. The cache makes many writers safe: an entry is written whole by a rename, a
 writer's files live in a folder of its own, a killed writer leaves no result.json (so nothing reads
 as done) and its folder is removed by the next writer; relaunching runs only what is missing.
@@ -73,9 +73,7 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
     settings = config.scale(scale)
     model = model or settings["model"]
     try:
-        preflight.check(
-            notebook, settings["name"], data_dir, [model], fetch=False, log=lambda *a: None
-        )
+        preflight.check(notebook, settings["name"], data_dir, [model], log=lambda *a: None)
         missing = None
     except preflight.PreflightFailed as e:
         missing = "; ".join(
@@ -94,14 +92,14 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
 
 
 def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
-    """defsent_runs.final_runs over the three poolings: the rate search's runs (first seed), then
+    """defsent_protocol.final_runs over the three poolings: the rate search's runs (first seed), then
     every seed at the chosen rate (one pinned rate: no search, every seed at once)."""
     from defsent_lite.paper import defsent as paper_defsent
     from defsent_lite.data import dictionary
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
     from defsent_lite.runtime import models
 
-    base = defsent_runs.base_config(scale, model, data_dir, variant)
+    base = defsent_protocol.base_config(scale, model, data_dir, variant)
     if missing:
         label = "In RoBERTa vocab." if "roberta" in model else "In BERT vocab."
         n_train = paper_defsent.TABLE1[(label, "Train")][1]
@@ -110,7 +108,7 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         dataset = dictionary.defsent_dataset(
             models.load_tokenizer(model),
             data_dir,
-            defsent_runs.variant_settings(variant)["data"],
+            defsent_protocol.variant_settings(variant)["data"],
             paper_data=base["paper_data"],
         )
         n_train = len(dataset[0]["train"])
@@ -118,12 +116,12 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
     out = []
     for pooling in ("cls", "mean", "max"):
         xs, seeds = (
-            defsent_runs.lr_exponents(scale["defsent_lr_xs"], model, pooling),
+            defsent_protocol.lr_exponents(scale["defsent_lr_xs"], model, pooling),
             scale["seeds"],
         )
         searched = len(xs) > 1
         for x in xs if searched else []:
-            cfg = dict(base, pooling=pooling, seed=seeds[0], lr=defsent_runs.lr_grid([x])[x])
+            cfg = dict(base, pooling=pooling, seed=seeds[0], lr=defsent_protocol.lr_grid([x])[x])
             out.append(
                 defsent_training(
                     notebook, cfg, steps, dataset, "search_run", dict(cfg=cfg, data_dir=data_dir)
@@ -134,8 +132,8 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         # seeds wait until every rate's run is cached
         indexed = list(enumerate(seeds))[1 if searched else 0 :] if best is not None else []
         for index, seed in indexed:
-            cfg = defsent_runs.seed_config(
-                base, pooling, seed, defsent_runs.lr_grid([best])[best], index
+            cfg = defsent_protocol.seed_config(
+                base, pooling, seed, defsent_protocol.lr_grid([best])[best], index
             )
             out.append(
                 defsent_training(
@@ -172,15 +170,16 @@ def chosen_rate(base, pooling, seed, xs, dataset):
     """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else
     None."""
     from defsent_lite import checks
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
 
     if dataset is None:
         return None
     found = {
         x: cache.lookup(
             "defsent",
-            defsent_runs.run_key(
-                dict(base, pooling=pooling, seed=seed, lr=defsent_runs.lr_grid([x])[x]), dataset[0]
+            defsent_protocol.run_key(
+                dict(base, pooling=pooling, seed=seed, lr=defsent_protocol.lr_grid([x])[x]),
+                dataset[0],
             ),
         )
         for x in xs
@@ -195,7 +194,7 @@ def chosen_rate(base, pooling, seed, xs, dataset):
 
 
 def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
 
     shown = dict(
         model=cfg["model"],
@@ -206,13 +205,13 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
     )
     if dataset is None:
         return Training(notebook, "DefSent", shown, steps)
-    key = cache.config_key(defsent_runs.run_key(cfg, dataset[0]))
+    key = cache.config_key(defsent_protocol.run_key(cfg, dataset[0]))
     if function == "seed_run":
-        todo = defsent_runs.seed_run_needs_training(
+        todo = defsent_protocol.seed_run_needs_training(
             kwargs["base"], cfg["pooling"], cfg["seed"], cfg["lr"], kwargs["index"], dataset
         )
     else:
-        todo = defsent_runs.needs_training(cfg, dataset[0], need_checkpoint=False)
+        todo = defsent_protocol.needs_training(cfg, dataset[0], need_checkpoint=False)
     call = (f"defsent_lite.repro.launch:defsent_{function}", kwargs)
     return Training(notebook, "DefSent", shown, steps, key, todo, call)
 
@@ -365,7 +364,7 @@ _DATASETS = {}
 def defsent_dataset(model, data_dir, paper_data, variant):
     """The DefSent dataset, built once per worker process."""
     from defsent_lite.data import dictionary
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
     from defsent_lite.runtime import models
 
     key = (model, data_dir, paper_data, variant)
@@ -373,27 +372,27 @@ def defsent_dataset(model, data_dir, paper_data, variant):
         _DATASETS[key] = dictionary.defsent_dataset(
             models.load_tokenizer(model),
             data_dir,
-            defsent_runs.variant_settings(variant)["data"],
+            defsent_protocol.variant_settings(variant)["data"],
             paper_data=paper_data,
         )
     return _DATASETS[key]
 
 
 def defsent_seed_run(base, pooling, seed, lr, index, data_dir):
-    """defsent_runs.seed_run, as final_runs runs it (the first seed keeps its checkpoint)."""
-    from defsent_lite.repro import defsent_runs
+    """defsent_protocol.seed_run, as final_runs runs it (the first seed keeps its checkpoint)."""
+    from defsent_lite.repro import defsent_protocol
 
     dataset = defsent_dataset(base["model"], data_dir, base["paper_data"], base["variant"])
-    return defsent_runs.seed_run(base, pooling, seed, lr, index, dataset)
+    return defsent_protocol.seed_run(base, pooling, seed, lr, index, dataset)
 
 
 def defsent_search_run(cfg, data_dir):
-    """One rate of defsent_runs.lr_search (its checkpoint stays until the notebook's search drops
+    """One rate of defsent_protocol.lr_search (its checkpoint stays until the notebook's search drops
     it)."""
-    from defsent_lite.repro import defsent_runs
+    from defsent_lite.repro import defsent_protocol
 
     dataset = defsent_dataset(cfg["model"], data_dir, cfg["paper_data"], cfg["variant"])
-    return defsent_runs.run(cfg, dataset, need_checkpoint=False)
+    return defsent_protocol.run(cfg, dataset, need_checkpoint=False)
 
 
 def busy_elsewhere(kind, key):

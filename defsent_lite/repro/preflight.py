@@ -7,7 +7,8 @@ there; stop with one message listing what is missing and the one command that fe
 Before a protocol trains, `print_plan` prints what it will run and how long that takes here (at the
 scales that follow the papers' protocol; the plan's measurement loads only then).
 
-On Colab (or with fetch=True) the missing data is downloaded first. At smoke/cpu scale an offline
+Fetching is its own call (`python -m defsent_lite.data.download fetch`; on Colab the install cell
+calls colab.fetch): this check downloads nothing. At smoke/cpu scale an offline
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
 so; at paper and rehearsal scale only the paper's datasets are. The rehearsal scales run stand-in
 models: their hub names must be in DEFSENT_MODEL_FOLDERS (`python tests/standins.py DIR` builds
@@ -16,7 +17,6 @@ the environment is left as it is).
 """
 
 import os
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,10 +39,6 @@ class DataCheck(NamedTuple):
     stand_ins: list  # notes of offline options in use
     # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
     changed: list = []
-
-
-def on_colab():
-    return "google.colab" in sys.modules
 
 
 def check_data(notebook, scale, data_dir=None, catalogue=None):
@@ -171,8 +167,8 @@ def fetch_command(notebook, scale, data_dir=None):
     return f"python -m defsent_lite.data.download fetch --for {str(notebook)[:2]} --scale {scale} --root {root}"
 
 
-def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=print):
-    """Check (on Colab: first fetch) the notebook's data and models; print one summary line, or
+def check(notebook, scale, data_dir=None, models_needed=(), log=print):
+    """Check the notebook's data and models; print one summary line, or
     raise PreflightFailed listing everything missing and the command that fetches it."""
     scale = config.scale_name(scale)
     if config.scale(scale)["standins"] and not config.standins_enabled():
@@ -186,17 +182,6 @@ def check(notebook, scale, data_dir=None, models_needed=(), fetch=None, log=prin
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
     result = check_data(notebook, scale, data_dir)
-    if (result.missing or result.changed) and (on_colab() if fetch is None else fetch):
-        # the downloader loads only when there is something to fetch
-        from defsent_lite.data import download
-
-        reports = download.download(
-            config.data_root(data_dir),
-            sources=download.select(notebook=notebook, scale=scale),
-            log=log,
-        )
-        log(download.summary(reports))
-        result = check_data(notebook, scale, data_dir)
     problems = [p for p in map(model_problem, dict.fromkeys(models_needed)) if p]
     if result.missing or result.changed or problems:
         lines = [f"notebook {notebook} at {scale} scale cannot start:"]
@@ -227,12 +212,12 @@ class NotebookStart(NamedTuple):
     model: str  # the model asked for, else the scale's
 
 
-def start(notebook, scale, data_dir=None, model=None, fetch=None, log=print):
+def start(notebook, scale, data_dir=None, model=None, log=print):
     """A notebook's first call: its scale's settings and model (`model` or the scale's), with every
     file and model it needs checked by check() before any work."""
     settings = config.scale(scale)
     model = model or settings["model"]
-    check(notebook, scale, data_dir, [model], fetch=fetch, log=log)
+    check(notebook, scale, data_dir, [model], log=log)
     return NotebookStart(settings, model)
 
 

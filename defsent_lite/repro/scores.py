@@ -5,7 +5,7 @@ Several notebooks show the same rows (the untrained model's CLS and mean STS in 
 each (model, pooling, setting) is computed once per cache, and the poolings asked for together
 share one forward pass (`encode.embedders`). A trained run's scores are cached under the run's key
 (`trained_sts`), so they outlive its checkpoint: DefSent keeps only the first seed's (see
-`defsent_runs.final_runs`).
+`defsent_protocol.final_runs`).
 """
 
 from defsent_lite import encode

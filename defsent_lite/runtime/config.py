@@ -116,7 +116,7 @@ SCALES["paper"] = dict(
     transfer_classifier="senteval_torch",  # the papers' classifier (SentEval's torch LR), batched
     encode_batch_size=128,
     # the rate the official run scripts pin per model and pooling (Table 5); the paper's search:
-    # defsent_runs.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
+    # defsent_protocol.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
     defsent_lr_xs="table5",
     # dsp_lrs: bert-base-uncased's (defsentplus_runs.PAPER_LRS has the other models);
     # gauss_batch_size and gauss_lr: for a model outside Table 5 (the others' optima:
@@ -246,12 +246,13 @@ def device(name=None):
     return chosen
 
 
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
 def compile_mode(name=None):
     """The torch.compile mode the runs train with: None (eager, the default) or a mode (argument or
     DEFSENT_COMPILE; "1": reduce-overhead, CUDA graphs, the fastest steps on a GPU). Opt-in: a run
     first spends minutes compiling (docs/speed.md: when it pays)."""
-    from defsent_lite.train import COMPILE_MODES
-
     name = name if name is not None else os.environ.get("DEFSENT_COMPILE", "")
     name = {"": None, "0": None, "1": "reduce-overhead"}.get(name.strip(), name.strip())
     if name is not None and name not in COMPILE_MODES:

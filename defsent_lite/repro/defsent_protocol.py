@@ -1,0 +1,1004 @@
+"""DefSent's protocol, read top to bottom: its settings (official code / paper text), a cached
+training run, the learning-rate search, the seeded final runs and what each seed is scored on, the
+plan, the scores notebooks 11 and 12 show, and Tables 2-5, 8 and 9 beside the paper's rows. The
+method itself is defsent_lite.defsent; its dictionary dataset data.dictionary.defsent_dataset; its
+model with the frozen head runtime.defsent_model.load."""
+
+import json
+import math
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+import torch
+
+from defsent_lite import checks, defsent, train
+from defsent_lite.checks import best_of, require_nonempty
+from defsent_lite.data import dictionary
+from defsent_lite.paper import aggregate, results
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper.aggregate import POOLING_LABELS
+from defsent_lite.repro import preflight, scores, variants, transfer_scores
+from defsent_lite.runtime import cache, config, defsent_model, models
+
+# What the released code (hppRC/defsent) does and what the paper's text says where they differ.
+# "official" is the default; "paper" keeps the text (and, where the text is silent, what this
+# repository did before it followed the code).
+# Tables 2, 3, 5 and 8 average 10 seeds; SentEval (Tables 4 and 9) "three evaluations with
+# different random seeds": the first three seeds of the scale.
+SENTEVAL_SEEDS = 3
+
+VARIANTS = {
+    "official": dict(
+        freeze_embedding_layer=True,
+        shuffle=False,
+        mixed_precision=False,
+        fractional_warmup=True,
+        max_length=512,
+        mrr_cutoff=None,
+        prefix_space=True,
+        data=dict(dictionary.OFFICIAL_PREP),
+    ),
+    "paper": dict(
+        freeze_embedding_layer=False,
+        shuffle=True,
+        mixed_precision=True,
+        fractional_warmup=False,
+        max_length=128,
+        mrr_cutoff=None,
+        prefix_space=False,
+        data=dict(detokenise=False, dedupe=True, grouped=False),
+    ),
+}
+DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
+    (
+        "frozen",
+        "the word prediction layer (tied to the word embeddings)",
+        "the word prediction layer and the whole embeddings module (word, position, token type, "
+        "LayerNorm)",
+        "the word prediction layer and the word embeddings",
+    ),
+    (
+        "batch order",
+        "not stated",
+        "not shuffled: the train file's order, a word's definitions together",
+        "shuffled once (seeded)",
+    ),
+    (
+        "precision",
+        "not stated",
+        "fp32 (precision: 32)",
+        "bf16 / fp16 autocast on GPU (fp32 on CPU)",
+    ),
+    (
+        "warm-up",
+        "linear over 10% of the data, then constant",
+        "factor step / (0.1 x steps) from 0, then 1",
+        "(step + 1) / floor(0.1 x steps), then 1",
+    ),
+    (
+        "definition text",
+        "Ishiwatari et al.'s Oxford data",
+        "detokenised (' .' -> '.', ``x'' -> X, ...; 9.87 words on valid+test)",
+        "the tokenised text (10.97 words)",
+    ),
+    (
+        "repeated definitions",
+        "not stated",
+        "kept (one training pair per line)",
+        "a word's repeated definition once",
+    ),
+    (
+        "RoBERTa input",
+        "not stated",
+        "tokenizer with add_prefix_space (the first word of a definition gets its space)",
+        "no leading space on the first word",
+    ),
+    ("definition length", "not stated", "cut at the model's 512 tokens", "cut at 128 tokens"),
+    (
+        "MRR",
+        "mean reciprocal rank",
+        "from the top 10 (a gold word ranked below 10 counts 0): not the default, result key "
+        "mrr_top10",
+        "both variants: over the whole vocabulary, as the paper's numbers were computed (its "
+        "untrained rows' MRR exceeds the most a top-10 MRR can reach with their own top-1/3/10 "
+        "accuracies: Max .0327 > .0315, Mean .0132 > .0072, CLS .0009 > 0)",
+    ),
+    (
+        "split",
+        "8:1:1 by word",
+        "all words split (unseeded shuffle, boundaries floor(0.8 n), floor(0.9 n)), then each "
+        "split keeps its words of one token: Table 1's All row is floor's 29,413 / 3,677 / 3,677, "
+        "its BERT rows 7,732 / 936 / 979 are not 8:1:1",
+        "both variants: the same order and boundaries; a seeded shuffle (seed 0), so not the "
+        "official run's words",
+    ),
+    (
+        "SentEval seeds",
+        "the mean of three evaluations with different random seeds (Table 9)",
+        "sets no seed: SentEval's default 1111 (its folds and classifier) in every evaluation",
+        "both variants: the first three training seeds' encoders, each evaluated with seed 1111 "
+        "(the same folds)",
+    ),
+    (
+        "learning rate",
+        "searched: 2^x 1e-6, x in 0, 0.5, ..., 7, on dev MRR (Table 5: the chosen)",
+        "run scripts pin Table 5's rate per model and pooling",
+        "both variants: the scale's defsent_lr_xs (paper scale 'table5', the scripts'; LR_GRID_XS "
+        "searches)",
+    ),
+    (
+        "STS / SentEval encoding",
+        "not stated",
+        "fp32, cut at 512 tokens",
+        "both variants: the same as official",
+    ),
+    (
+        "SentEval classifier",
+        "SentEval (not detailed)",
+        "SentEval's torch classifier, 10 folds",
+        "both variants: the scale's transfer_classifier (paper scale: SentEval's torch classifier)",
+    ),
+]
+
+
+def variant_settings(variant):
+    """The settings of a DefSent variant (VARIANTS); an unknown name is an error."""
+    return variants.pick("DefSent", VARIANTS, variant)
+
+
+def differences():
+    """The DefSent settings where the paper's text and the official code differ."""
+    return variants.differences_table(
+        DIFFERENCES, ["setting", "paper text", "official code (default)", 'variant="paper"']
+    )
+
+
+# ---------------------------------------------------------------- data
+
+
+def subsample(examples, n, seed):
+    """A seeded random subset of n examples (all when n is None or larger)."""
+    if (
+        checks.count(n, "the number of examples to keep (train_max / eval_max)") is None
+        or len(examples) <= n
+    ):
+        return list(examples)
+    g = torch.Generator().manual_seed(seed)
+    return [examples[i] for i in sorted(torch.randperm(len(examples), generator=g)[:n].tolist())]
+
+
+def top_k_strings(loaded, sentences, pooling, k=5):
+    """top_k_words of a LoadedModel, each sentence's words joined by spaces (the tables' cells)."""
+    return [
+        " ".join(words)
+        for words in defsent.top_k_words(
+            loaded.model, loaded.tokenizer, loaded.head, sentences, pooling, k
+        )
+    ]
+
+
+# ---------------------------------------------------------------- saving
+
+
+def save(model, tokenizer, head_kind, folder, meta):
+    """save_pretrained (with the MLM head only when it is the real one), a metadata file, and a
+    sentence-transformers pooling config so both libraries load the encoder as trained."""
+    folder = Path(folder)
+    target = model if head_kind == defsent.PRETRAINED else model.base_model
+    target.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / "defsent_meta.json").write_text(json.dumps(dict(meta, head=head_kind), indent=1))
+    models.write_sentence_transformers_config(folder, meta["pooling"], model.config.hidden_size)
+    return folder
+
+
+# ---------------------------------------------------------------- one cached training run
+
+
+def run_settings(cfg):
+    """The variant's settings of a run, each overridden by the same key in cfg (VARIANTS)."""
+    return dict(
+        variant_settings(cfg["variant"]), **{k: cfg[k] for k in VARIANTS["official"] if k in cfg}
+    )
+
+
+def run_name(cfg, key):
+    """How progress bars and errors name a run."""
+    return (
+        f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed "
+        f"{cfg['seed']})"
+    )
+
+
+def train_and_score(cfg, dataset, folder, what):
+    """One DefSent training (Eq. 1: cross-entropy of the defined word through the frozen head) on
+    the dataset's train split, then its dev and test word prediction; the trained encoder saved in
+    `folder`/model."""
+    (splits, report), v = dataset, run_settings(cfg)
+    config.set_seed(cfg["seed"])
+    model, tokenizer, head, head_kind = defsent_model.load(
+        cfg["model"],
+        prefix_space=v["prefix_space"],
+        allow_fallback=cfg.get("allow_head_fallback", True),
+    )
+    train_set = subsample(splits["train"], cfg["train_max"], cfg["seed"])
+    batches = train.batched(
+        train_set, cfg["batch_size"], seed=cfg["seed"] if v["shuffle"] else None
+    )
+    settings = train.Settings(
+        lr=cfg["lr"],
+        optimizer=cfg["optimizer"],
+        warmup_ratio=cfg["warmup_ratio"],
+        fractional_warmup=v["fractional_warmup"],
+        warmup_from_zero=v["fractional_warmup"],
+        mixed_precision=variants.autocast_training(cfg, v),
+        compile_mode=config.compile_mode(),
+    )
+    history = train.train(
+        model,
+        lambda m, b: defsent.loss(
+            m,
+            head,
+            defsent.collate(tokenizer, b, v["max_length"], cfg["pooling"]),
+            cfg["pooling"],
+            tokenizer.mask_token_id,
+        ),
+        defsent.tokenize_definition_batches(tokenizer, batches, v["max_length"], cfg["pooling"]),
+        settings,
+        params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
+        describe_batch=lambda b: f"words {[w for w, _, _ in b.examples[:4]]}...",
+        desc=what,
+    )
+    evals = {
+        k: defsent.evaluate(
+            model,
+            tokenizer,
+            head,
+            subsample(splits[k], cfg["eval_max"], 0),
+            cfg["pooling"],
+            max_length=v["max_length"],
+            what=f"{what} {k}",
+            mrr_cutoff=v["mrr_cutoff"],
+        )
+        for k in ("dev", "test")
+    }
+    meta = dict(
+        method="DefSent",
+        base_model=cfg["model"],
+        pooling=cfg["pooling"],
+        seed=cfg["seed"],
+        lr=cfg["lr"],
+        variant=cfg["variant"],
+        data=report["source"],
+        train_definitions=len(train_set),
+    )
+    save(model, tokenizer, head_kind, folder / "model", meta)
+    return dict(
+        dev=evals["dev"],
+        test=evals["test"],
+        head=head_kind,
+        steps=history["steps"],
+        final_loss=history["loss"][-1],
+        train_definitions=len(train_set),
+        data=report,
+    )
+
+
+def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
+    """train_and_score(cfg) once on `dataset` (dictionary.defsent_dataset's, built from data_dir
+    when None), cached by cfg and the dataset's content; returns its result dict.
+
+    cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer, warmup_ratio,
+    variant and its settings (VARIANTS; a setting in cfg overrides the variant's) (and `scoring`,
+    used by final_runs, not in the key). The trained encoder is saved in the run's folder
+    (`result["path"]`); a second call with the same cfg and data reuses it. A run whose checkpoint
+    was dropped (lr_search keeps only the chosen rate's) is trained again when need_checkpoint, else
+    returned with path None.
+    """
+    checks.rate(cfg["lr"], "DefSent lr")  # before a message formats it
+    dataset = dataset or dictionary.defsent_dataset(
+        models.load_tokenizer(cfg["model"]),
+        data_dir,
+        variant_settings(cfg["variant"])["data"],
+        paper_data=cfg.get("paper_data", False),
+    )
+    if dataset[1].get("prep") != run_settings(cfg)["data"]:
+        raise ValueError(
+            f"DefSent variant {cfg['variant']!r} trains on data prepared as "
+            f"{run_settings(cfg)['data']}, but the dataset given was prepared as "
+            f"{dataset[1].get('prep')}: build it with dictionary.defsent_dataset(..., "
+            f"prep=defsent_protocol.variant_settings({cfg['variant']!r})['data'])"
+        )
+    key = run_key(cfg, dataset[0])
+    entry = cache.cached_run(
+        "defsent",
+        key,
+        lambda folder: train_and_score(cfg, dataset, folder, run_name(cfg, key)),
+        need_files=need_checkpoint,
+    )
+    return dict(
+        entry.result,
+        path=str(entry.folder / "model") if entry.folder else None,
+        key=cache.config_key(key),
+    )
+
+
+def run_key(cfg, splits):
+    """The cache key of run(cfg) on `splits`: its settings (scoring aside) and the data's
+    content."""
+    return dict(
+        {k: v for k, v in cfg.items() if k != "scoring"}, dataset=cache.content_digest(splits)
+    )
+
+
+def needs_training(cfg, splits, need_checkpoint=True):
+    """Whether run(cfg, need_checkpoint=...) on `splits` would train: no cached entry, or one whose
+    checkpoint was dropped when it is needed."""
+    found = cache.lookup("defsent", run_key(cfg, splits))
+    return found is None or (need_checkpoint and found.folder is None)
+
+
+LR_GRID_XS = [i / 2 for i in range(15)]  # the paper's search: 2^x * 1e-6, x in {0, 0.5, ..., 7}
+PINNED = "table5"  # the rate the official run scripts pin per model and pooling (Table 5)
+
+
+def lr_grid(xs=None):
+    """DefSent's learning-rate grid 2^x * 1e-6, x in {0, 0.5, ..., 7}."""
+    xs = LR_GRID_XS if xs is None else xs
+    return {x: 2.0**x * 1e-6 for x in xs}
+
+
+def lr_exponents(xs, model, pooling):
+    """The exponents x (lr 2^x * 1e-6) final_runs tries for `model` and `pooling`: xs = "table5" is
+    the one rate the official run scripts pin (Table 5; hppRC/defsent experiments/scripts), a list
+    is a search on dev MRR (the paper's text: `LR_GRID_XS`)."""
+    if xs != PINNED:
+        return list(xs)
+    label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
+    if label not in paper_defsent.TABLE5_LR_X:
+        raise ValueError(
+            f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} "
+            "pooling; "
+            f"give the exponents to search instead (defsent_protocol.LR_GRID_XS is the paper's grid)"
+        )
+    return [paper_defsent.TABLE5_LR_X[label]]
+
+
+def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
+    """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
+    chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped as
+    soon as a better rate is seen, so at most two are on disk (results stay cached, path None)."""
+    results = {}
+    for x, lr in lr_grid(xs).items():
+        results[x] = run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False)
+        best = best_of(
+            results,
+            lambda r: r["dev"]["mrr"],
+            f"DefSent learning-rate search ({base_cfg['pooling']})",
+        )
+        results = cache.drop_all_but("defsent", results, best)
+    return best, results
+
+
+def base_config(scale, model, data_dir=None, variant="official"):
+    """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
+    `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);
+    variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key."""
+    return dict(
+        model=model,
+        batch_size=scale["defsent_batch_size"],
+        train_max=scale["defsent_train_max"],
+        eval_max=scale["defsent_eval_max"],
+        optimizer="adam",
+        warmup_ratio=0.1,
+        variant=variant,
+        **without_data(variant_settings(variant)),
+        paper_data=scale["paper_protocol"],
+        allow_head_fallback=not scale["paper_protocol"],
+        **(
+            {"train_autocast": scale["train_autocast"]}
+            if scale["train_autocast"] is not None
+            else {}
+        ),
+        scoring=seed_scoring(scale, data_dir),
+    )
+
+
+def without_data(settings):
+    """A variant's training settings (its data preparation is the dataset's)."""
+    return {k: v for k, v in settings.items() if k != "data"}
+
+
+class FinalRuns(NamedTuple):
+    """What final_runs chose and trained: the learning-rate exponent, the search, one run per
+    seed."""
+
+    lr_x: float
+    search: dict
+    runs: list
+
+
+def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
+    """Choose the learning rate on dev MRR (first seed) among lr_exponents(xs, ...) (one pinned
+    rate: no choice), then train every seed with it.
+
+    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. Only
+    the first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
+    STS and SentEval (`base["scoring"]`, cached by run key) right after training, then its
+    checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
+    require_nonempty(seeds, f"DefSent {pooling}: seeds")
+    if dataset is None:
+        dataset = dictionary.defsent_dataset(
+            models.load_tokenizer(base["model"]),
+            data_dir,
+            variant_settings(base["variant"])["data"],
+            paper_data=base.get("paper_data", False),
+        )
+    best_x, search = lr_search(
+        dict(base, pooling=pooling, seed=seeds[0]),
+        lr_exponents(xs, base["model"], pooling),
+        dataset,
+    )
+    lr = lr_grid([best_x])[best_x]
+    return FinalRuns(
+        best_x, search, [seed_run(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)]
+    )
+
+
+def seed_run(base, pooling, seed, lr, index, dataset):
+    """final_runs' training of its `index`-th seed: the first keeps its checkpoint (notebooks 13
+    and 22 load it), every later one is scored and its checkpoint dropped (scored_run)."""
+    if index == 0:
+        return run(dict(base, pooling=pooling, seed=seed, lr=lr), dataset)
+    return scored_run(seed_config(base, pooling, seed, lr, index), dataset)
+
+
+def seed_run_needs_training(base, pooling, seed, lr, index, dataset):
+    """Whether seed_run(...) would train; scoring a kept checkpoint is no training."""
+    if index == 0:
+        return needs_training(dict(base, pooling=pooling, seed=seed, lr=lr), dataset[0])
+    cfg = seed_config(base, pooling, seed, lr, index)
+    found = cache.lookup("defsent", run_key(cfg, dataset[0]))
+    if found is None or found.folder is not None:
+        return found is None
+    if not cfg.get("scoring"):
+        return True
+    result = dict(found.result, key=cache.config_key(run_key(cfg, dataset[0])))
+    return not trained_scores_cached(result, pooling, cfg["scoring"])
+
+
+def seed_config(base, pooling, seed, lr, index):
+    """The run config of the `index`-th seed; SentEval scores only the first SENTEVAL_SEEDS
+    seeds."""
+    cfg = dict(base, pooling=pooling, seed=seed, lr=lr)
+    if cfg.get("scoring") and index >= SENTEVAL_SEEDS:
+        cfg["scoring"] = dict(cfg["scoring"], transfer=None)
+    return cfg
+
+
+def scored_run(cfg, dataset):
+    """A run whose STS and SentEval scores (cfg["scoring"]) are cached and whose checkpoint is
+    dropped."""
+    scoring = cfg.get("scoring")
+    if scoring is None:  # a config without scoring keeps its checkpoint
+        return run(cfg, dataset)
+    result = run(cfg, dataset, need_checkpoint=False)
+    if result["path"] is None and trained_scores_cached(result, cfg["pooling"], scoring):
+        return result
+    if result["path"] is None:
+        result = run(cfg, dataset, need_checkpoint=True)
+    score_trained(result, cfg["pooling"], scoring)
+    cache.drop_files("defsent", result["key"])
+    return dict(result, path=None)
+
+
+# ---------------------------------------------------------------- what a seed is scored on
+
+
+def seed_scoring(scale, data_dir=None):
+    """What a trained DefSent seed is scored on before its checkpoint is dropped: the STS and
+    SentEval evaluations that notebooks 11 and 12 show, with the scale's settings."""
+    return dict(
+        sts_max_pairs=scale["sts_max_pairs"],
+        transfer=transfer_scores.transfer_settings(scale),
+        batch_size=scale["encode_batch_size"],
+        data_dir=str(config.data_root(data_dir)),
+    )
+
+
+def score_trained(run, pooling, scoring):
+    """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations; SentEval
+    skipped where scoring["transfer"] is None)."""
+    scores.trained_sts(
+        run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"]
+    )
+    if scoring["transfer"] is not None:
+        transfer_scores.trained_transfer(
+            run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"]
+        )
+
+
+def trained_scores_cached(run, pooling, scoring):
+    """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
+    d = scoring["data_dir"]
+    return cache.lookup_json(
+        "sts_trained", scores.trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)
+    ) is not None and (
+        scoring["transfer"] is None
+        or cache.lookup_json(
+            "transfer_trained",
+            transfer_scores.trained_transfer_key(run, pooling, scoring["transfer"], d),
+        )
+        is not None
+    )
+
+
+# ----------------------------------------------------------- what a notebook will run (paper scale)
+
+
+def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
+    """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up
+    here (plans and eval_sizes load only when a plan is made: the protocol's scales)."""
+    from defsent_lite.repro import eval_sizes, plans
+
+    splits, _ = dataset
+    n_train = len(subsample(splits["train"], base["train_max"], 0))
+    n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
+    n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]
+    # the search's best rate is the first seed's run
+    trainings = sum(n_rates) + len(poolings) * (len(seeds) - 1)
+    if base.get(
+        "scoring"
+    ):  # later seeds are scored on STS (and the first 3 on SentEval) right after training
+        with_transfer = min(len(seeds), SENTEVAL_SEEDS) - 1
+        extra_encoded += len(poolings) * (
+            (len(seeds) - 1) * scoring_sentences(dict(base["scoring"], transfer=None))
+            + with_transfer * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
+        )
+    v = variant_settings(base["variant"])
+    model, tokenizer, head, _ = defsent_model.load(
+        base["model"],
+        prefix_space=v["prefix_space"],
+        allow_fallback=base.get("allow_head_fallback", True),
+    )
+    p, mask_id = poolings[0], tokenizer.mask_token_id
+    batches = train.batched(
+        subsample(splits["train"], base["train_max"], seeds[0]),
+        base["batch_size"],
+        seed=seeds[0] if v["shuffle"] else None,
+    )  # the first seed's run's batches
+    evaluated = plans.spaced_sample(subsample(splits["dev"], base["eval_max"], 0), 128)
+    step_s, batch_s = plans.measure(
+        model,
+        lambda m, b: defsent.loss(
+            m, head, defsent.collate(tokenizer, b, v["max_length"], p), p, mask_id
+        ),
+        plans.spread_batches(tokenizer, batches, lambda b: [d for _, d, _ in b]),
+        lambda m: defsent.evaluate(m, tokenizer, head, evaluated, p, max_length=v["max_length"]),
+        len(evaluated),
+        mixed_precision=variants.autocast_training(base, v),
+    )
+    rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
+    what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
+    definition_tokens = plans.row_tokens(
+        tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"]
+    )
+    eval_tokens = trainings * n_eval * plans.row_tokens(
+        tokenizer, [d for _, d, _ in splits["dev"]]
+    ) + (
+        extra_encoded
+        * eval_sizes.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir"))
+        if extra_encoded
+        else 0
+    )
+    return plans.Plan(
+        what,
+        trainings,
+        trainings * math.ceil(n_train / base["batch_size"]),
+        trainings * n_eval + extra_encoded,
+        step_s,
+        batch_s,
+        64,
+        plans.device_name(next(model.parameters()).device),
+        plans.parameters(model),
+        trainings * n_train * definition_tokens,
+        eval_tokens,
+        variants.autocast_training(base, v),
+    )
+
+
+def scoring_sentences(scoring):
+    """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes (sts_max_pairs 0: no
+    STS; transfer None: no SentEval)."""
+    from defsent_lite.repro import eval_sizes
+
+    sts = (
+        eval_sizes.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
+        if scoring["sts_max_pairs"] != 0
+        else 0
+    )
+    transfer = (
+        eval_sizes.transfer_sentences(scoring["data_dir"], scoring["transfer"])
+        if scoring["transfer"] is not None
+        else 0
+    )
+    return sts + transfer
+
+
+def senteval_poolings(scale, reported):
+    """The poolings whose SentEval rows notebook 12 scores: at smoke scale only `reported` (the
+    pooling of Table 4's row; SentEval is the slowest part there), else all three (Table 9)."""
+    return [reported] if scale["name"] == "smoke" else ["cls", "mean", "max"]
+
+
+# ---------------------------------------------------------------- the scores notebooks 11 and 12 show
+
+
+ALL_POOLINGS = ("cls", "mean", "max")
+
+
+class Scored(NamedTuple):
+    """The scores of a notebook's DefSent runs, and what its tables and saved files name."""
+
+    untrained: dict  # {pooling: scores of the encoder as loaded}
+    trained: dict  # {pooling: [scores of each seed's run]}
+    dev_mrr: dict  # {pooling: mean dev MRR over the seeds}
+    poolings: list  # the poolings scored
+    head_kind: str  # defsent.PRETRAINED or FALLBACK
+    data: str  # where the definitions came from (the dataset report's source)
+    reported: str = ""  # SentEval: Table 4's one pooling (reported_pooling)
+    why: str = ""  # ... and why that one
+
+
+class Prepared(NamedTuple):
+    base: dict  # base_config
+    dataset: tuple  # (splits, report) as dictionary.defsent_dataset
+    head_kind: str
+
+
+def prepared(scale, model, data_dir=None, variant="official"):
+    """The run settings, the dictionary dataset and the kind of head, as notebook 10 builds them."""
+    prefix_space = variant_settings(variant)["prefix_space"]
+    loaded = defsent_model.load(model, prefix_space=prefix_space)
+    paper_data = scale["paper_protocol"]  # Ishiwatari's Oxford splits, else what is at hand
+    dataset = dictionary.defsent_dataset(
+        loaded.tokenizer,
+        data_dir,
+        variant_settings(variant)["data"],
+        paper_data=paper_data,
+    )
+    base = base_config(scale, model, data_dir, variant=variant)
+    return Prepared(base, dataset, loaded.head_kind)
+
+
+def mean_dev_mrr(runs):
+    """The mean dev MRR of a pooling's seed runs (a list of run results)."""
+    return pd.Series([r["dev"]["mrr"] for r in runs]).mean()
+
+
+def sts(scale, model, poolings, data_dir=None, variant="official"):
+    """Table 8's and Table 3's numbers: STS of every pooling, untrained and after DefSent (each
+    seed); the plan counts the training and the STS sentences encoded untrained and trained."""
+    p = prepared(scale, model, data_dir, variant)
+    lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
+    max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
+    encoded = len(poolings) * 2 * scoring_sentences(dict(p.base["scoring"], transfer=None))
+    preflight.print_plan(
+        scale,
+        lambda: plan(p.base, poolings, lr_xs, seeds, p.dataset, extra_encoded=encoded),
+    )
+    untrained = scores.untrained_sts(model, poolings, max_pairs, data_dir, batch_size)
+    trained, dev_mrr = {}, {}
+    for pooling in poolings:
+        runs = final_runs(p.base, pooling, lr_xs, seeds, p.dataset).runs
+        trained[pooling] = [
+            scores.trained_sts(r, pooling, max_pairs, data_dir, batch_size) for r in runs
+        ]
+        dev_mrr[pooling] = mean_dev_mrr(runs)
+    source = p.dataset[1]["source"]
+    return Scored(untrained, trained, dev_mrr, list(poolings), p.head_kind, source)
+
+
+def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
+    """Table 9's and Table 4's numbers: SentEval of each pooling scored (None: the scale's choice,
+    senteval_poolings), untrained and after DefSent (its first SENTEVAL_SEEDS seeds,
+    as Table 9). Every pooling is trained, since Table 4's pooling is the best by dev MRR."""
+    p = prepared(scale, model, data_dir, variant)
+    lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
+    transfer = transfer_scores.transfer_settings(scale)
+    encoded = len(ALL_POOLINGS) * 2 * scoring_sentences(dict(p.base["scoring"], sts_max_pairs=0))
+    preflight.print_plan(
+        scale,
+        lambda: plan(p.base, list(ALL_POOLINGS), lr_xs, seeds, p.dataset, extra_encoded=encoded),
+    )
+    final = {q: final_runs(p.base, q, lr_xs, seeds, p.dataset) for q in ALL_POOLINGS}
+    dev_mrr = {q: mean_dev_mrr(f.runs) for q, f in final.items()}
+    reference = aggregate.reference_model(model)[0]
+    reported, why = reported_pooling(scale, reference, dev_mrr)
+    poolings = poolings or senteval_poolings(scale, reported)
+    untrained, trained = {}, {}
+    for q in poolings:
+        untrained[q] = transfer_scores.untrained_transfer(model, [q], scale, data_dir, batch_size)[
+            q
+        ]
+        seed_runs = final[q].runs[:SENTEVAL_SEEDS]  # Table 9: three seeds
+        trained[q] = [
+            transfer_scores.trained_transfer(r, q, transfer, data_dir, batch_size)
+            for r in seed_runs
+        ]
+    source = p.dataset[1]["source"]
+    return Scored(untrained, trained, dev_mrr, list(poolings), p.head_kind, source, reported, why)
+
+
+# ---------------------------------------------------------------- tables beside the paper's
+
+
+class Beside(NamedTuple):
+    """A table of ours beside the paper's, and what it was built from."""
+
+    table: pd.DataFrame  # results.side_by_side: the paper's row above ours, per pair
+    ours: pd.DataFrame  # our rows, indexed (kind, pooling)
+    pairs: dict  # {label: (the paper's row or None, our row)}
+    seeds: aggregate.SeedTable  # DefSent's metrics over seeds, indexed by pooling
+    reference: str  # the model whose paper rows stand beside ours
+    note: str  # aggregate.reference_model's line: whose rows, and why
+    verdict: str  # results.spread_verdict: which rows lie outside the paper's spread
+
+
+def ours_per_pooling(untrained, seeds, columns, untrained_kind):
+    """Our rows: (untrained_kind, pooling) from `untrained` ({pooling: {metric: value}}) and
+    ("DefSent", pooling), the mean over seeds."""
+    rows = {}
+    for p in seeds.mean.index:
+        rows[(untrained_kind, p)] = [untrained[p][c] for c in columns]
+        rows[("DefSent", p)] = seeds.mean.loc[p].tolist()
+    return results.paper_table(rows, columns)
+
+
+def beside(
+    paper_rows, paper_std, columns, ours, pairs, seeds, reference, note, model, scale, digits=2
+):
+    """The paper's rows beside ours; compared (a difference, its z) only for the paper's own model
+    under its protocol (aggregate.comparable), else context."""
+    table = results.side_by_side(
+        results.paper_table(paper_rows, columns),
+        ours,
+        pairs,
+        digits=digits,
+        compare=aggregate.comparable(model, scale),
+        std=results.paper_table(paper_std, columns),
+        runs=int(seeds.n.min()),
+    )
+    return Beside(table, ours, pairs, seeds, reference, note, results.spread_verdict(table))
+
+
+def table2(untrained, final, model, scale):
+    """Table 2, word prediction on the test words: per pooling the untrained encoder ("no
+    fine-tuning") and DefSent's final runs (mean over seeds), beside the paper's rows of the
+    model with Table 5's std. untrained: {pooling: metrics}; final: {pooling: FinalRuns}."""
+    cols = paper_defsent.TABLE2_COLS
+    per_seed = {p: [[r["test"][c] for c in cols] for r in f.runs] for p, f in final.items()}
+    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent word prediction")
+    ours = ours_per_pooling(untrained, seeds, cols, "no fine-tuning")
+    reference, note = aggregate.reference_model(model)
+    pairs = {}
+    for p in final:
+        label = POOLING_LABELS[p]
+        untrained_key = aggregate.paper_row(
+            paper_defsent.TABLE2, reference, label, "no fine-tuning"
+        )
+        trained_key = aggregate.paper_row(
+            paper_defsent.TABLE2, reference, label, exclude=("no fine-tuning",)
+        )
+        pairs[f"no fine-tuning / {label}"] = (untrained_key, ("no fine-tuning", p))
+        pairs[f"DefSent / {label}"] = (trained_key, ("DefSent", p))
+    return beside(
+        paper_defsent.TABLE2,
+        paper_defsent.TABLE5_STD,
+        cols,
+        ours,
+        pairs,
+        seeds,
+        reference,
+        note,
+        model,
+        scale,
+        digits=4,
+    )
+
+
+def lr_search_table(final):
+    """The learning-rate search of Table 5: dev MRR and final loss of every (pooling, rate
+    2^x * 1e-6) run. final: {pooling: FinalRuns}."""
+    rows = {
+        (p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
+        for p, f in final.items()
+        for x, r in f.search.items()
+    }
+    return pd.DataFrame(rows).T
+
+
+def whole_table2(t2):
+    """The paper's whole Table 2, every model's rows, with each of ours below the row it stands
+    beside (t2: table2's result)."""
+    ours = t2.ours.copy()
+    ours.index = [f"{kind}, {p}" for kind, p in t2.ours.index]
+    pairs = {f"{kind}, {p}": key for key, (kind, p) in t2.pairs.values()}
+    return results.whole_paper_table(paper_defsent.TABLE2, paper_defsent.TABLE2_COLS, ours, pairs)
+
+
+def table5(lr_x, seeds, model):
+    """DefSent's Table 5 beside ours, one row per pooling: the learning rate (2^x x 1e-6) the search
+    chose and the paper's, then each metric as "mean ± std" over seeds, ours and the paper's (the
+    paper's columns are empty for a model it did not run). lr_x: {pooling: x}; seeds: a SeedTable
+    of the test metrics indexed by pooling."""
+    label = aggregate.paper_model_label(model)
+    rows = {}
+    for p, x in lr_x.items():
+        key = (label, POOLING_LABELS[p])
+        row = {
+            "lr (ours)": f"2^{x:g}e-6",
+            "lr (paper)": f"2^{paper_defsent.TABLE5_LR_X[key]:g}e-6"
+            if key in paper_defsent.TABLE5_LR_X
+            else "",
+        }
+        for i, c in enumerate(paper_defsent.TABLE2_COLS):
+            n = seeds.n[p]
+            m, s = seeds.mean.at[p, c], seeds.std.at[p, c]
+            row[c] = f"{m:.4f}" if n < 2 else f"{m:.4f} ± {s:.4f}"
+            row[f"{c} (paper)"] = (
+                f"{paper_defsent.TABLE2[key][i]:.4f} ± {paper_defsent.TABLE5_STD[key][i]:.4f}"
+                if key in paper_defsent.TABLE5_STD
+                else ""
+            )
+        rows[POOLING_LABELS[p]] = row
+    return pd.DataFrame(rows).T
+
+
+def table8(untrained, trained, model, scale):
+    """Table 8, STS of every pooling: the untrained encoder and DefSent's runs (mean over seeds)
+    beside the paper's DefSent rows of the model, with its std (the paper has no untrained row
+    here). untrained: {pooling: STS scores}; trained: {pooling: [STS scores of each seed]}."""
+    cols = results.STS_COLS
+    per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
+    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent STS")
+    ours = ours_per_pooling(untrained, seeds, cols, "untrained")
+    reference, note = aggregate.reference_model(model)
+    pairs = {}
+    for p in trained:
+        label = POOLING_LABELS[p]
+        pairs[f"untrained ({label})"] = (None, ("untrained", p))
+        pairs[f"DefSent ({label})"] = (
+            aggregate.paper_row(paper_defsent.TABLE8, reference, label),
+            ("DefSent", p),
+        )
+    return beside(
+        paper_defsent.TABLE8,
+        paper_defsent.TABLE8_STD,
+        cols,
+        ours,
+        pairs,
+        seeds,
+        reference,
+        note,
+        model,
+        scale,
+    )
+
+
+def reported_pooling(scale, reference, dev_mrr):
+    """(pooling, why) of DefSent's one-pooling rows (Tables 3 and 4): under the paper's protocol
+    the best by mean dev MRR, as the paper chose; at smoke and cpu scale the pooling of the paper's
+    DefSent row for the reference model (BERT-base: CLS), because a short run's dev-MRR margins
+    between poolings are within its seed spread (smoke: Max 0.0676 against Mean 0.0667)."""
+    best = checks.best_of(dev_mrr, float, "pooling by dev MRR")  # refuses a NaN
+    label = aggregate.paper_model_label(reference)
+    row = next(
+        (k for k in paper_defsent.TABLE3 if label and k.startswith(f"DefSent-{label} (")), None
+    )
+    if scale["paper_protocol"] or row is None:
+        return best, "the best by dev MRR"
+    pooling = {v: k for k, v in POOLING_LABELS.items()}[row.split("(")[-1].rstrip(")")]
+    return (
+        pooling,
+        f"the pooling of the paper's row {row!r} (at this scale the dev-MRR margins are noise)",
+    )
+
+
+def table3(t8, dev_mrr, model, scale):
+    """Table 3, one pooling beside the paper's DefSent row of the model: the pooling
+    `reported_pooling` picks (dev_mrr: {pooling: mean dev MRR}), our rows from Table 8's (t8), and
+    the untrained row where the paper computed one (BERT-base only). The note says which pooling
+    and whether the paper's row pools the same way."""
+    best, why = reported_pooling(scale, t8.reference, dev_mrr)
+    paper_best = aggregate.paper_row(paper_defsent.TABLE3, t8.reference, "DefSent")
+    best_label = f"({POOLING_LABELS[best]})"
+    paper_key = aggregate.paper_row(paper_defsent.TABLE3, t8.reference, "DefSent", best_label)
+    same = (
+        "the same pooling"
+        if paper_key
+        else "another pooling, so no paper row beside it (Table 8 pairs every pooling)"
+    )
+    note = (
+        f"pooling: {best} ({why})\nthe paper's Table 3 row: {paper_best}; ours pools with {best}: "
+        f"{same}"
+    )
+    pairs = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
+    baseline_row = paper_defsent.UNTRAINED_ROWS.get(t8.reference, {})  # no raw Max row
+    if best in baseline_row:
+        pairs[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
+    table = results.side_by_side(
+        results.paper_table(paper_defsent.TABLE3, results.STS_COLS),
+        t8.ours,
+        pairs,
+        compare=aggregate.comparable(model, scale),
+    )
+    return Beside(table, t8.ours, pairs, t8.seeds, t8.reference, note, "")
+
+
+def table4(untrained, trained, model, scale):
+    """Tables 9 and 4, SentEval: per pooling the untrained encoder and DefSent (mean over seeds;
+    Table 9's three) beside Table 9's row of the model and pooling, Table 4's DefSent row where it
+    pools the same way, and Table 4's raw-BERT rows (BERT-base only), with Table 9's std.
+    untrained: {pooling: scores}; trained: {pooling: [scores of each seed]}."""
+    cols = results.TRANSFER_COLS
+    per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
+    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent SentEval")
+    ours = ours_per_pooling(untrained, seeds, cols, "untrained")
+    reference, note = aggregate.reference_model(model)
+    in9 = [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9]
+    paper = pd.concat(
+        [
+            results.paper_table(paper_defsent.TABLE9, cols).set_axis(in9, axis=0),
+            results.paper_table(paper_defsent.TABLE4, cols),
+        ]
+    )
+    std9 = results.paper_table(paper_defsent.TABLE9_STD, cols).set_axis(
+        [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0
+    )
+    key4 = aggregate.paper_row(paper_defsent.TABLE4, reference, "DefSent")
+    pairs = {}
+    for p in trained:
+        key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, POOLING_LABELS[p])
+        pairs[f"DefSent ({p}) vs Table 9"] = (
+            f"Table 9: {key9[0]} ({key9[1]})" if key9 else None,
+            ("DefSent", p),
+        )
+        if key4 and f"({POOLING_LABELS[p]})" in key4:  # Table 4's row pools as the paper's best
+            pairs[f"DefSent ({p}) vs {key4}"] = (key4, ("DefSent", p))
+        if p in paper_defsent.UNTRAINED_ROWS.get(reference, {}):
+            pairs[f"untrained ({p})"] = (
+                paper_defsent.UNTRAINED_ROWS[reference][p],
+                ("untrained", p),
+            )
+    table = results.side_by_side(
+        paper,
+        ours,
+        pairs,
+        compare=aggregate.comparable(model, scale),
+        std=std9,
+        runs=int(seeds.n.min()),
+    )
+    return Beside(table, ours, pairs, seeds, reference, note, results.spread_verdict(table))
+
+
+def whole_table9(t4):
+    """The paper's whole Table 9 with each of ours below the row it stands beside."""
+    in9 = {f"Table 9: {m} ({p})": (m, p) for m, p in paper_defsent.TABLE9}
+    pairs = {
+        label.replace(" vs Table 9", ""): (in9.get(key), row)
+        for label, (key, row) in t4.pairs.items()
+        if label.endswith("vs Table 9")
+    }
+    return results.whole_beside(paper_defsent.TABLE9, results.TRANSFER_COLS, t4.ours, pairs)
+
+
+def whole_table4(t4):
+    """The paper's whole Table 4 with each of ours below the row it stands beside."""
+    pairs = {
+        label.split(" vs ")[0]: pair
+        for label, pair in t4.pairs.items()
+        if not label.endswith("vs Table 9")
+    }
+    return results.whole_beside(paper_defsent.TABLE4, results.TRANSFER_COLS, t4.ours, pairs)
