@@ -38,7 +38,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 DATASET = "a"
 # (pooling, entry pooling) at every step; None: each step's in Table 2 (BERT-base: CLS, AMP)
 COMBINATION = None
@@ -55,7 +55,12 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("21", SCALE, DATA_ROOT)
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "21", "--scale", SCALE, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()
 
 # %% [markdown]
 # ## The idea in equations
@@ -76,7 +81,7 @@ if "google.colab" in sys.modules:
 # scores $\mathrm{entry\_embed}(e') \cdot h_\theta(s)$ for all $e'$, and `defsentplus.loss` the
 # cross-entropy above. PST repeats this: the best trained encoder rebuilds the entries, and the
 # original model trains again against them (`defsentplus.progressive_separate_training`; the
-# protocol's caching, seeds and checkpoints around it are `repro/pst.py: run_pst`).
+# protocol's caching, seeds and checkpoints around it are `repro/defsentplus_protocol.py: run_pst`).
 #
 # ## One batch by hand
 # Four entries of the dataset with all their definitions, on the original model.
@@ -168,13 +173,13 @@ print(f"largest |h| {h.abs().max():.3f}; entry_logits = h @ space.T:",
 import copy
 
 from defsent_lite import defsent, train
-from defsent_lite.repro import defsentplus_runs, pst
+from defsent_lite.repro import defsentplus_protocol
 
 mini = entries.load_entry_dataset(DATASET, 1000, DATA_ROOT)
 train_examples, held_out = entries.held_out_split(mini)
 print(f"{len(mini['names'])} entries: {len(train_examples)} training definitions,",
       f"{len(held_out)} held out (one from each entry with two or more)")
-settings = defsentplus_runs.variant_settings(VARIANT)
+settings = defsentplus_protocol.variant_settings(VARIANT)
 rates = [4 * lr for lr in scale["dsp_lrs"]]
 
 # %% [markdown]
@@ -244,7 +249,7 @@ rows = {"before": {"rate": "-", "space mean cos": mean_cosine(before),
                    "held-out MRR": held_out_mrr(model, before)}}
 for st in mini_steps:
     run = st["runs"][st["best"]]
-    rows[f"after {pst.ordinal(st['step'])}"] = {
+    rows[f"after {defsentplus_protocol.ordinal(st['step'])}"] = {
         "rate": f"{st['lr']:g}", "space mean cos": mean_cosine(st["space"]),
         "loss first 3": sum(run["losses"][:3]) / 3, "loss last 3": sum(run["losses"][-3:]) / 3,
         "held-out MRR": held_out_mrr(run["encoder"], st["space"])}
@@ -256,7 +261,8 @@ import matplotlib.pyplot as plt
 
 fig, (ax_loss, ax_mrr) = plt.subplots(1, 2, figsize=(10, 3))
 for st in mini_steps:
-    ax_loss.plot(st["runs"][st["best"]]["losses"], label=f"{pst.ordinal(st['step'])} Training")
+    step_name = defsentplus_protocol.ordinal(st["step"])   # 1st, 2nd, ...
+    ax_loss.plot(st["runs"][st["best"]]["losses"], label=f"{step_name} Training")
 ax_loss.axhline(math.log(len(mini["names"])), ls=":", color="k", label="chance log(entries)")
 ax_loss.set(xlabel="batch", ylabel="Eq. 5 loss", title="loss within each step")
 ax_mrr.plot(list(mini_table.index), mini_table["held-out MRR"], marker="o")
@@ -288,7 +294,7 @@ del mini_steps
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
 # FastICA with 200 iterations (paper: 1000), STS on 25 evenly spaced pairs per task
 # of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
-# `python -m defsent_lite.repro.pst --scale cpu` runs the same loop on a whole dataset.
+# `python -m defsent_lite.repro.defsentplus_protocol --scale cpu` runs the same loop on a whole dataset.
 #
 # At this size the STS rows are a *pipeline check*, not a result: one short epoch on 614
 # definitions moves MiniLM's best STS average (Mean pooling) down by 0.5 to 1.0 points and the
@@ -306,12 +312,12 @@ from defsent_lite.repro import scores, variants
 
 pd.set_option("display.width", 140)
 reference, note = aggregate.reference_model(MODEL)
-cfg, why = pst.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION, steps=PST_STEPS,
-                                variant=VARIANT)
-print("combination:", pst.combinations_text(cfg), f"({why})")
+cfg, why = defsentplus_protocol.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION,
+                                                 steps=PST_STEPS, variant=VARIANT)
+print("combination:", defsentplus_protocol.combinations_text(cfg), f"({why})")
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
-steps, report = pst.run(cfg, DATA_ROOT)
+preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+steps, report = defsentplus_protocol.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)
 for st in steps:
@@ -323,14 +329,14 @@ for st in steps:
 # `"paper"` runs the text's. The smoke numbers in notebooks 21-24 are the official variant's.
 
 # %%
-variants.whole(defsentplus_runs.differences())
+variants.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # Each step keeps the run with the best STS average (under its best inference pooling); the
 # candidates' averages (pipeline checks at smoke scale, see above):
 
 # %% tags=["tolerance: check"]
-pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.best_sts_avg(run)
+pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_protocol.best_sts_avg(run)
                                      for (space, seed), run in st["runs"].items()}
               for st in steps}).round(2)
 
@@ -345,7 +351,7 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_runs.b
 
 # %%
 # Figure 7: built after the last step, not trained on
-following = pst.following_space_views(steps, cfg, DATA_ROOT)
+following = defsentplus_protocol.following_space_views(steps, cfg, DATA_ROOT)
 views = {f"for {st['step']}. Training": st["views"] for st in steps}
 views[f"for {len(steps) + 1}. Training (Fig. 7, not run)"] = following
 space_fig = method_plots.entry_space_views(list(views.values()), list(views))
@@ -374,7 +380,7 @@ loss_fig = method_plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_
 # (its space is scaled x100, as the official code does), are pipeline checks.
 
 # %% tags=["tolerance: loss; 2nd Training=check; 3rd Training=check"]
-pst.loss_drop(steps).round(3)
+defsentplus_protocol.loss_drop(steps).round(3)
 
 # %% [markdown]
 # ## STS after each step (Spearman x 100; mean over seeds per space)
@@ -385,12 +391,12 @@ pst.loss_drop(steps).round(3)
 # %% tags=["tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check"]
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
-table = pst.steps_table(steps, untrained).round(2)
+table = defsentplus_protocol.steps_table(steps, untrained).round(2)
 table
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"],
-            combination=pst.combinations_text(cfg),
+            combination=defsentplus_protocol.combinations_text(cfg),
             data=f"{report['source']}; {report['entries']} entries, "
                  f"{report['definitions']} definitions",
             lrs=cfg["lrs"], sts_pairs_per_task=cfg["sts_max_pairs"])

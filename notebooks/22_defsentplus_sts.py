@@ -44,7 +44,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
 COMBINATION = None
 
@@ -58,14 +58,19 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("22", SCALE, DATA_ROOT)
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "22", "--scale", SCALE, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()
 
 # %%
 import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_runs, defsentplus_tables, preflight, pst, scores
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight, scores
 from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
@@ -76,11 +81,12 @@ runs = {}
 for name in "cba":
     full = name == "a"  # full PST (and the ICA candidate) on a, the 1st Training on c and b
     combination = (COMBINATION or {}).get(name)
-    cfg, _ = pst.model_pst_config(scale, MODEL, name, reference, combination, ica=full,
-                                  steps=None if full else 1, variant=VARIANT)
+    cfg, _ = defsentplus_protocol.model_pst_config(scale, MODEL, name, reference, combination,
+                                                   ica=full, steps=None if full else 1,
+                                                   variant=VARIANT)
     # the plan and its time estimate first (printed at the protocol scales)
-    preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
-    runs[name], _ = pst.run(cfg, DATA_ROOT)
+    preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+    runs[name], _ = defsentplus_protocol.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| inference poolings:", cfg["inference_poolings"])
 
@@ -89,7 +95,7 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus_runs.differences())
+variants.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a

@@ -23,7 +23,7 @@
 # the combination by a grid after the 1st Training on dataset *a*: BERT prefers AMP
 # entries ((CLS, AMP) best), RoBERTa (Mean, AC) (Table 8; Table 2's 1st-Training rows carry
 # these numbers under other labels for BERT-large and the RoBERTas, and the numbers decide which
-# combination `pst.model_pst_config` runs).
+# combination `defsentplus_protocol.model_pst_config` runs).
 #
 # $$-\log \frac{\exp\big(\mathrm{entry\_embed}_{\text{AC or AMP}}(e) \cdot h^{\text{CLS or Mean}}_\theta(s)\big)}{\sum_{e'} \exp\big(\mathrm{entry\_embed}_{\text{AC or AMP}}(e') \cdot h^{\text{CLS or Mean}}_\theta(s)\big)} \quad \text{(Eq. 5: the four combinations).}$$
 #
@@ -40,7 +40,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 DATASET = "a"
 
 # %%
@@ -53,26 +53,32 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("23", SCALE, DATA_ROOT)
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "23", "--scale", SCALE, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()
 
 # %%
 import pandas as pd
 
-from defsent_lite.paper import encoding_grid, results
-from defsent_lite.repro import defsentplus_runs, preflight, pst, variants
+from defsent_lite.paper import results
+from defsent_lite.repro import defsentplus_protocol, preflight, variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("23", SCALE, DATA_ROOT, MODEL)
 grid = {}
-for pooling, entry_pooling in defsentplus_runs.COMBINATIONS:
-    cfg = pst.pst_config(scale, MODEL, DATASET, pooling, entry_pooling, ica=False, steps=1,
-                         variant=VARIANT, max_entries=scale["dsp_grid_max_entries"])
+for pooling, entry_pooling in defsentplus_protocol.COMBINATIONS:
+    cfg = defsentplus_protocol.pst_config(scale, MODEL, DATASET, pooling, entry_pooling, ica=False,
+                                          steps=1, variant=VARIANT,
+                                          max_entries=scale["dsp_grid_max_entries"])
     # the plan and its time estimate first (printed at the protocol scales)
-    preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
-    steps, report = pst.run(cfg, DATA_ROOT)
-    combination = defsentplus_runs.combination_name(pooling, entry_pooling)
-    grid[combination] = pst.seed_table(steps[0], "plain")   # the STS scores over seeds
+    preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+    steps, report = defsentplus_protocol.run(cfg, DATA_ROOT)
+    combination = defsentplus_protocol.combination_name(pooling, entry_pooling)
+    grid[combination] = defsentplus_protocol.seed_table(steps[0], "plain")   # STS over seeds
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "|", report["source"],
       f"({report['entries']} entries)")
 
@@ -80,13 +86,13 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "|", re
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus_runs.differences())
+variants.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # ## STS average per combination and inference pooling (ours)
 
 # %% tags=["tolerance: check"]
-t8 = encoding_grid.table8(grid, MODEL, scale)   # per combination and inference pooling
+t8 = defsentplus_protocol.table8(grid, MODEL, scale)   # per combination and inference pooling
 t8.ours.round(2)
 
 # %% [markdown]

@@ -23,7 +23,7 @@
 # per task (see notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
 # improving STS. The encoder here is the best one after the last PST step of notebook 21 (shared
 # through the run cache), scored with the SentEval pooling the paper's Table 7 gives for that model
-# (`defsentplus_runs.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large, Prompt for RoBERTa),
+# (`defsentplus_protocol.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large, Prompt for RoBERTa),
 # or, for a model outside Table 7 (the offline one), the pooling that scored best on STS.
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
@@ -39,7 +39,7 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
-VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 DATASET = "a"
 # (pooling, entry pooling) at every step; None: each step's in Table 2 (as notebook 21)
 COMBINATION = None
@@ -54,7 +54,12 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("24", SCALE, DATA_ROOT)
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "24", "--scale", SCALE, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()
 
 # %% tags=["tolerance: check; untrained (mean)=score"]
 import pandas as pd
@@ -62,7 +67,7 @@ import pandas as pd
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
-from defsent_lite.repro import defsentplus_runs, defsentplus_tables, preflight, transfer_scores
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight, transfer_scores
 from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
@@ -80,7 +85,7 @@ final.ours.round(2)
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus_runs.differences())
+variants.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # ## Beside the paper's Table 4 (the model's rows, found by model and setting)

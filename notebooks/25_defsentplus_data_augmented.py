@@ -51,10 +51,11 @@ import os
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # a hub name, or a local folder
-# None: found by CHECKPOINT's hub name; a folder: one of augmented.labels(), e.g. "snscse-BERT-base"
+# None: found by CHECKPOINT's hub name; a folder: one of
+# defsentplus_protocol.release_labels(), e.g. "snscse-BERT-base"
 PAPER_LABEL = None
 MODEL = None  # None: CHECKPOINT under the paper's protocol (paper, colab), else a stand-in
-VARIANT = "official"  # the released code; "paper": the text (defsentplus_runs.differences())
+VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 
 # %%
@@ -67,7 +68,12 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("25", SCALE, DATA_ROOT)
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "25", "--scale", SCALE, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()
 
 # %%
 import pandas as pd
@@ -76,21 +82,23 @@ from defsent_lite.paper import aggregate, method_plots, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.repro import augmented, preflight, pst, scores, transfer_scores
+from defsent_lite.repro import defsentplus_protocol, preflight, scores, transfer_scores
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
-model_to_train = augmented.model_to_train(SCALE, CHECKPOINT, MODEL)
+model_to_train = defsentplus_protocol.model_to_train(SCALE, CHECKPOINT, MODEL)
 scale, MODEL = preflight.start("25", SCALE, DATA_ROOT, model_to_train)
-release = augmented.release(CHECKPOINT, PAPER_LABEL)
-cfg = augmented.pst_config(scale, MODEL, release, steps=PST_STEPS, variant=VARIANT)
+release = defsentplus_protocol.release(CHECKPOINT, PAPER_LABEL)
+cfg = defsentplus_protocol.release_pst_config(scale, MODEL, release, steps=PST_STEPS,
+                                              variant=VARIANT)
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=DATA_ROOT))
-steps, report = pst.run(cfg, DATA_ROOT)
+preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+steps, report = defsentplus_protocol.run(cfg, DATA_ROOT)
 compare = aggregate.comparable(MODEL, scale, paper_model=release.checkpoint)   # False: context
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       f"(paper rows: {release.label}", "to compare)" if compare else "as context)",
-      "| combination:", pst.combinations_text(cfg), "| learning rates:", cfg["lrs"])
+      "| combination:", defsentplus_protocol.combinations_text(cfg),
+      "| learning rates:", cfg["lrs"])
 print(report)
 
 # %% [markdown]
@@ -98,7 +106,7 @@ print(report)
 
 # %% tags=["tolerance: exact"]
 paper_steps = paper_defsentplus.TABLE5_COLS[:len(release.lrs)]
-our_steps = [f"{pst.ordinal(k)} Training" for k in range(1, len(cfg["lrs"]) + 1)]
+our_steps = [f"{defsentplus_protocol.ordinal(k)} Training" for k in range(1, len(cfg["lrs"]) + 1)]
 pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], index=paper_steps),
               "ours": pd.Series([f"{lr:g}" for lr in cfg["lrs"]], index=our_steps)})
 
@@ -110,9 +118,9 @@ pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], in
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=inference"]
 untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
-ours, poolings, counts = augmented.rows(untrained, steps)
-print(augmented.paper_rows_text(release))
-table = augmented.beside_paper(ours, release, compare)
+ours, poolings, counts = defsentplus_protocol.release_rows(untrained, steps)
+print(defsentplus_protocol.paper_rows_text(release))
+table = defsentplus_protocol.beside_paper(ours, release, compare)
 table
 
 # %% [markdown]
@@ -143,7 +151,7 @@ pooling = release.senteval_pooling
 transfer = transfer_scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
                                        names=("checkpoint", "DefSent+"),
                                        untrained_poolings=release.checkpoint_poolings)
-table4 = augmented.transfer_beside_paper(transfer, release, compare)
+table4 = defsentplus_protocol.transfer_beside_paper(transfer, release, compare)
 candidates = ", ".join(release.checkpoint_poolings)
 print("SentEval pooling: DefSent+", release.senteval_pooling, "(Table 7); checkpoint",
       transfer.attrs["untrained_pooling"], f"(the best of {candidates})")
@@ -161,12 +169,13 @@ results.whole_beside(paper_defsentplus_senteval.TABLE4, TRANSFER_COLS, transfer,
 # ## Figure 8: the entry spaces the trainings used (SVD and whitened PCA)
 
 # %%
-views = {f"for {pst.ordinal(st['step'])} Training": st["views"] for st in steps}
+views = {f"for {defsentplus_protocol.ordinal(st['step'])} Training": st["views"] for st in steps}
 space_fig = method_plots.entry_space_views(list(views.values()), list(views))
 
 # %%
 meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["seeds"],
-            variant=VARIANT, paper_label=release.label, combination=pst.combinations_text(cfg),
+            variant=VARIANT, paper_label=release.label,
+            combination=defsentplus_protocol.combinations_text(cfg),
             lrs=cfg["lrs"], runs=counts, data=f"{report['source']}; {report['entries']} entries",
             sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))

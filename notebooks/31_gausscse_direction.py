@@ -58,7 +58,12 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("31", SCALE, DATA_ROOT)
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "31", "--scale", SCALE, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()
 
 # %%
 import pandas as pd

@@ -5,7 +5,7 @@ import statistics
 import pytest
 
 from defsent_lite.paper import aggregate, results
-from defsent_lite.repro import defsent_protocol
+from defsent_lite.repro import defsent_protocol, defsentplus_protocol
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import defsentplus_tables
@@ -65,13 +65,13 @@ def fake_step(avgs_by_seed):
 
 
 def test_pst_rows_are_the_mean_over_seeds_under_the_best_mean_pooling():
-    from defsent_lite.repro import pst
+    from defsent_lite.repro import defsentplus_protocol
     step = fake_step({s: {"cls": 70.0 + s, "mean": 73.0 - s} for s in range(10)})   # cls 74.5 mean, mean 68.5
-    table = pst.seed_table(step, "plain")
-    pooling, mean, std = pst.best_pooling_row(table)
+    table = defsentplus_protocol.seed_table(step, "plain")
+    pooling, mean, std = defsentplus_protocol.best_pooling_row(table)
     assert pooling == "cls" and mean["avg"] == pytest.approx(74.5) and std["avg"] == pytest.approx(math.sqrt(8.25))
     assert table.n["cls"] == 10
-    rows = pst.steps_table([step])
+    rows = defsentplus_protocol.steps_table([step])
     assert rows.loc[("1st Training", "plain", "mean"), "avg"] == pytest.approx(68.5)   # the mean, not the best seed
 
 
@@ -149,16 +149,15 @@ def test_encoding_grid_differences_only_the_papers_own_model_under_its_protocol(
 
     import pandas as pd
 
-    from defsent_lite.paper import encoding_grid
     from defsent_lite.runtime import config
 
     grid = {combo: SimpleNamespace(mean=pd.DataFrame({"avg": {"cls": 70.0 + k, "mean": 72.0 - k}}))
             for k, combo in enumerate(paper_defsentplus.TABLE8_COLS)}
-    t8 = encoding_grid.table8(grid, "bert-base-uncased", config.scale("paper"))
+    t8 = defsentplus_protocol.table8(grid, "bert-base-uncased", config.scale("paper"))
     assert list(t8.ours["best"]) == [72.0, 71.0, 72.0, 73.0]
     diff = t8.table.loc["ours - BERT-base"]
     assert list(diff) == pytest.approx([72.0 - 77.50, 71.0 - 77.88, 72.0 - 74.62, 73.0 - 75.10], abs=0.006)
-    smoke = encoding_grid.table8(grid, config.OFFLINE_MODEL, config.scale("smoke"))
+    smoke = defsentplus_protocol.table8(grid, config.OFFLINE_MODEL, config.scale("smoke"))
     assert not any(str(i).startswith("ours - ") for i in smoke.table.index)   # context only
     assert list(smoke.table.loc["ours: all-MiniLM-L6-v2"]) == [72.0, 71.0, 72.0, 73.0]
 

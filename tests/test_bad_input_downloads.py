@@ -10,7 +10,7 @@ import tracemalloc
 import pytest
 
 from defsent_lite.runtime import cache
-from defsent_lite.data import download, nli_readers
+from defsent_lite.data import download, nli_readers, sources
 from defsent_lite.repro import preflight
 from http_site import site  # noqa: F401 (a fixture)
 
@@ -108,12 +108,12 @@ def test_data_cut_at_a_line_boundary_stops_the_preflight(tmp_path):
     root = tmp_path / "data"
     shutil.copytree(shared / "sts", root / "sts")
     shutil.copytree(shared / "senteval", root / "senteval")
-    assert preflight.check_data("01", "smoke", root).changed == []
+    assert sources.check_data("01", "smoke", root).changed == []
     for name in ("input", "gs"):
         path = root / "sts/raw/STS12" / f"STS.{name}.MSRpar.txt"
         lines = path.read_bytes().split(b"\n")
         path.write_bytes(b"\n".join(lines[:500]) + b"\n")
-    changed = preflight.check_data("01", "smoke", root).changed
+    changed = sources.check_data("01", "smoke", root).changed
     assert changed and {p for _, paths in changed for p in paths} == {"sts/raw/STS12/STS.input.MSRpar.txt",
                                                                       "sts/raw/STS12/STS.gs.MSRpar.txt"}
     with pytest.raises(preflight.PreflightFailed, match=r"(?s)STS.*differ\(s\) from the pinned SHA-256.*fetch --for 01"):

@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, pst, scores, transfer_scores
+from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol, scores, transfer_scores
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -31,10 +31,11 @@ def test_time_per_call_is_measured_wall_time():
 
 
 def test_paper_scale_on_a_cpu_warns_first(capsys, monkeypatch):
+    from defsent_lite.data import sources
     from defsent_lite.repro import preflight
     assert preflight.paper_cpu_warning("smoke", "cpu") is None
     assert "paper scale on a CPU" in preflight.paper_cpu_warning("paper", "cpu")
-    monkeypatch.setattr(preflight, "check_data", lambda *a, **k: preflight.DataCheck([], []))
+    monkeypatch.setattr(sources, "check_data", lambda *a, **k: sources.DataCheck([], []))
     preflight.check("30", "paper", None, [])
     assert capsys.readouterr().out.startswith("WARNING: paper scale on a CPU")
 
@@ -149,15 +150,15 @@ def test_pst_keeps_the_best_run_of_each_step_only(tmp_path, monkeypatch):
     tiny, ds = tiny_pst_setup(tmp_path)
     cfg = dict(model=tiny, dataset="a", pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3],
                seeds=[0, 1], batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
-    planned = pst.plan(cfg, ds)
-    steps = pst.run_pst(cfg, ds, "tiny-data")
+    planned = defsentplus_protocol.plan(cfg, ds)
+    steps = defsentplus_protocol.run_pst(cfg, ds, "tiny-data")
     runs = [r for st in steps for r in st["runs"].values()]
     assert planned.trainings == len(runs) == 6 and planned.steps == sum(r["steps"] for r in runs)
     with_files = [r for r in runs if r["path"] is not None]
     assert with_files == [st["best_run"] for st in steps]
     on_disk = sorted(str(p.parent) for p in (tmp_path / "cache" / "defsentplus").glob("*/files-*/model/config.json"))
     assert on_disk == sorted(r["path"] for r in with_files)  # 6 trainings, 2 checkpoints left
-    again = pst.run_pst(cfg, ds, "tiny-data")  # cached: the same bests, their checkpoints still there
+    again = defsentplus_protocol.run_pst(cfg, ds, "tiny-data")  # cached: the same bests, their checkpoints still there
     assert [st["best_run"]["path"] for st in again] == [r["path"] for r in with_files]
 
 

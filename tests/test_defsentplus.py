@@ -11,7 +11,7 @@ from transformers import BertConfig, BertModel, RobertaConfig, RobertaForMaskedL
 from defsent_lite import defsentplus
 from defsent_lite.runtime import defsentplus_model, models
 from defsent_lite.data import entries
-from defsent_lite.repro import pst
+from defsent_lite.repro import defsentplus_protocol
 from tiny_root import tiny_pst_setup
 
 
@@ -76,7 +76,7 @@ def test_entry_dataset_drops_and_counts_and_samples_entries():
 def test_space_views_match_sklearn_svd_and_whitened_pca():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 6)) @ rng.normal(size=(6, 6)) + 3.0
-    views = pst.space_views(X, n_points=200, seed=0)
+    views = defsentplus_protocol.space_views(X, n_points=200, seed=0)
     order = torch.randperm(200, generator=torch.Generator().manual_seed(0)).numpy()
     svd = TruncatedSVD(2, algorithm="arpack").fit_transform(X)[order]
     pca = PCA(2, whiten=True).fit_transform(X)[order]
@@ -87,8 +87,8 @@ def test_space_views_match_sklearn_svd_and_whitened_pca():
 
 def test_candidates_add_ica_only_at_the_last_step():
     space = torch.randn(300, 4) ** 3
-    assert list(pst.candidates(space, last_step=False, ica=True)) == ["plain"]
-    both = pst.candidates(space, last_step=True, ica=True)
+    assert list(defsentplus_protocol.candidates(space, last_step=False, ica=True)) == ["plain"]
+    both = defsentplus_protocol.candidates(space, last_step=True, ica=True)
     assert list(both) == ["plain", "ica1000"] and both["ica1000"].shape == space.shape
     assert np.allclose(both["ica1000"].numpy().std(0), 100.0, rtol=1e-3)  # unit variance x 100
 
@@ -110,7 +110,7 @@ def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch
                batch_size=16, ica=True, ica_max_iter=50, inference_poolings=["cls"], sts_max_pairs=20)
     loaded, original_load = [], defsentplus_model.load
     monkeypatch.setattr(defsentplus_model, "load", lambda name, **kw: loaded.append(name) or original_load(name, **kw))
-    steps = pst.run_pst(cfg, ds, "tiny-data")
+    steps = defsentplus_protocol.run_pst(cfg, ds, "tiny-data")
     assert loaded == [cfg["model"]] * 6  # every run (2 seeds; then 2 spaces x 2 seeds) trains the original weights
     assert [st["step"] for st in steps] == [1, 2]
     assert steps[0]["space_from"] == cfg["model"] and steps[1]["space_from"] == steps[0]["best_run"]["key"]
@@ -118,7 +118,7 @@ def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch
     assert {name for name, _ in steps[1]["runs"]} == {"plain", "ica50"}
     assert all(r["steps"] == 5 for st in steps for r in st["runs"].values())  # 80 definitions, batch 16, one epoch
     assert steps[0]["views"]["svd"] != steps[1]["views"]["svd"]  # the space was rebuilt by the trained encoder
-    again = pst.run_pst(cfg, ds, "tiny-data")  # all cached: nothing is trained again
+    again = defsentplus_protocol.run_pst(cfg, ds, "tiny-data")  # all cached: nothing is trained again
     assert again[1]["best_run"]["sts"] == steps[1]["best_run"]["sts"] and len(loaded) == 6
 
 
@@ -132,7 +132,7 @@ def test_pst_encoder_loads_in_sentence_transformers_and_the_following_space(tmp_
     tiny, ds = tiny_pst_setup(tmp_path)
     cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3], seeds=[0], batch_size=16, ica=False,
                inference_poolings=["cls", "mean"], sts_max_pairs=20)
-    steps = pst.run_pst(cfg, ds, "tiny-data")
+    steps = defsentplus_protocol.run_pst(cfg, ds, "tiny-data")
     folder = steps[-1]["best_run"]["path"]
     meta = json.loads((Path(folder) / "defsentplus_meta.json").read_text())
     assert meta["training_pooling"] == "cls" and meta["best_sts_pooling"] in ("cls", "mean")
@@ -140,8 +140,8 @@ def test_pst_encoder_loads_in_sentence_transformers_and_the_following_space(tmp_
     model, tok = models.load(folder, device="cpu")
     ours = encode.encode(model, tok, sents, pooling="cls")
     assert torch.allclose(torch.tensor(SentenceTransformer(folder, device="cpu").encode(sents)), ours, atol=1e-4)
-    monkeypatch.setattr(pst, "entry_dataset", lambda cfg, data_dir=None: (ds, "tiny-data"))
-    following = pst.following_space_views(steps, cfg)
+    monkeypatch.setattr(defsentplus_protocol, "entry_dataset", lambda cfg, data_dir=None: (ds, "tiny-data"))
+    following = defsentplus_protocol.following_space_views(steps, cfg)
     assert following["svd"] != steps[0]["views"]["svd"]   # built by the trained encoder, not the original
     assert len(following["svd"]) == len(ds["names"])
 
@@ -157,10 +157,10 @@ def test_pst_changes_the_combination_at_a_later_step(tmp_path, monkeypatch):
     cfg = dict(model=tiny, pooling="cls", entry_pooling="mean", lrs=[1e-3, 1e-3], seeds=[0], batch_size=16, ica=False,
                inference_poolings=["cls"], sts_max_pairs=20, later_combinations=later)
     built = []
-    original = pst.entry_space
-    monkeypatch.setattr(pst, "entry_space", lambda enc, enc_id, entry_pooling, *a, **k:
+    original = defsentplus_protocol.entry_space
+    monkeypatch.setattr(defsentplus_protocol, "entry_space", lambda enc, enc_id, entry_pooling, *a, **k:
                         built.append(entry_pooling) or original(enc, enc_id, entry_pooling, *a, **k))
-    steps = pst.run_pst(cfg, ds, "tiny-data")
+    steps = defsentplus_protocol.run_pst(cfg, ds, "tiny-data")
     assert built == ["mean", "cls"] and [st["combination"] for st in steps] == [("cls", "mean"), ("mean", "cls")]
-    assert pst.step_combination(cfg, 4) == ("mean", "cls")   # past the list: the last again
-    assert pst.combinations_text(dict(cfg, lrs=[1, 1, 1])) == "1st: (CLS, AMP); 2nd: (Mean, AC); 3rd: (Mean, AC)"
+    assert defsentplus_protocol.step_combination(cfg, 4) == ("mean", "cls")   # past the list: the last again
+    assert defsentplus_protocol.combinations_text(dict(cfg, lrs=[1, 1, 1])) == "1st: (CLS, AMP); 2nd: (Mean, AC); 3rd: (Mean, AC)"

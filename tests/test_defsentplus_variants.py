@@ -9,7 +9,7 @@ from sklearn.preprocessing import StandardScaler
 from defsent_lite import defsentplus, train
 from defsent_lite.runtime import config, defsentplus_model
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_runs, pst
+from defsent_lite.repro import defsentplus_protocol
 from tiny_root import tiny_pst_setup
 
 
@@ -27,7 +27,7 @@ def test_official_training_is_adamw_eps_1e6_no_decay_no_warmup_linear_decay_clip
     ours = torch.nn.Linear(4, 2)
     reference = torch.nn.Linear(4, 2)
     reference.load_state_dict(ours.state_dict())
-    train.train(ours, loss_fn, batches, train.Settings(lr=0.1, **defsentplus_runs.VARIANTS["official"]["optimizer"]), progress=False)
+    train.train(ours, loss_fn, batches, train.Settings(lr=0.1, **defsentplus_protocol.VARIANTS["official"]["optimizer"]), progress=False)
     opt = torch.optim.AdamW(reference.parameters(), lr=0.1, eps=1e-6, weight_decay=0.0)
     sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=0, num_training_steps=len(batches))
     clipped = 0
@@ -75,14 +75,14 @@ def test_train_once_runs_the_variant(tmp_path, monkeypatch):
                sts_max_pairs=10, space_key="random")
     for variant in ("official", "paper"):
         with pytest.raises(RuntimeError, match="stop here"):
-            defsentplus_runs.train_once(dict(cfg, variant=variant), space, ds)
-        expected = defsentplus_runs.VARIANTS[variant]
+            defsentplus_protocol.train_once(dict(cfg, variant=variant), space, ds)
+        expected = defsentplus_protocol.VARIANTS[variant]
         assert seen["max_length"] == expected["max_length"]
         assert {k: seen[k] for k in expected["optimizer"]} == expected["optimizer"]
-    assert pst.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
+    assert defsentplus_protocol.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["variant"] == "official"
     with pytest.raises(ValueError, match="unknown DefSent\\+ variant 'text'"):
-        defsentplus_runs.variant_settings("text")
+        defsentplus_protocol.variant_settings("text")
 
 
 # ---------------------------------------------------------------- where we followed neither (now both)
@@ -107,9 +107,9 @@ def test_defsentplus_scores_sts_on_senteval_files(monkeypatch):
     seen = []
     monkeypatch.setattr(sts, "evaluate_each", lambda embeds, data_dir=None, tasks=None, variant="raw", max_pairs=None:
                         seen.append(variant) or {})
-    defsentplus_runs.sts_scores(None, None, [], 10)
+    defsentplus_protocol.sts_scores(None, None, [], 10)
     assert seen == ["senteval"]
-    assert pst.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
+    assert defsentplus_protocol.pst_config(dict(config.scale("smoke"), dsp_lrs=[1e-5], dsp_max_entries=None, dsp_ica_max_iter=10, dsp_ica_selectable=True,
                                dsp_inference_poolings=["cls"], dsp_sts_max_pairs=None), "m", "a")["sts_files"] == "senteval"
 
 
@@ -124,12 +124,12 @@ def test_senteval_pooling_is_table_7s_for_the_papers_models():
             table7[name] = (fields[1].strip().lower(), fields[2].strip().lower())
     assert len(table7) == 14
     assert {k.split("(")[0].lower(): v for k, v in paper_defsentplus.TABLE7.items()} == table7
-    raw = {m.replace("-uncased", ""): p for m, p in defsentplus_runs.SENTEVAL_POOLING.items() if "/" not in m}
+    raw = {m.replace("-uncased", ""): p for m, p in defsentplus_protocol.SENTEVAL_POOLING.items() if "/" not in m}
     assert raw == {m: senteval for m, (_, senteval) in table7.items() if "-" in m and m.count("-") == 1}
     run = dict(sts={"cls": dict(avg=70.0), "mean": dict(avg=72.0), "prompt": dict(avg=71.0)})
-    assert defsentplus_runs.senteval_pooling("bert-base-uncased", run)[0] == "mean"
-    assert defsentplus_runs.senteval_pooling("offline", run)[0] == "mean"
-    assert defsentplus_runs.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
+    assert defsentplus_protocol.senteval_pooling("bert-base-uncased", run)[0] == "mean"
+    assert defsentplus_protocol.senteval_pooling("offline", run)[0] == "mean"
+    assert defsentplus_protocol.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
 
 
 def test_the_ica_candidate_is_trained_for_bert_only_as_table_2_names_it():
@@ -139,24 +139,24 @@ def test_the_ica_candidate_is_trained_for_bert_only_as_table_2_names_it():
     for reference, expected in (("bert-base-uncased", True), ("bert-large-uncased", True),
                                 ("roberta-base", False), ("roberta-large", False), (None, True)):
         model = reference or "some/other-model"
-        cfg, _ = pst.model_pst_config(scale, model, "a", reference)
+        cfg, _ = defsentplus_protocol.model_pst_config(scale, model, "a", reference)
         assert cfg["ica"] is expected, reference
-    assert pst.model_pst_config(scale, "roberta-base", "a", "roberta-base", ica="all")[0]["ica"] is True
-    assert pst.model_pst_config(scale, "bert-base-uncased", "a", "bert-base-uncased", ica=False)[0]["ica"] is False
+    assert defsentplus_protocol.model_pst_config(scale, "roberta-base", "a", "roberta-base", ica="all")[0]["ica"] is True
+    assert defsentplus_protocol.model_pst_config(scale, "bert-base-uncased", "a", "bert-base-uncased", ica=False)[0]["ica"] is False
     with pytest.raises(ValueError, match="ica="):
-        pst.model_pst_config(scale, "bert-base-uncased", "a", "bert-base-uncased", ica="yes")
+        defsentplus_protocol.model_pst_config(scale, "bert-base-uncased", "a", "bert-base-uncased", ica="yes")
 
 
 def test_a_roberta_checkpoint_folder_takes_its_pooler_from_the_original_mlm_head(monkeypatch, tmp_path):
     """Issue 45: an SNCSE RoBERTa checkpoint given as a folder (download-only, with PAPER_LABEL)
     trains with the pooler copied from roberta-base's MLM head, as a hub checkpoint does; before,
     nothing could pass mlm_head_from and the folder was refused."""
-    from defsent_lite.repro import augmented
-    rel = augmented.release(str(tmp_path), "snscse-RoBERTa-base")
-    cfg = augmented.pst_config(config.scale("paper"), str(tmp_path), rel)
+    from defsent_lite.repro import defsentplus_protocol
+    rel = defsentplus_protocol.release(str(tmp_path), "snscse-RoBERTa-base")
+    cfg = defsentplus_protocol.release_pst_config(config.scale("paper"), str(tmp_path), rel)
     assert cfg["mlm_head_from"] == "roberta-base"
-    assert "mlm_head_from" not in augmented.pst_config(
-        config.scale("paper"), str(tmp_path), augmented.release(str(tmp_path), "snscse-BERT-base"))
+    assert "mlm_head_from" not in defsentplus_protocol.release_pst_config(
+        config.scale("paper"), str(tmp_path), defsentplus_protocol.release(str(tmp_path), "snscse-BERT-base"))
     seen = {}
 
     class Loaded(Exception):
@@ -169,7 +169,7 @@ def test_a_roberta_checkpoint_folder_takes_its_pooler_from_the_original_mlm_head
     monkeypatch.setattr(defsentplus_model, "load", load_model)
     ds = dict(names=["a"], ids=[0], definitions=["x"])
     with pytest.raises(Loaded):
-        pst.plan(cfg, ds=ds)
+        defsentplus_protocol.plan(cfg, ds=ds)
     assert seen == dict(name=str(tmp_path), mlm_head_from="roberta-base")
 
 

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from defsent_lite.data import download
+from defsent_lite.data import download, sources
 from http_site import site, tar_gz_bytes, zip_bytes  # noqa: F401 (site is a fixture)
 
 DOC = b"line one\tA\nline two\tB\n" * 50
@@ -141,8 +141,7 @@ def test_verify_fails_on_a_file_without_a_checksum_and_a_cut_wordnet(tmp_path, c
     lines = noun.read_bytes().splitlines(keepends=True)
     noun.write_bytes(b"".join(lines[:len(lines) // 2]))
     assert download.verify(tmp_path, sources=[src])[f"{wordnet}/data.noun"] == "MISMATCH"
-    from defsent_lite.repro import preflight
-    assert f"{wordnet}/data.noun" in preflight.changed_files(tmp_path, [f"{wordnet}/data.noun"])
+    assert f"{wordnet}/data.noun" in sources.changed_files(tmp_path, [f"{wordnet}/data.noun"])
     (tmp_path / "sts").mkdir()
     (tmp_path / "sts/x.txt").write_bytes(DOC)
     lone = dict(name="z", url="http://unused", sha256=None, members={"x.txt": "sts/x.txt"})

@@ -26,7 +26,7 @@ def test_every_source_arrives_through_the_mirror_and_verifies(mirrored):
 def test_every_notebooks_data_is_there_after_the_download(mirrored, scale):
     _, catalogue, root, _ = mirrored
     for nb in sources.NOTEBOOKS:
-        check = preflight.check_data(nb, scale, root, catalogue)
+        check = sources.check_data(nb, scale, root, catalogue)
         assert check.missing == [] and check.stand_ins == [], (nb, check)
 
 
@@ -51,25 +51,25 @@ def test_fetch_for_a_notebook_takes_only_what_it_reads(mirrored, tmp_path, monke
     reports = download.download(tmp_path, sources=download.select(notebook="30", scale="paper"), mirror=site_.base,
                                 log=lambda *a: None)
     assert [r.name for r in reports] == ["SICK-test_annotated", "SNLI", "MNLI", "SICK-full", "nli_for_simcse"]
-    assert preflight.check_data("30", "paper", tmp_path, catalogue).missing == []
-    assert preflight.check_data("10", "paper", tmp_path, catalogue).missing[0][0].startswith("Oxford")
+    assert sources.check_data("30", "paper", tmp_path, catalogue).missing == []
+    assert sources.check_data("10", "paper", tmp_path, catalogue).missing[0][0].startswith("Oxford")
 
 
-def test_colabs_fetch_takes_what_is_missing_then_the_preflight_passes(mirrored, tmp_path, monkeypatch):
-    """The install cell's colab.fetch downloads what the notebook reads; the preflight downloads
-    nothing (off Colab its message says how)."""
-    from defsent_lite.repro import colab
+def test_the_fetch_for_a_notebook_takes_what_is_missing_then_the_preflight_passes(mirrored, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """The install cell's fetch (`download fetch --for NN --scale S`) downloads what the notebook
+    reads and lacks; the preflight downloads nothing (its message says how)."""
     site_, catalogue, _, _ = mirrored
     monkeypatch.setattr(sources, "SOURCES", catalogue)
     monkeypatch.setenv("DEFSENT_MIRROR", site_.base)  # the one setting that replaces every host
     with pytest.raises(preflight.PreflightFailed, match="fetch --for 31 --scale paper"):
         preflight.check("31", "paper", tmp_path, [])
     assert not any(tmp_path.iterdir())
-    lines = []
-    colab.fetch("31", "paper", tmp_path, log=lines.append)
-    text = "\n".join(lines)
+    fetch = ["fetch", "--for", "31", "--scale", "paper", "--root", str(tmp_path)]
+    download.main(fetch)
+    text = capsys.readouterr().out
     assert re.search(r"nli_for_simcse +fetched", text) and "SNLI: fetching " + site_.base in text
+    lines = []
     preflight.check("31", "paper", tmp_path, [], log=lines.append)
     assert lines[-1].startswith("preflight: 2 data needs met")
-    colab.fetch("31", "paper", tmp_path, log=lines.append)   # nothing missing: nothing fetched, nothing said
-    assert lines[-1].startswith("preflight: 2 data needs met")
+    assert download.main(fetch) == 0 and "all it reads is here" in capsys.readouterr().out   # nothing fetched

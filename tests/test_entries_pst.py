@@ -5,7 +5,7 @@ import torch
 from defsent_lite import defsentplus, encode
 from defsent_lite.runtime import models
 from defsent_lite.data import entries
-from defsent_lite.repro import pst
+from defsent_lite.repro import defsentplus_protocol
 
 
 @pytest.fixture(scope="module")
@@ -62,16 +62,16 @@ def test_pst_steps_and_rates_follow_table5():
     from defsent_lite.runtime import config
     from defsent_lite.paper import defsentplus as paper_defsentplus
     paper = config.scale("paper")
-    assert pst.pst_config(paper, "bert-large-uncased", "a")["lrs"] == [4e-5, 4e-5, 3e-5]
-    assert pst.pst_config(paper, "princeton-nlp/unsup-simcse-roberta-large", "a")["lrs"] == [3e-5, 2e-5]
-    assert pst.pst_config(paper, "princeton-nlp/unsup-simcse-bert-base-uncased", "a")["lrs"] == [3e-5]
-    assert pst.pst_config(paper, "bert-base-uncased", "a", steps=4)["lrs"] == [5e-5, 4e-5, 3e-5, 3e-5]
-    assert pst.pst_config(paper, "roberta-base", "c", steps=1)["lrs"] == [3e-5]
-    assert len(pst.pst_config(config.scale("smoke"), None, "a", steps=4)["lrs"]) == 4
-    # a checkpoint given as a folder (SNCSE) takes its rates from its Table 5 row (augmented.release)
-    assert pst.pst_config(paper, "/models/sncse-roberta-large", "a", lrs=(1e-6, 1e-6))["lrs"] == [1e-6, 1e-6]
+    assert defsentplus_protocol.pst_config(paper, "bert-large-uncased", "a")["lrs"] == [4e-5, 4e-5, 3e-5]
+    assert defsentplus_protocol.pst_config(paper, "princeton-nlp/unsup-simcse-roberta-large", "a")["lrs"] == [3e-5, 2e-5]
+    assert defsentplus_protocol.pst_config(paper, "princeton-nlp/unsup-simcse-bert-base-uncased", "a")["lrs"] == [3e-5]
+    assert defsentplus_protocol.pst_config(paper, "bert-base-uncased", "a", steps=4)["lrs"] == [5e-5, 4e-5, 3e-5, 3e-5]
+    assert defsentplus_protocol.pst_config(paper, "roberta-base", "c", steps=1)["lrs"] == [3e-5]
+    assert len(defsentplus_protocol.pst_config(config.scale("smoke"), None, "a", steps=4)["lrs"]) == 4
+    # a checkpoint given as a folder (SNCSE) takes its rates from its Table 5 row (defsentplus_protocol.release)
+    assert defsentplus_protocol.pst_config(paper, "/models/sncse-roberta-large", "a", lrs=(1e-6, 1e-6))["lrs"] == [1e-6, 1e-6]
     with pytest.raises(ValueError, match="at least 1"):
-        pst.pst_config(paper, "bert-base-uncased", "a", steps=0)
+        defsentplus_protocol.pst_config(paper, "bert-base-uncased", "a", steps=0)
     assert paper_defsentplus.first_training_combinations("RoBERTa-base") == {
         "c": ("cls", "cls"), "b": ("mean", "cls"), "a": ("mean", "cls")}   # 1st-(CLS,AC)-c, (Mean,AC)-b; on a, 78.44 = Table 8's (Mean, AC)
 
@@ -82,9 +82,9 @@ def test_the_smoke_scale_scores_the_ica_candidate_but_keeps_a_plain_run():
     from defsent_lite.runtime import config
     runs = {("plain", 0): dict(sts={"cls": {"avg": 70.0}}), ("ica200", 0): dict(sts={"cls": {"avg": 75.0}})}
     assert not config.scale("smoke")["dsp_ica_selectable"] and config.scale("paper")["dsp_ica_selectable"]
-    assert set(pst.selectable(runs, dict(ica_selectable=False))) == {("plain", 0)}
-    assert set(pst.selectable(runs, dict(ica_selectable=True))) == set(runs)
-    assert set(pst.selectable(runs, {})) == set(runs)
+    assert set(defsentplus_protocol.selectable(runs, dict(ica_selectable=False))) == {("plain", 0)}
+    assert set(defsentplus_protocol.selectable(runs, dict(ica_selectable=True))) == set(runs)
+    assert set(defsentplus_protocol.selectable(runs, {})) == set(runs)
 
 
 def test_pst_rebuilds_entries_with_the_best_encoder_and_trains_the_original_each_step():

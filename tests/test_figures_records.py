@@ -10,7 +10,7 @@ from defsent_lite import checks
 from defsent_lite.runtime import config
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import method_plots, plots, results
-from defsent_lite.repro import gausscse_protocol, preflight, pst
+from defsent_lite.repro import gausscse_protocol, preflight, defsentplus_protocol
 
 
 def test_save_figure_keeps_provenance(tmp_path, monkeypatch):
@@ -52,11 +52,11 @@ def test_ours_minus_paper_wraps_long_row_names_and_takes_numbers():
 def test_best_pooling_scores_picks_the_best_average():
     sts = {p: {c: float(i) for c in results.STS_COLS} for i, p in enumerate(["cls", "mean", "prompt"])}
     sts["mean"]["avg"] = 9.0
-    pooling, row = pst.best_pooling_scores(sts)
+    pooling, row = defsentplus_protocol.best_pooling_scores(sts)
     assert pooling == "mean" and len(row) == len(results.STS_COLS) and row[-1] == 9.0
     sts["mean"]["avg"] = float("nan")
     with pytest.raises(checks.NonFinite, match="inference pooling by STS avg"):
-        pst.best_pooling_scores(sts)
+        defsentplus_protocol.best_pooling_scores(sts)
 
 
 def test_direction_pairs_record():

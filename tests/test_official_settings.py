@@ -99,8 +99,8 @@ def test_senteval_order_and_empty_lines():
 def test_the_methods_document_lists_every_difference_the_code_knows():
     """docs/methods.md holds the three differences tables; a row added to a DIFFERENCES list
     and not to the document fails here."""
-    from defsent_lite.repro import defsentplus_runs
+    from defsent_lite.repro import defsentplus_protocol
     text = (config.REPO / "docs" / "methods.md").read_text()
-    for table in (defsent_protocol.differences(), defsentplus_runs.differences(), gausscse_protocol.differences()):
+    for table in (defsent_protocol.differences(), defsentplus_protocol.differences(), gausscse_protocol.differences()):
         for setting, row in table.iterrows():
             assert f"| {setting} | {row.iloc[0]} |" in text, setting

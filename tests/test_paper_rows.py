@@ -8,7 +8,7 @@ from defsent_lite.repro import defsent_protocol
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import defsentplus_runs
+from defsent_lite.repro import defsentplus_protocol
 
 
 @pytest.mark.parametrize("model,setting,ica,row", [
@@ -21,34 +21,34 @@ from defsent_lite.repro import defsentplus_runs
     ("sentence-transformers/all-MiniLM-L6-v2", "1st-(CLS,AMP)-a", False, None),
 ])
 def test_table2_row_by_step_and_dataset(model, setting, ica, row):
-    assert defsentplus_runs.table2_row(model, setting, ica) == row
+    assert defsentplus_protocol.table2_row(model, setting, ica) == row
 
 
 def test_paired_label_names_the_papers_combination_where_it_differs():
-    assert defsentplus_runs.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
-    assert defsentplus_runs.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
-    assert defsentplus_runs.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
-    assert (defsentplus_runs.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
+    assert defsentplus_protocol.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
+    assert defsentplus_protocol.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
+    assert defsentplus_protocol.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
+    assert (defsentplus_protocol.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
             == "1st-(Mean,AC)-a (paper: 1st-(CLS,AMP)-a)")   # the label says (Mean,AC), its numbers (CLS,AMP)
-    assert (defsentplus_runs.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
+    assert (defsentplus_protocol.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
             == "1st-(CLS,AMP)-b (paper: 1st-(Mean,AC)-b)")
 
 
 def test_paper_combination_and_the_tables_derived_from_the_paper():
     # on a, Table 2's numbers are Table 8's cells of other combinations than its labels say
-    assert defsentplus_runs.paper_combination("bert-large-uncased", "a")[:2] == ("cls", "mean")   # (CLS, AMP): 79.40
-    assert defsentplus_runs.paper_combination("roberta-base", "a")[:2] == ("mean", "cls")         # (Mean, AC): 78.44
-    assert defsentplus_runs.paper_combination("roberta-large", "a")[:2] == ("mean", "cls")        # (Mean, AC): 79.81
-    assert defsentplus_runs.paper_combination("bert-base-uncased", "a")[:2] == ("cls", "mean")    # (CLS, AMP): 77.88
-    assert defsentplus_runs.paper_combination("bert-large-uncased", "b")[:2] == ("mean", "cls")   # b: the label (no Table 8)
+    assert defsentplus_protocol.paper_combination("bert-large-uncased", "a")[:2] == ("cls", "mean")   # (CLS, AMP): 79.40
+    assert defsentplus_protocol.paper_combination("roberta-base", "a")[:2] == ("mean", "cls")         # (Mean, AC): 78.44
+    assert defsentplus_protocol.paper_combination("roberta-large", "a")[:2] == ("mean", "cls")        # (Mean, AC): 79.81
+    assert defsentplus_protocol.paper_combination("bert-base-uncased", "a")[:2] == ("cls", "mean")    # (CLS, AMP): 77.88
+    assert defsentplus_protocol.paper_combination("bert-large-uncased", "b")[:2] == ("mean", "cls")   # b: the label (no Table 8)
     assert [paper_defsentplus.pst_combinations(m) for m in ("BERT-large", "RoBERTa-large")] == [
         [("cls", "mean")] * 3, [("mean", "cls")] * 3]   # no model changes combination between steps
-    assert defsentplus_runs.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
-    pooling, entry, why = defsentplus_runs.paper_combination("my/model", "a")
+    assert defsentplus_protocol.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
+    pooling, entry, why = defsentplus_protocol.paper_combination("my/model", "a")
     assert (pooling, entry) == ("cls", "mean") and "no 1st Training row" in why
-    assert defsentplus_runs.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
-    assert defsentplus_runs.SENTEVAL_POOLING["roberta-large"] == "prompt"
-    assert defsentplus_runs.PAPER_LRS["princeton-nlp/unsup-simcse-bert-large-uncased"] == (1e-5,)
+    assert defsentplus_protocol.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
+    assert defsentplus_protocol.SENTEVAL_POOLING["roberta-large"] == "prompt"
+    assert defsentplus_protocol.PAPER_LRS["princeton-nlp/unsup-simcse-bert-large-uncased"] == (1e-5,)
 
 
 def test_table4_rows_of_each_model():
@@ -69,40 +69,40 @@ def test_gausscse_rows_of_one_model_and_the_baselines():
 
 def test_data_augmented_rows_stand_beside_table3_and_table6():
     from defsent_lite.paper import results
-    from defsent_lite.repro import augmented
+    from defsent_lite.repro import defsentplus_protocol
     from test_aggregate import fake_step
-    rel = augmented.release("princeton-nlp/unsup-simcse-roberta-large")
+    rel = defsentplus_protocol.release("princeton-nlp/unsup-simcse-roberta-large")
     assert (rel.table3_key, rel.steps, rel.lrs) == ("SIMCSE RoBERTa-large", 2, (3e-5, 2e-5))
     with pytest.raises(ValueError, match="no DefSent\\+ rows for checkpoint"):
-        augmented.release("bert-base-uncased")
+        defsentplus_protocol.release("bert-base-uncased")
     with pytest.raises(ValueError, match="PAPER_LABEL 'sncse-BERT-base' is not"):
-        augmented.release("/models/sncse", "sncse-BERT-base")
+        defsentplus_protocol.release("/models/sncse", "sncse-BERT-base")
     # Table 4's name gives the final step's combination, Sec. 4.2's text the 1st where it differs
-    sncse = augmented.release("/models/sncse-roberta-large", "snscse-RoBERTa-large")
+    sncse = defsentplus_protocol.release("/models/sncse-roberta-large", "snscse-RoBERTa-large")
     assert sncse.combinations == (("cls", "cls"), ("mean", "cls")) and sncse.lrs == (1e-6, 1e-6)
     assert sncse.table4_keys == ("SNCSE RoBERTa-large", "DefSent+ snscse-RoBERTa-large 2nd-(Mean,AC)-a")
-    syn = augmented.release("sjtu-lit/SynCSE-partial-RoBERTa-base")   # Table 5 drops "-partial", Table 7 writes "snscse"
+    syn = defsentplus_protocol.release("sjtu-lit/SynCSE-partial-RoBERTa-base")   # Table 5 drops "-partial", Table 7 writes "snscse"
     assert (syn.table3_key, syn.lrs, syn.senteval_pooling) == ("SynCSE (partial) RoBERTa-base", (1e-6,), "prompt")
-    assert augmented.release("/models/syncse", "synscse-partial-RoBERTa-base") == syn._replace(checkpoint="/models/syncse")
-    assert defsentplus_runs.PAPER_LRS["sjtu-lit/SynCSE-partial-RoBERTa-large"] == (2e-5, 5e-6)
-    for label in augmented.labels():   # Table 4's step agrees with the length of Table 5's row
-        r = augmented.release("x", label)
+    assert defsentplus_protocol.release("/models/syncse", "synscse-partial-RoBERTa-base") == syn._replace(checkpoint="/models/syncse")
+    assert defsentplus_protocol.PAPER_LRS["sjtu-lit/SynCSE-partial-RoBERTa-large"] == (2e-5, 5e-6)
+    for label in defsentplus_protocol.release_labels():   # Table 4's step agrees with the length of Table 5's row
+        r = defsentplus_protocol.release("x", label)
         assert r.table4_keys[1].split()[2][:3] == ["1st", "2nd"][r.steps - 1] and len(r.combinations) == r.steps
     steps = [dict(fake_step({s: {"cls": 70.0 + s, "mean": 60.0} for s in range(2)}), step=k) for k in (1, 2)]
     untrained = {"cls": {c: 50.0 for c in results.STS_COLS}, "mean": {c: 55.0 for c in results.STS_COLS}}
-    ours, poolings, counts = augmented.rows(untrained, steps)
+    ours, poolings, counts = defsentplus_protocol.release_rows(untrained, steps)
     assert poolings == {"checkpoint": "mean", "DefSent+ 1st Training": "cls", "DefSent+ 2nd Training": "cls"}
     assert counts == {"DefSent+ 1st Training": 2, "DefSent+ 2nd Training": 2} and ours.loc["checkpoint", "avg"] == 55.0
-    table = augmented.beside_paper(ours, rel)
+    table = defsentplus_protocol.beside_paper(ours, rel)
     assert table.loc[("DefSent+ 2nd Training", "diff"), "avg"] == pytest.approx(70.5 - 82.04)
     assert table.loc[("checkpoint", "paper"), "avg"] == 78.90
     assert table.loc[("DefSent+ 1st Training", "paper")].isna().all()
-    context = augmented.beside_paper(ours, rel, compare=False)   # a stand-in: the paper's rows, no diff
+    context = defsentplus_protocol.beside_paper(ours, rel, compare=False)   # a stand-in: the paper's rows, no diff
     assert context.loc[("checkpoint", "paper (context)"), "avg"] == 78.90
     assert "diff" not in context.index.get_level_values("source")
-    assert rel.table6_key in augmented.paper_rows_text(rel)
+    assert rel.table6_key in defsentplus_protocol.paper_rows_text(rel)
     transfer = pd.DataFrame({c: [80.0, 86.0] for c in results.TRANSFER_COLS}, index=["checkpoint", "DefSent+"])
-    t4 = augmented.transfer_beside_paper(transfer, rel)
+    t4 = defsentplus_protocol.transfer_beside_paper(transfer, rel)
     assert t4.loc[("checkpoint", "diff"), "avg"] == pytest.approx(80.0 - 88.44)
     assert t4.loc[("DefSent+", "paper"), "MR"] == 86.58
 
@@ -122,10 +122,10 @@ def test_a_checkpoints_table4_row_is_the_better_of_its_captions_poolings(monkeyp
     where the average is higher, Prompt (SimCSE, SynCSE) or CLS or Mean (SNCSE, own Prompt); our
     final encoder stays under Table 7's pooling."""
     from defsent_lite.paper import results
-    from defsent_lite.repro import augmented, transfer_scores
-    assert augmented.release("princeton-nlp/unsup-simcse-bert-base-uncased").checkpoint_poolings == ("cls", "prompt")
-    assert augmented.release("sjtu-lit/SynCSE-partial-RoBERTa-base").checkpoint_poolings == ("cls", "prompt")
-    assert augmented.release("/m", "snscse-BERT-base").checkpoint_poolings == ("prompt", "cls", "mean")
+    from defsent_lite.repro import defsentplus_protocol, transfer_scores
+    assert defsentplus_protocol.release("princeton-nlp/unsup-simcse-bert-base-uncased").checkpoint_poolings == ("cls", "prompt")
+    assert defsentplus_protocol.release("sjtu-lit/SynCSE-partial-RoBERTa-base").checkpoint_poolings == ("cls", "prompt")
+    assert defsentplus_protocol.release("/m", "snscse-BERT-base").checkpoint_poolings == ("prompt", "cls", "mean")
     avg = {"cls": 80.0, "prompt": 83.0, "mean": 81.0}
     asked = []
     monkeypatch.setattr(transfer_scores, "untrained_transfer", lambda model, poolings, *a, **k: asked.append(poolings) or

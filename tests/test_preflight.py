@@ -37,15 +37,15 @@ def test_relative_paths_resolve_against_the_project_not_the_working_directory(tm
 
 
 def test_on_the_offline_data_smoke_scale_says_which_stand_ins_it_uses():
-    check = preflight.check_data("10", "smoke", SHARED)
+    check = sources.check_data("10", "smoke", SHARED)
     assert check.missing == [] and len(check.stand_ins) == 1 and "Oxford valid+test only" in check.stand_ins[0]
-    check = preflight.check_data("30", "smoke", SHARED)
+    check = sources.check_data("30", "smoke", SHARED)
     assert check.missing == [] and "7,409 triplets" in check.stand_ins[0]
 
 
 @pytest.mark.parametrize("notebook, need", [("10", "Oxford"), ("22", "Oxford"), ("30", "NLI training"), ("31", "NLI training")])
 def test_paper_scale_takes_no_stand_in(notebook, need):
-    check = preflight.check_data(notebook, "paper", SHARED)
+    check = sources.check_data(notebook, "paper", SHARED)
     assert [what for what, _ in check.missing] == [n.what for n in sources.needs(notebook, "paper") if n.what.startswith(need)]
 
 

@@ -192,8 +192,8 @@ def test_roberta_base_shows_its_own_paper_rows(rehearsal):
 
 def test_the_runner_never_overwrites_the_stored_smoke_outputs_at_another_scale(monkeypatch):
     monkeypatch.setenv("DEFSENT_SCALE", "rehearsal")
-    with pytest.raises(SystemExit, match="--out DIR"):
-        run_notebooks.main(["10"])
+    with pytest.raises(SystemExit, match="leave out --stored"):
+        run_notebooks.main(["10", "--stored"])
     with pytest.raises(SystemExit, match="--out needs a folder"):
         run_notebooks.main(["10", "--out"])
 

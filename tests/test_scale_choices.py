@@ -2,7 +2,7 @@
 branch on the scale): each gives the protocol's answer under the paper's protocol and the
 smoke scale's otherwise."""
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import augmented, defsent_protocol, gausscse_protocol, transfer_scores
+from defsent_lite.repro import defsentplus_protocol, defsent_protocol, gausscse_protocol, transfer_scores
 from defsent_lite.runtime import config
 
 SIMCSE = "princeton-nlp/unsup-simcse-bert-base-uncased"
@@ -15,20 +15,20 @@ def test_senteval_poolings_one_at_smoke_all_three_under_the_protocol():
 
 
 def test_the_data_augmented_notebook_trains_the_checkpoint_only_under_the_protocol():
-    assert augmented.model_to_train("paper", SIMCSE) == SIMCSE
-    assert augmented.model_to_train("colab", SIMCSE) == SIMCSE
-    assert augmented.model_to_train("smoke", SIMCSE) is None          # the offline stand-in
-    assert augmented.model_to_train("smoke", SIMCSE, "roberta-base") == "roberta-base"
+    assert defsentplus_protocol.model_to_train("paper", SIMCSE) == SIMCSE
+    assert defsentplus_protocol.model_to_train("colab", SIMCSE) == SIMCSE
+    assert defsentplus_protocol.model_to_train("smoke", SIMCSE) is None          # the offline stand-in
+    assert defsentplus_protocol.model_to_train("smoke", SIMCSE, "roberta-base") == "roberta-base"
 
 
 def test_the_data_augmented_pst_takes_table_5_rates_only_under_the_protocol():
-    release = augmented.release(SIMCSE)
-    paper = augmented.pst_config(config.scale("paper"), SIMCSE, release)
+    release = defsentplus_protocol.release(SIMCSE)
+    paper = defsentplus_protocol.release_pst_config(config.scale("paper"), SIMCSE, release)
     assert paper["lrs"] == list(release.lrs) == list(paper_defsentplus.table5_rates(release.label))
     assert (paper["pooling"], paper["entry_pooling"]) == release.combinations[0]
     assert paper["later_combinations"] == list(release.combinations[1:]) and paper["ica"] is False
     smoke = config.scale("smoke")
-    stand_in = augmented.pst_config(smoke, "offline", release, steps=3)
+    stand_in = defsentplus_protocol.release_pst_config(smoke, "offline", release, steps=3)
     assert stand_in["lrs"][:len(smoke["dsp_lrs"])] == list(smoke["dsp_lrs"])[:3] and len(stand_in["lrs"]) == 3
 
 

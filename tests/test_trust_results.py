@@ -9,7 +9,7 @@ from transformers import BertModel
 from defsent_lite import checks, defsent, defsentplus, encode, pooling, train
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.evaluation import nli, sts
-from defsent_lite.repro import defsent_protocol, defsentplus_runs, gausscse_protocol
+from defsent_lite.repro import defsent_protocol, defsentplus_protocol, gausscse_protocol
 from tiny_root import gausscse_root
 
 
@@ -29,7 +29,7 @@ def single_token_dataset(tokenizer, n=24):
 def defsent_cfg(**kw):
     return dict(dict(model="offline", pooling="cls", lr=1e-5, seed=0, batch_size=8, train_max=None, eval_max=None,
                      optimizer="adam", warmup_ratio=0.0, variant="official",
-                     **defsent_protocol.without_data(defsent_protocol.VARIANTS["official"])), **kw)
+                     **{k: v for k, v in defsent_protocol.VARIANTS["official"].items() if k != "data"}), **kw)
 
 
 # ---------------------------------------------------------------- 1. non-finite results
@@ -121,7 +121,7 @@ def test_sts_constant_gold_or_prediction_names_the_task():
 def test_pst_refuses_to_select_a_nan_run():
     runs = {("plain", 0): dict(sts={"cls": {"avg": 70.0}}), ("ica", 0): dict(sts={"cls": {"avg": float("nan")}})}
     with pytest.raises(checks.NonFinite, match="ica"):
-        checks.best_of(runs, defsentplus_runs.best_sts_avg, "PST step 3")
+        checks.best_of(runs, defsentplus_protocol.best_sts_avg, "PST step 3")
 
 
 # ---------------------------------------------------------------- 2. empty work

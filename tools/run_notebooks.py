@@ -1,11 +1,14 @@
-"""Run the notebooks top to bottom: sync each jupytext `.py` to its `.ipynb`, execute in place.
+"""Run the notebooks top to bottom, each after fetching what it reads and lacks (needs internet
+only then): executed copies in runs/notebooks/ (their tables and figures in runs/notebooks/results/
+unless DEFSENT_RESULTS says), or with --stored the stored outputs and results/.
 
-    python tools/run_notebooks.py            # all notebooks/NN_*.py, in order
+    python tools/run_notebooks.py            # all notebooks/NN_*.py, in order, into runs/notebooks/
     python tools/run_notebooks.py 01 90      # those whose name starts with 01 or 90
+    python tools/run_notebooks.py --stored   # rewrite the stored outputs (the .ipynb beside each .py)
     DEFSENT_SCALE=rehearsal python tools/run_notebooks.py --out DIR 10   # executed copies in DIR
 
-The stored outputs (the .ipynb beside each .py) are the smoke scale's, which nbval compares: at
-another scale the runner refuses to overwrite them and needs --out.
+The stored outputs are the smoke scale's, which nbval compares: at another scale --stored is
+refused.
 
 Progress bars are turned off (DEFSENT_PROGRESS=0) and the stored outputs are computed on the
 CPU (DEFSENT_DEVICE=cpu, as under pytest) so that they are the ones `pytest --nbval` reproduces.
@@ -108,21 +111,26 @@ def cell_seconds(execution):
 
 
 def main(args):
-    out = None
+    stored, args = "--stored" in args, [a for a in args if a != "--stored"]
+    out = NOTEBOOKS.parent / "runs" / "notebooks"
     if "--out" in args:
         i = args.index("--out")
         if i + 1 >= len(args):
             raise SystemExit("--out needs a folder")
         out, args = Path(args[i + 1]), args[:i] + args[i + 2:]
-        out.mkdir(parents=True, exist_ok=True)
     scale = os.environ.get("DEFSENT_SCALE", "smoke")
-    if scale != "smoke" and out is None:
+    if stored and scale != "smoke":
         raise SystemExit(f"DEFSENT_SCALE={scale}: the stored notebook outputs are the smoke scale's (nbval compares "
-                         "them); write the executed notebooks elsewhere with --out DIR")
-    return run_all(args, out)
+                         "them); leave out --stored to write executed copies (--out DIR)")
+    if not stored:   # the committed results/ stay as they are too
+        out.mkdir(parents=True, exist_ok=True)
+        os.environ.setdefault("DEFSENT_RESULTS", str(out / "results"))
+    return run_all(args, None if stored else out, fetch=True)
 
 
-def run_all(prefixes, out=None):
+def run_all(prefixes, out=None, fetch=False):
+    """Run the notebooks whose names start with `prefixes` (all when empty), in order, sharing one
+    fresh cache; out None: the stored outputs; fetch: download what each lacks first."""
     os.environ["DEFSENT_PROGRESS"] = "0"
     if out is None:   # the stored outputs are CPU numbers, which the tests compare on the CPU
         os.environ["DEFSENT_DEVICE"] = "cpu"
@@ -131,6 +139,10 @@ def run_all(prefixes, out=None):
     paths = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.py") if not prefixes or p.name.startswith(tuple(prefixes)))
     try:
         for p in paths:
+            if fetch:   # what the notebook reads and lacks (the install cell's fetch on Colab)
+                from defsent_lite.data import download
+                root = ["--root", os.environ["DEFSENT_DATA"]] if os.environ.get("DEFSENT_DATA") else []
+                download.main(["fetch", "--for", p.name[:2], "--scale", os.environ.get("DEFSENT_SCALE", "smoke"), *root])
             t0 = time.perf_counter()
             print(f"running {p.name} ...", flush=True)
             written, times = run(p, out=out / p.with_suffix(".ipynb").name if out else None)

@@ -18,7 +18,7 @@ from defsent_lite.repro import colab
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
-CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n(    colab\.fetch\([^\n]*\)\n)?\n?", re.S)
+CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n(    (colab|download)\.fetch\([^\n]*\)\n|    root = .*?done\.check_returncode\(\)\n)?\n?", re.S)
 PACKAGE_PATHS = ("defsent_lite", "pyproject.toml")   # what pip installs from the pinned commit
 
 # An install cell pins the commit that last changed the package (its code and pyproject.toml): the
@@ -33,7 +33,12 @@ if "google.colab" in sys.modules:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup(drive=False)
-    colab.fetch("{notebook}", {scale}, DATA_ROOT)"""
+    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
+    fetch = ["fetch", "--for", "{notebook}", "--scale", {scale}, *root]   # the downloader's command
+    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
+                          capture_output=True, text=True)
+    print(done.stdout + done.stderr)
+    done.check_returncode()"""
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 

@@ -446,7 +446,8 @@ def main(argv=None):
         dest="notebook",
         metavar="NN",
         choices=catalogue.NOTEBOOKS,
-        help="what notebook NN reads (e.g. 30), with --scale",
+        help="what notebook NN reads at --scale and is missing or differs from its SHA-256 "
+        "(nothing when all is there; the Colab install cell's fetch)",
     )
     f.add_argument(
         "--scale",
@@ -469,25 +470,38 @@ def main(argv=None):
         help="every file of the ../shared/data layout, not only downloaded ones",
     )
     args = p.parse_args(argv)
-    if args.cmd == "fetch":
-        try:
-            chosen = select(args.only, notebook=args.notebook, scale=args.scale)
-        except ValueError as e:
-            p.error(str(e))
-        # a killed download still cleans its staging
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        try:
-            reports = download(args.root, sources=chosen, mirror=args.mirror)
-        except ValueError as e:  # e.g. a malformed digest record: named, no traceback
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        print(summary(reports))
-        failed = sum(r.status == "failed" for r in reports)
-        print(
-            f"{len(reports) - failed} of {len(reports)} sources ready under "
-            f"{config.data_root(args.root)}" + (f"; {failed} failed" if failed else "")
-        )
-        return 1 if failed else 0
+    return fetch_main(args, p) if args.cmd == "fetch" else verify_main(args)
+
+
+def fetch_main(args, parser):
+    """`fetch`: what the arguments select (a notebook's: only when it lacks something), a
+    summary, exit 1 if a source failed."""
+    if args.notebook and not args.only:
+        found = catalogue.check_data(args.notebook, args.scale, args.root)
+        if not (found.missing or found.changed):
+            print(f"notebook {args.notebook} at {args.scale} scale: all it reads is here")
+            return 0
+    try:
+        chosen = select(args.only, notebook=args.notebook, scale=args.scale)
+    except ValueError as e:
+        parser.error(str(e))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed download cleans its staging
+    try:
+        reports = download(args.root, sources=chosen, mirror=args.mirror)
+    except ValueError as e:  # e.g. a malformed digest record: named, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(summary(reports))
+    failed = sum(r.status == "failed" for r in reports)
+    print(
+        f"{len(reports) - failed} of {len(reports)} sources ready under "
+        f"{config.data_root(args.root)}" + (f"; {failed} failed" if failed else "")
+    )
+    return 1 if failed else 0
+
+
+def verify_main(args):
+    """`verify`: each file that is not ok, a count, exit 1 if any."""
     try:
         report = verify(args.root, every_known=args.all)
     except ValueError as e:

@@ -10,7 +10,9 @@ download (checksums.RECORD_FILE).
 
 from typing import NamedTuple
 
+from defsent_lite.data import checksums
 from defsent_lite.runtime import config
+from defsent_lite.runtime.config import file_digest
 
 # The STS 2012-2016 subsets each task reads (sts_readers.load_sts), and so the files it needs.
 STS_SUBSETS = {
@@ -343,3 +345,48 @@ def sources_for(notebook, scale="smoke"):
         option = next(o for o in need.options if o.sources)
         out += [s for s in option.sources if s not in out]
     return out
+
+
+# ---------------------------------------------------------------- what is here
+
+
+class DataCheck(NamedTuple):
+    missing: list  # (need, [relative paths missing from its downloadable option])
+    stand_ins: list  # notes of offline options in use
+    # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
+    changed: list = []
+
+
+def check_data(notebook, scale, data_dir=None, catalogue=None):
+    """Which needs of the notebook are unmet under the data root, and which offline stand-ins are
+    used."""
+    root = config.data_root(data_dir)
+    missing, stand_ins, changed = [], [], []
+    for need in needs(notebook, scale):
+        complete = [
+            o for o in need.options if all((root / p).is_file() for p in o.paths(catalogue))
+        ]
+        if complete:
+            if complete[0].note:
+                stand_ins.append(f"{need.what}: {complete[0].note}")
+            differ = changed_files(root, complete[0].paths(catalogue))
+            if differ:
+                changed.append((need.what, differ))
+            continue
+        option = next(o for o in need.options if o.sources)
+        missing.append(
+            (need.what, [p for p in option.paths(catalogue) if not (root / p).is_file()])
+        )
+    return DataCheck(missing, stand_ins, changed)
+
+
+def changed_files(root, paths):
+    """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
+    download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
+    pinned, recorded, offline = (
+        checksums.known_checksums(),
+        checksums.read_record(root),
+        checksums.offline_copies(),
+    )
+    known = {p: checksums.accepted(p, pinned, recorded, offline) for p in paths}
+    return [p for p in paths if known[p] and file_digest(root / p) not in known[p]]

@@ -1,5 +1,5 @@
-"""A notebook on Colab: what its install cell calls (Drive, paths, what the GPU will compute in,
-the data the notebook reads), and where the repository is published (REPOSITORY, BRANCH): the badges and install
+"""A notebook on Colab: the runtime setup its install cell calls (Drive, paths, what the GPU will
+compute in), and where the repository is published (REPOSITORY, BRANCH): the badges and install
 cells are written from them by `python tools/sync_colab.py` (repository tooling, with the cell's
 text; `--check`: exit 1 if any is out of date, a unit test does this).
 """
@@ -10,8 +10,6 @@ from pathlib import Path
 import torch
 
 from defsent_lite import encode
-from defsent_lite.data import download
-from defsent_lite.repro import preflight
 from defsent_lite.runtime import config
 
 # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
@@ -47,14 +45,3 @@ def setup(drive=False):
     Path(os.environ["DEFSENT_HOME"]).mkdir(parents=True, exist_ok=True)
     print("DEFSENT_HOME:", os.environ["DEFSENT_HOME"], "| data, cache and results go there")
     print(device_report())
-
-
-def fetch(notebook, scale, data_dir=None, log=print):
-    """Download what `notebook` reads at `scale` where it is missing or differs from its pinned
-    SHA-256 under the data root (preflight.check_data), and say what was fetched."""
-    scale = config.scale_name(scale)
-    found = preflight.check_data(notebook, scale, data_dir)
-    if found.missing or found.changed:
-        root = config.data_root(data_dir)
-        picked = download.select(notebook=notebook, scale=scale)
-        log(download.summary(download.download(root, sources=picked, log=log)))

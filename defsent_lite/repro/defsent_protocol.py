@@ -6,6 +6,7 @@ model with the frozen head runtime.defsent_model.load."""
 
 import json
 import math
+import statistics
 from pathlib import Path
 from typing import NamedTuple
 
@@ -203,14 +204,6 @@ def run_settings(cfg):
     )
 
 
-def run_name(cfg, key):
-    """How progress bars and errors name a run."""
-    return (
-        f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed "
-        f"{cfg['seed']})"
-    )
-
-
 def train_and_score(cfg, dataset, folder, what):
     """One DefSent training (Eq. 1: cross-entropy of the defined word through the frozen head) on
     the dataset's train split, then its dev and test word prediction; the trained encoder saved in
@@ -311,10 +304,11 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
             f"prep=defsent_protocol.variant_settings({cfg['variant']!r})['data'])"
         )
     key = run_key(cfg, dataset[0])
+    what = f"DefSent run {cache.config_key(key)} ({cfg['pooling']}, lr {cfg['lr']:g}, seed {cfg['seed']})"
     entry = cache.cached_run(
         "defsent",
         key,
-        lambda folder: train_and_score(cfg, dataset, folder, run_name(cfg, key)),
+        lambda folder: train_and_score(cfg, dataset, folder, what),
         need_files=need_checkpoint,
     )
     return dict(
@@ -393,7 +387,9 @@ def base_config(scale, model, data_dir=None, variant="official"):
         optimizer="adam",
         warmup_ratio=0.1,
         variant=variant,
-        **without_data(variant_settings(variant)),
+        **{
+            k: v for k, v in variant_settings(variant).items() if k != "data"
+        },  # data: the dataset's
         paper_data=scale["paper_protocol"],
         allow_head_fallback=not scale["paper_protocol"],
         **(
@@ -403,11 +399,6 @@ def base_config(scale, model, data_dir=None, variant="official"):
         ),
         scoring=seed_scoring(scale, data_dir),
     )
-
-
-def without_data(settings):
-    """A variant's training settings (its data preparation is the dataset's)."""
-    return {k: v for k, v in settings.items() if k != "data"}
 
 
 class FinalRuns(NamedTuple):
@@ -651,69 +642,57 @@ class Scored(NamedTuple):
     why: str = ""  # ... and why that one
 
 
-class Prepared(NamedTuple):
-    base: dict  # base_config
-    dataset: tuple  # (splits, report) as dictionary.defsent_dataset
-    head_kind: str
-
-
 def prepared(scale, model, data_dir=None, variant="official"):
-    """The run settings, the dictionary dataset and the kind of head, as notebook 10 builds them."""
-    prefix_space = variant_settings(variant)["prefix_space"]
-    loaded = defsent_model.load(model, prefix_space=prefix_space)
-    paper_data = scale["paper_protocol"]  # Ishiwatari's Oxford splits, else what is at hand
+    """(run settings: base_config, the dictionary dataset: (splits, report), the kind of head), as
+    notebook 10 builds them; the dataset is Ishiwatari's Oxford splits under the paper's protocol,
+    else what is at hand."""
+    loaded = defsent_model.load(model, prefix_space=variant_settings(variant)["prefix_space"])
     dataset = dictionary.defsent_dataset(
         loaded.tokenizer,
         data_dir,
         variant_settings(variant)["data"],
-        paper_data=paper_data,
+        paper_data=scale["paper_protocol"],
     )
-    base = base_config(scale, model, data_dir, variant=variant)
-    return Prepared(base, dataset, loaded.head_kind)
-
-
-def mean_dev_mrr(runs):
-    """The mean dev MRR of a pooling's seed runs (a list of run results)."""
-    return pd.Series([r["dev"]["mrr"] for r in runs]).mean()
+    return base_config(scale, model, data_dir, variant=variant), dataset, loaded.head_kind
 
 
 def sts(scale, model, poolings, data_dir=None, variant="official"):
     """Table 8's and Table 3's numbers: STS of every pooling, untrained and after DefSent (each
     seed); the plan counts the training and the STS sentences encoded untrained and trained."""
-    p = prepared(scale, model, data_dir, variant)
+    base, dataset, head_kind = prepared(scale, model, data_dir, variant)
     lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
     max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
-    encoded = len(poolings) * 2 * scoring_sentences(dict(p.base["scoring"], transfer=None))
+    encoded = len(poolings) * 2 * scoring_sentences(dict(base["scoring"], transfer=None))
     preflight.print_plan(
         scale,
-        lambda: plan(p.base, poolings, lr_xs, seeds, p.dataset, extra_encoded=encoded),
+        lambda: plan(base, poolings, lr_xs, seeds, dataset, extra_encoded=encoded),
     )
     untrained = scores.untrained_sts(model, poolings, max_pairs, data_dir, batch_size)
     trained, dev_mrr = {}, {}
     for pooling in poolings:
-        runs = final_runs(p.base, pooling, lr_xs, seeds, p.dataset).runs
+        runs = final_runs(base, pooling, lr_xs, seeds, dataset).runs
         trained[pooling] = [
             scores.trained_sts(r, pooling, max_pairs, data_dir, batch_size) for r in runs
         ]
-        dev_mrr[pooling] = mean_dev_mrr(runs)
-    source = p.dataset[1]["source"]
-    return Scored(untrained, trained, dev_mrr, list(poolings), p.head_kind, source)
+        dev_mrr[pooling] = statistics.fmean(r["dev"]["mrr"] for r in runs)
+    source = dataset[1]["source"]
+    return Scored(untrained, trained, dev_mrr, list(poolings), head_kind, source)
 
 
 def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     """Table 9's and Table 4's numbers: SentEval of each pooling scored (None: the scale's choice,
     senteval_poolings), untrained and after DefSent (its first SENTEVAL_SEEDS seeds,
     as Table 9). Every pooling is trained, since Table 4's pooling is the best by dev MRR."""
-    p = prepared(scale, model, data_dir, variant)
+    base, dataset, head_kind = prepared(scale, model, data_dir, variant)
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
     transfer = transfer_scores.transfer_settings(scale)
-    encoded = len(ALL_POOLINGS) * 2 * scoring_sentences(dict(p.base["scoring"], sts_max_pairs=0))
+    encoded = len(ALL_POOLINGS) * 2 * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
     preflight.print_plan(
         scale,
-        lambda: plan(p.base, list(ALL_POOLINGS), lr_xs, seeds, p.dataset, extra_encoded=encoded),
+        lambda: plan(base, list(ALL_POOLINGS), lr_xs, seeds, dataset, extra_encoded=encoded),
     )
-    final = {q: final_runs(p.base, q, lr_xs, seeds, p.dataset) for q in ALL_POOLINGS}
-    dev_mrr = {q: mean_dev_mrr(f.runs) for q, f in final.items()}
+    final = {q: final_runs(base, q, lr_xs, seeds, dataset) for q in ALL_POOLINGS}
+    dev_mrr = {q: statistics.fmean(r["dev"]["mrr"] for r in f.runs) for q, f in final.items()}
     reference = aggregate.reference_model(model)[0]
     reported, why = reported_pooling(scale, reference, dev_mrr)
     poolings = poolings or senteval_poolings(scale, reported)
@@ -727,8 +706,8 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
             transfer_scores.trained_transfer(r, q, transfer, data_dir, batch_size)
             for r in seed_runs
         ]
-    source = p.dataset[1]["source"]
-    return Scored(untrained, trained, dev_mrr, list(poolings), p.head_kind, source, reported, why)
+    source = dataset[1]["source"]
+    return Scored(untrained, trained, dev_mrr, list(poolings), head_kind, source, reported, why)
 
 
 # ---------------------------------------------------------------- tables beside the paper's

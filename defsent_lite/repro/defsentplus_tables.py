@@ -16,10 +16,9 @@ from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteva
 from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import (
     defsent_protocol,
-    defsentplus_runs,
+    defsentplus_protocol,
     eval_sizes,
     preflight,
-    pst,
     scores,
     transfer_scores,
 )
@@ -87,20 +86,22 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
 
 def table2_rows(runs, untrained, defsent):
     """Our rows: the untrained model and DefSent (`defsent_row`) under their best pooling, then
-    for each dataset's PST steps (runs: {"c"|"b"|"a": pst.run's steps}) each candidate space's
+    for each dataset's PST steps (runs: {"c"|"b"|"a": defsentplus_protocol.run's steps}) each candidate space's
     mean over seeds under the pooling with the best mean (the paper's statistical result)."""
     rows, poolings = {}, {}
-    poolings["untrained"], rows["untrained"] = pst.best_pooling_scores(untrained)
+    poolings["untrained"], rows["untrained"] = defsentplus_protocol.best_pooling_scores(untrained)
     label, poolings[label], rows[label], n = defsent
     stds, counts = {}, {label: n}
     for name, steps in runs.items():
         for st in steps:
-            combo = defsentplus_runs.combination_name(*st["combination"]).replace(" ", "")
-            for space in pst.spaces_of(st):
-                label = f"DefSent+ {pst.ordinal(st['step'])}-{combo}-{name}"
+            combo = defsentplus_protocol.combination_name(*st["combination"]).replace(" ", "")
+            for space in defsentplus_protocol.spaces_of(st):
+                label = f"DefSent+ {defsentplus_protocol.ordinal(st['step'])}-{combo}-{name}"
                 label += " (ICA)" if space != "plain" else ""
-                seed_table = pst.seed_table(st, space)
-                poolings[label], mean, stds[label] = pst.best_pooling_row(seed_table)
+                seed_table = defsentplus_protocol.seed_table(st, space)
+                poolings[label], mean, stds[label] = defsentplus_protocol.best_pooling_row(
+                    seed_table
+                )
                 counts[label] = int(seed_table.n.iloc[0])
                 rows[label] = mean.tolist()
     table = pd.DataFrame.from_dict(rows, orient="index", columns=results.STS_COLS)
@@ -121,8 +122,8 @@ def table2(ours, model, scale, runs):
         )
     }
     for label in [k for k in ours.table.index if k.startswith("DefSent+")]:
-        key = defsentplus_runs.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
-        pairs[defsentplus_runs.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
+        key = defsentplus_protocol.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
+        pairs[defsentplus_protocol.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
     side = results.side_by_side(
         results.paper_table(table, results.STS_COLS),
         ours.table[results.STS_COLS],
@@ -138,8 +139,8 @@ class FinalSentEval(NamedTuple):
     """Table 4's rows of ours: the final PST encoder and the untrained one on SentEval."""
 
     ours: pd.DataFrame  # transfer_scores.transfer_before_after's two rows: untrained, final PST
-    steps: list  # pst.run's steps (the last one's best run is the final encoder)
-    pooling: str  # the inference pooling scored (defsentplus_runs.senteval_pooling)
+    steps: list  # defsentplus_protocol.run's steps (the last one's best run is the final encoder)
+    pooling: str  # the inference pooling scored (defsentplus_protocol.senteval_pooling)
     why: str  # ... and why that one
     report: dict  # the entry dataset's report (source, entries)
 
@@ -149,13 +150,17 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     of the untrained one, under the pooling Table 7 gives the model (else the run's best on STS);
     the plan, printed first, counts both encodings of the SentEval sentences."""
     reference = aggregate.reference_model(model)[0]
-    cfg, _ = pst.model_pst_config(scale, model, dataset, reference, combination, variant=variant)
+    cfg, _ = defsentplus_protocol.model_pst_config(
+        scale, model, dataset, reference, combination, variant=variant
+    )
     encoded = 2 * eval_sizes.transfer_sentences(data_dir, transfer_scores.transfer_settings(scale))
-    preflight.print_plan(scale, lambda: pst.plan(cfg, data_dir=data_dir, extra_encoded=encoded))
-    steps, report = pst.run(cfg, data_dir)
+    preflight.print_plan(
+        scale, lambda: defsentplus_protocol.plan(cfg, data_dir=data_dir, extra_encoded=encoded)
+    )
+    steps, report = defsentplus_protocol.run(cfg, data_dir)
     final = steps[-1]["best_run"]
     checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
-    pooling, why = defsentplus_runs.senteval_pooling(model, final)
+    pooling, why = defsentplus_protocol.senteval_pooling(model, final)
     names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
     ours = transfer_scores.transfer_before_after(
         model, final["path"], pooling, scale, data_dir, names=names

@@ -289,9 +289,9 @@ def pst_trainings(notebook, scale, model, variant, data_dir):
     space its previous step's best encoder builds)."""
     from defsent_lite.paper import aggregate
     from defsent_lite.paper import defsentplus as paper_defsentplus
-    from defsent_lite.repro import pst
+    from defsent_lite.repro import defsentplus_protocol
 
-    cfg, _ = pst.model_pst_config(
+    cfg, _ = defsentplus_protocol.model_pst_config(
         scale, model, "a", aggregate.reference_model(model)[0], variant=variant
     )
     definitions, entries = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][:2]
@@ -320,21 +320,21 @@ def pst_trainings(notebook, scale, model, variant, data_dir):
 def pst_stages(notebook, scale, model, variant, data_dir, workers):
     """Notebook 21's PST as stages, one per step: a job that builds the step's space and its
     candidates (from the previous step's best encoder, cached), then up to `workers` jobs that
-    train a share of the seeds each against every candidate (pst.run_share). A stage starts when
+    train a share of the seeds each against every candidate (defsentplus_protocol.run_share). A stage starts when
     the one before has finished; one worker builds and trains in the same job. With the local
     executor the launching process builds the space itself (launch: built_here)."""
     from defsent_lite.paper import aggregate
-    from defsent_lite.repro import pst
+    from defsent_lite.repro import defsentplus_protocol
 
     model = model or config.scale(scale)["model"]
-    cfg, _ = pst.model_pst_config(
+    cfg, _ = defsentplus_protocol.model_pst_config(
         config.scale(scale), model, "a", aggregate.reference_model(model)[0], variant=variant
     )
     shares = [s for s in (cfg["seeds"][i::workers] for i in range(workers)) if s]
 
     def job(step, seeds, name):
         call = (
-            "defsent_lite.repro.pst:run_share",
+            "defsent_lite.repro.defsentplus_protocol:run_share",
             dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds),
         )
         return Training(

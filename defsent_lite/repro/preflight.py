@@ -26,54 +26,11 @@ from huggingface_hub.utils import HFValidationError
 import torch
 
 from defsent_lite.runtime import config
-from defsent_lite.runtime.config import file_digest
-from defsent_lite.data import checksums, sources
+from defsent_lite.data import sources
 
 
 class PreflightFailed(RuntimeError):
     """Something the notebook needs is missing; the message lists it and how to get it."""
-
-
-class DataCheck(NamedTuple):
-    missing: list  # (need, [relative paths missing from its downloadable option])
-    stand_ins: list  # notes of offline options in use
-    # (need, [relative paths whose bytes differ from their pinned or recorded SHA-256])
-    changed: list = []
-
-
-def check_data(notebook, scale, data_dir=None, catalogue=None):
-    """Which needs of the notebook are unmet under the data root, and which offline stand-ins are
-    used."""
-    root = config.data_root(data_dir)
-    missing, stand_ins, changed = [], [], []
-    for need in sources.needs(notebook, scale):
-        complete = [
-            o for o in need.options if all((root / p).is_file() for p in o.paths(catalogue))
-        ]
-        if complete:
-            if complete[0].note:
-                stand_ins.append(f"{need.what}: {complete[0].note}")
-            differ = changed_files(root, complete[0].paths(catalogue))
-            if differ:
-                changed.append((need.what, differ))
-            continue
-        option = next(o for o in need.options if o.sources)
-        missing.append(
-            (need.what, [p for p in option.paths(catalogue) if not (root / p).is_file()])
-        )
-    return DataCheck(missing, stand_ins, changed)
-
-
-def changed_files(root, paths):
-    """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
-    download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
-    pinned, recorded, offline = (
-        checksums.known_checksums(),
-        checksums.read_record(root),
-        checksums.offline_copies(),
-    )
-    known = {p: checksums.accepted(p, pinned, recorded, offline) for p in paths}
-    return [p for p in paths if known[p] and file_digest(root / p) not in known[p]]
 
 
 WEIGHTS = (
@@ -181,7 +138,7 @@ def check(notebook, scale, data_dir=None, models_needed=(), log=print):
         )
     if paper_cpu_warning(scale):
         log(paper_cpu_warning(scale))
-    result = check_data(notebook, scale, data_dir)
+    result = sources.check_data(notebook, scale, data_dir)
     problems = [p for p in map(model_problem, dict.fromkeys(models_needed)) if p]
     if result.missing or result.changed or problems:
         lines = [f"notebook {notebook} at {scale} scale cannot start:"]

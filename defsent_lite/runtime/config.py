@@ -118,7 +118,7 @@ SCALES["paper"] = dict(
     # the rate the official run scripts pin per model and pooling (Table 5); the paper's search:
     # defsent_protocol.LR_GRID_XS, 2^x * 1e-6, x in 0, 0.5, ..., 7
     defsent_lr_xs="table5",
-    # dsp_lrs: bert-base-uncased's (defsentplus_runs.PAPER_LRS has the other models);
+    # dsp_lrs: bert-base-uncased's (defsentplus_protocol.PAPER_LRS has the other models);
     # gauss_batch_size and gauss_lr: for a model outside Table 5 (the others' optima:
     # gausscse_protocol.paper_hyperparameters)
     gauss_epochs=None,  # None: the GaussCSE variant's (official code 1, paper text 3)
