@@ -49,7 +49,7 @@ SETTING = "ent+con+rev"
 # drive=True keeps data, cache and results on Google Drive.
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "52402eec7653eb8fc8edacf29d9b555463287c61"   # last to change the package
+    commit = "3dac63ca87419e9725b5e53917892d4dc074140f"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
