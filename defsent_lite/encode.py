@@ -2,8 +2,6 @@
 float32."""
 
 import contextlib
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -259,17 +257,6 @@ BATCHES_PER_COPY = 256  # pooled batches kept on the device before one copy to t
 ROWS_PER_COPY = 65536  # ... or pooled sentences (large token-sized batches), whichever comes first
 
 
-# On a CPU with 2 to 4 threads, that many batches run side by side, one torch thread each: one
-# batch's matrix products are too small to keep two threads busy (docs/speed.md, measured at 2).
-CPU_SIDE_BY_SIDE_MAX_THREADS = 4
-
-
-def side_by_side_workers(device):
-    """How many batches encode at once on `device`: each torch thread takes one on a small CPU."""
-    n, cpu = torch.get_num_threads(), torch.device(device).type == "cpu"
-    return n if cpu and 1 < n <= CPU_SIDE_BY_SIDE_MAX_THREADS else 1
-
-
 def _pooled(model, tokenizer, batch, poolings):
     """{pooling: [batch, d] float32} of one padded batch on the model's device."""
     h, mask, ids = hidden_states(model, batch), batch["attention_mask"], batch["input_ids"]
@@ -288,11 +275,7 @@ def _encode_pass(
     batches = length_batches(features, order, batch_size, device)
     show = progress_bars.shown(progress) and len(batches) > 1
     bar = tqdm(total=len(batches), desc=desc, disable=not show, leave=False)
-    workers = side_by_side_workers(device)
     with eval_mode(model), bar:
-        if workers > 1:
-            _encode_side_by_side(model, tokenizer, features, batches, poolings, out, workers, bar)
-            return out
         pending, done = {p: [] for p in poolings}, 0  # pooled on the device; rows of `order` copied
         with torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
             for k, idx in enumerate(batches, 1):
@@ -307,35 +290,6 @@ def _encode_pass(
                         pending[p].clear()
                     done += rows
     return out
-
-
-def _encode_side_by_side(model, tokenizer, features, batches, poolings, out, workers, bar):
-    """The CPU pass in `workers` threads, one torch thread each, each encoding every workers-th
-    batch into its rows of `out`; a worker's error is raised here, the thread count restored."""
-    stop, lock = threading.Event(), threading.Lock()
-
-    def work(first):
-        with torch.inference_mode():  # grad mode is per thread
-            for idx in batches[first::workers]:
-                if stop.is_set():
-                    return
-                batch = pad_batch(tokenizer, features, idx)
-                for p, vectors in _pooled(model, tokenizer, batch, poolings).items():
-                    out[p][idx] = vectors
-                with lock:
-                    bar.update()
-
-    threads_before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with ThreadPoolExecutor(workers) as executor:
-            try:
-                for future in [executor.submit(work, k) for k in range(workers)]:
-                    future.result()
-            finally:  # after an error or an interrupt the others stop after their current batch
-                stop.set()
-    finally:
-        torch.set_num_threads(threads_before)
 
 
 def embedder(model, tokenizer, pooling="cls", **kw):

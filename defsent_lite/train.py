@@ -85,9 +85,7 @@ class Settings(NamedTuple):
     first step has factor 0 (transformers' get_linear_schedule_with_warmup). fractional_warmup: the
     warm-up lasts total * warmup_ratio steps unrounded (the official DefSent schedule: factor
     step / (0.1 * total)), else floor(total * warmup_ratio) steps. mixed_precision: bf16/fp16
-    autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere. compile_mode: None trains
-    eagerly; a torch.compile mode ("reduce-overhead": CUDA graphs) compiles the encoder for the
-    training steps (compiled_encoders): the same method, faster steps after minutes of compiling.
+    autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere.
     """
 
     lr: float
@@ -100,44 +98,6 @@ class Settings(NamedTuple):
     fractional_warmup: bool = False
     grad_clip: float | None = None
     mixed_precision: bool = True
-    compile_mode: str | None = None
-
-
-def encoders(model):
-    """The transformers encoders inside `model`: the modules encode.hidden_states calls
-    (`m.base_model` of each), each once."""
-    found = {id(m.base_model): m.base_model for m in model.modules() if hasattr(m, "base_model")}
-    return [m for m in found.values() if isinstance(m, torch.nn.Module)]
-
-
-@contextlib.contextmanager
-def compiled_encoders(model, mode):
-    """The block runs with model's encoders under torch.compile in `mode` (dynamic shapes: one
-    compilation for every padded length), eager again after it. Yields a context that runs a block
-    eagerly inside (evaluation: encoding thousands of new shapes would record a graph each); an
-    unknown mode is torch.compile's error, before any step."""
-    modules = encoders(model)
-    if not modules:
-        raise ValueError(f"compile_mode {mode!r}: no encoder (a module with base_model) in model")
-    for m in modules:
-        m.compile(dynamic=True, mode=mode)
-    compiled = [m._compiled_call_impl for m in modules]  # nn.Module.compile's one switch
-
-    @contextlib.contextmanager
-    def eager():
-        for m in modules:
-            m._compiled_call_impl = None
-        try:
-            yield
-        finally:
-            for m, c in zip(modules, compiled):
-                m._compiled_call_impl = c
-
-    try:
-        yield eager
-    finally:
-        for m in modules:
-            m._compiled_call_impl = None
 
 
 def train(
@@ -151,12 +111,15 @@ def train(
     describe_batch=None,
     progress=None,
     desc="train",
+    around=None,
 ):
     """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)` as `settings` (a
     Settings) say; params: the parameters trained (default all).
 
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
-    the best state is loaded back into `model` before returning. Returns a history dict.
+    the best state is loaded back into `model` before returning. Returns a history dict. around: a
+    context the steps run in, yielding one that runs evaluation eagerly (runtime/speed.training:
+    the encoders compiled; None: eager).
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
     if not isinstance(settings, Settings):
@@ -197,8 +160,7 @@ def train(
     read_every = LOSS_READ_EVERY.get(device.type, LOSS_READ_EVERY_ACCELERATOR)
     pending = []  # (step, batch, loss) not yet read on the host
     model.train()
-    steps = compiled_encoders(model, s.compile_mode) if s.compile_mode else eager_steps()
-    with steps as eager:
+    with around or contextlib.nullcontext(contextlib.nullcontext) as eager:
         bar = tqdm(batches, desc=desc, disable=not show, leave=False)
         for step, batch in enumerate(bar, 1):
             with autocast_for(device, enabled=s.mixed_precision):
@@ -245,12 +207,6 @@ def train(
     require_finite_weights(model, f"{desc}: after step {total} of {total} (lr {lr:g})")
     model.eval()
     return history
-
-
-@contextlib.contextmanager
-def eager_steps():
-    """compiled_encoders' counterpart for an eager run: its inner context does nothing."""
-    yield contextlib.nullcontext
 
 
 def require_finite_weights(model, what):

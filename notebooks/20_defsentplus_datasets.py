@@ -65,7 +65,7 @@ import pandas as pd
 from defsent_lite.runtime import models
 from defsent_lite.data import dictionary_readers, entries
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import method_plots, results
+from defsent_lite.paper import plots, results
 from defsent_lite.repro import preflight
 
 pd.set_option("display.width", 140)
@@ -95,7 +95,7 @@ report["chance loss log(entries)"] = np.log(report["entries"].astype(float)).rou
 report
 
 # %%
-fig = method_plots.definitions_per_entry({name: d["ids"] for name, d in full.items()})
+fig = plots.definitions_per_entry({name: d["ids"] for name, d in full.items()})
 
 # %%
 oxford_splits = report.loc["b", "source"].split("Oxford ")[1]

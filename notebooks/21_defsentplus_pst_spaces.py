@@ -307,7 +307,7 @@ del mini_steps
 # (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
 
 # %%
-from defsent_lite.paper import aggregate, method_plots, results
+from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.repro import scores, variants
 
 pd.set_option("display.width", 140)
@@ -354,7 +354,7 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_protoc
 following = defsentplus_protocol.following_space_views(steps, cfg, DATA_ROOT)
 views = {f"for {st['step']}. Training": st["views"] for st in steps}
 views[f"for {len(steps) + 1}. Training (Fig. 7, not run)"] = following
-space_fig = method_plots.entry_space_views(list(views.values()), list(views))
+space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %% tags=["tolerance: fraction"]
 pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()},
@@ -369,7 +369,7 @@ pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()}
 # the plain spaces' runs: the ICA run's loss is on another scale (its space is x100), see below
 curves = {f"step {st['step']} ({space})": run["loss_curve"]
           for st in steps for (space, _), run in st["runs"].items() if space == "plain"}
-loss_fig = method_plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
+loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 
 # %% [markdown]
 # How far the loss falls within each step (mean of the first three and of the last three

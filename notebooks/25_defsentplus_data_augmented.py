@@ -78,7 +78,7 @@ if "google.colab" in sys.modules:
 # %%
 import pandas as pd
 
-from defsent_lite.paper import aggregate, method_plots, plots, results
+from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
@@ -170,7 +170,7 @@ results.whole_beside(paper_defsentplus_senteval.TABLE4, TRANSFER_COLS, transfer,
 
 # %%
 views = {f"for {defsentplus_protocol.ordinal(st['step'])} Training": st["views"] for st in steps}
-space_fig = method_plots.entry_space_views(list(views.values()), list(views))
+space_fig = plots.entry_space_views(list(views.values()), list(views))
 
 # %%
 meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["seeds"],

@@ -58,7 +58,7 @@ if "google.colab" in sys.modules:
 import numpy as np
 import pandas as pd
 
-from defsent_lite.paper import method_plots, results
+from defsent_lite.paper import plots, results
 from defsent_lite.repro import gausscse_protocol, preflight, variants
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -66,7 +66,7 @@ scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
 _, full_tests, sick_full = gausscse_protocol.eval_data(None, DATA_ROOT)
 ratios = {name: gausscse_protocol.log_length_ratios(name, rows, sick_full)
           for name, rows in full_tests.items()}
-fig = method_plots.length_ratio_histograms(ratios)
+fig = plots.length_ratio_histograms(ratios)
 data = ("full SNLI test, MNLI dev_mismatched, SICK test; "
         "entailment pairs (SICK: one direction)")
 print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["name"], data=data))

@@ -25,8 +25,6 @@
 #    the STS-B test sentences with the offline model (all-MiniLM-L6-v2), mean pooling, the
 #    same batch size, threads and max length; runs interleaved, the best of `REPEATS` each. Target:
 #    ratio >= 1 (ours at least as fast) with the same vectors (cosine > 0.9999).
-#    On a CPU with 2-4 threads ours encodes that many batches side by side, one thread each
-#    (`encode.side_by_side_workers`): one batch's matrix products are too small for two threads.
 # 2. STS-B test scored in full (every pair): exactly the reference figure of
 #    `../shared/data/README.md` (82.03). The full 7-task evaluation (target: under 2 minutes
 #    on a 2-core CPU, and all seven reference figures 72.37 / 80.60 / 75.60 / 85.39 / 78.99 /
@@ -95,7 +93,7 @@ print(f"{result['sentences']} distinct STS-B test sentences, batch {BATCH_SIZE}"
 print("same vectors as sentence-transformers (min cosine > 0.9999):", result["min_cosine"] > 0.9999)
 
 # %% tags=["nbval-ignore-output"]
-print(f"threads: {result['threads']}  batches encoded at once (ours): {result['batches_at_once']}")
+print(f"threads: {result['threads']}")
 print(f"sentence-transformers: {result['st_s']:.2f} s",
       f"  defsent_lite.encode: {result['ours_s']:.2f} s")
 print(f"speed ratio (sentence-transformers time / ours): {result['speedup']:.2f}x",

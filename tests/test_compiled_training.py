@@ -1,4 +1,4 @@
-"""Issue 44: the opt-in compiled training step (train.Settings(compile_mode=...)): the encoder under
+"""Issue 44: the opt-in compiled training step (runtime/speed, train.train(around=...)): the encoder under
 torch.compile for the steps, the same losses and weights as the eager loop (on the CPU, mode
 "default": CUDA graphs need a GPU; dropout off, as compiled code draws its own dropout masks),
 evaluation eager, the encoder eager again after the run."""
@@ -9,6 +9,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 from defsent_lite import defsent, train
+from defsent_lite.runtime import speed
 
 
 def batch(lengths, seed):
@@ -20,7 +21,7 @@ def batch(lengths, seed):
     return dict(input_ids=ids * mask, attention_mask=mask, targets=torch.randint(5, 50, (len(lengths),), generator=g))
 
 
-def run(model, settings, batches, seen):
+def run(model, settings, batches, seen, mode=None):
     head = defsent.word_prediction_head(model)
 
     def eval_fn(m):   # what evaluation runs under: the encoder's compiled call, or None
@@ -28,7 +29,7 @@ def run(model, settings, batches, seen):
         return 0.0
     return train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), batches, settings,
                        params=defsent.trainable_parameters(model), eval_fn=eval_fn, eval_every=2,
-                       progress=False)
+                       progress=False, around=speed.training(model, mode))
 
 
 def test_compiled_steps_give_the_eager_losses_and_weights_and_evaluate_eagerly():
@@ -40,12 +41,12 @@ def test_compiled_steps_give_the_eager_losses_and_weights_and_evaluate_eagerly()
     batches = [batch(lengths, seed) for seed, lengths in enumerate([(6, 4), (9, 3), (6, 6), (12, 5)])]
     seen_eager, seen_compiled = [], []
     a = run(eager, train.Settings(lr=1e-2, optimizer="adam"), batches, seen_eager)
-    b = run(compiled, train.Settings(lr=1e-2, optimizer="adam", compile_mode="default"), batches, seen_compiled)
+    b = run(compiled, train.Settings(lr=1e-2, optimizer="adam"), batches, seen_compiled, mode="default")
     assert a["loss"] == pytest.approx(b["loss"], rel=1e-4) and a["loss"][-1] != a["loss"][0]
     for (name, p), q in zip(eager.named_parameters(), compiled.parameters()):
         assert torch.allclose(p, q, atol=1e-5), name
     assert seen_compiled == [None, None]                   # evaluation ran eagerly
-    assert train.encoders(compiled) == [compiled.bert]     # the module encode.hidden_states calls
+    assert speed.encoders(compiled) == [compiled.bert]     # the module encode.hidden_states calls
     assert compiled.bert._compiled_call_impl is None       # and eager again after the run
 
 
@@ -55,19 +56,17 @@ def test_an_unknown_compile_mode_is_named_before_any_step():
     calls = []
     with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):   # torch.compile names it
         train.train(model, lambda m, b: calls.append(b) or torch.tensor(1.0, requires_grad=True), [0, 1],
-                    train.Settings(lr=1e-3, compile_mode="fast"), progress=False)
+                    train.Settings(lr=1e-3), progress=False, around=speed.compiled_encoders(model, "fast"))
     assert calls == []
 
 
 @pytest.mark.parametrize("value, mode", [("", None), ("0", None), ("1", "reduce-overhead"), (" default ", "default")])
 def test_the_compile_setting_is_opt_in(monkeypatch, value, mode):
-    from defsent_lite.runtime import config
     monkeypatch.setenv("DEFSENT_COMPILE", value)
-    assert config.compile_mode() == mode
+    assert speed.compile_mode() == mode and (speed.training(object()) is None) == (mode is None)
 
 
 def test_an_unknown_compile_setting_names_the_variable(monkeypatch):
-    from defsent_lite.runtime import config
     monkeypatch.setenv("DEFSENT_COMPILE", "yes")
     with pytest.raises(ValueError, match="DEFSENT_COMPILE"):
-        config.compile_mode()
+        speed.compile_mode()

@@ -5,7 +5,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM
 
 from defsent_lite import defsent, encode, train
-from defsent_lite.runtime import config, defsent_model, mlm_head, models
+from defsent_lite.runtime import config, defsent_model, models
 from defsent_lite.data import dictionary
 from defsent_lite.repro import defsent_protocol
 
@@ -225,11 +225,11 @@ def test_official_is_the_default_and_every_setting_is_named():
 def test_a_saved_mlm_head_is_recognised_part_by_part(tmp_path, monkeypatch):
     path = tiny_bert(tmp_path)
     model, _, _, kind = defsent_model.load(path, allow_fallback=False)
-    assert kind == defsent.PRETRAINED and mlm_head.mlm_head_check(model) == mlm_head.HeadCheck(True, (), True)
+    assert kind == defsent.PRETRAINED and models.mlm_head_check(model) == models.HeadCheck(True, (), True)
     model.missing_keys = ["cls.predictions.decoder.bias"]          # the tied bias's other name: still the head
-    assert mlm_head.mlm_head_check(model).loaded
+    assert models.mlm_head_check(model).loaded
     model.missing_keys = ["cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias"]
-    assert mlm_head.mlm_head_check(model) == mlm_head.HeadCheck(False, ("LayerNorm",), True)
+    assert models.mlm_head_check(model) == models.HeadCheck(False, ("LayerNorm",), True)
 
 
 def test_an_encoder_without_head_falls_back_only_where_allowed(tmp_path):

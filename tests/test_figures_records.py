@@ -9,13 +9,13 @@ import pytest
 from defsent_lite import checks
 from defsent_lite.runtime import config
 from defsent_lite.evaluation import nli
-from defsent_lite.paper import method_plots, plots, results
+from defsent_lite.paper import plots, results
 from defsent_lite.repro import gausscse_protocol, preflight, defsentplus_protocol
 
 
 def test_save_figure_keeps_provenance(tmp_path, monkeypatch):
     monkeypatch.setenv("DEFSENT_RESULTS", str(tmp_path))
-    fig = method_plots.loss_curves({"a": [3.0, 2.0, 1.0]}, chance=3.0)
+    fig = plots.loss_curves({"a": [3.0, 2.0, 1.0]}, chance=3.0)
     shown = results.save_figure(fig, "x/loss.png", model="m", scale="smoke", seeds=[0, 1])
     assert shown == "results/x/loss.png"
     meta = results.figure_provenance(tmp_path / "x" / "loss.png")

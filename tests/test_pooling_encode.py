@@ -44,7 +44,6 @@ def test_vectors_copied_to_the_host_in_groups_are_the_same_in_input_order(offlin
     give exactly the vectors of one copy per pass, each in its input row."""
     model, tok = offline
     sentences = SENTENCES + ["A dog runs.", "Two people talk in a kitchen.", "Rain.", "He reads a book."]
-    monkeypatch.setattr(encode, "side_by_side_workers", lambda device: 1)  # the one-batch path
     whole = encode.encode_poolings(model, tok, sentences, ["mean", "max"], batch_size=2)
     monkeypatch.setattr(encode, "BATCHES_PER_COPY", 2)
     grouped = encode.encode_poolings(model, tok, sentences, ["mean", "max"], batch_size=2)
@@ -178,45 +177,3 @@ def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folde
             assert sorted(ours) == sorted(theirs.keys())
             for key, value in theirs.items():
                 assert ours[key].dtype == torch.int64 and torch.equal(ours[key], value), (name, key)
-
-
-MORE = SENTENCES + ["A dog runs.", "Two people talk in a kitchen.", "Rain.", "He reads a book.",
-                    "A woman slices an onion on a wooden board.", "Nobody came."]
-
-
-def test_batches_side_by_side_give_the_vectors_of_one_batch_at_a_time(offline, monkeypatch):
-    """Issue 44: on a small CPU batches encode side by side in threads (one torch thread each),
-    each into its own rows; every pooling's vectors are those of the one-batch path, in input order,
-    and the torch thread count is as it was."""
-    model, tok = offline
-    threads = torch.get_num_threads()
-    monkeypatch.setattr(encode, "side_by_side_workers", lambda device: 1)
-    one = encode.encode_poolings(model, tok, MORE, ["cls", "mean", "prompt"], batch_size=2)
-    monkeypatch.setattr(encode, "side_by_side_workers", lambda device: 3)
-    side = encode.encode_poolings(model, tok, MORE, ["cls", "mean", "prompt"], batch_size=2)
-    assert all(torch.allclose(one[p], side[p], atol=1e-6, rtol=0) for p in one)
-    assert torch.get_num_threads() == threads and model.training is False
-
-
-def test_a_side_by_side_workers_error_is_raised_and_the_threads_restored(offline, monkeypatch):
-    model, tok = offline
-    threads, calls, real = torch.get_num_threads(), [], encode.hidden_states
-
-    def failing(m, batch):
-        calls.append(1)
-        if len(calls) == 3:
-            raise RuntimeError("batch three failed")
-        return real(m, batch)
-
-    monkeypatch.setattr(encode, "side_by_side_workers", lambda device: 2)
-    monkeypatch.setattr(encode, "hidden_states", failing)
-    with pytest.raises(RuntimeError, match="batch three failed"):
-        encode.encode(model, tok, MORE, "mean", batch_size=2)
-    assert torch.get_num_threads() == threads
-
-
-@pytest.mark.parametrize("device, threads, workers", [("cpu", 2, 2), ("cpu", 4, 4), ("cpu", 1, 1),
-                                                      ("cpu", 16, 1), ("cuda", 2, 1)])
-def test_side_by_side_only_on_a_cpu_with_a_few_threads(monkeypatch, device, threads, workers):
-    monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
-    assert encode.side_by_side_workers(device) == workers

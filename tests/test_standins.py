@@ -9,7 +9,7 @@ import standins
 import torch
 
 from defsent_lite import defsent
-from defsent_lite.runtime import config, defsent_model, defsentplus_model, mlm_head, models
+from defsent_lite.runtime import config, defsent_model, defsentplus_model, models
 from defsent_lite.data import dictionary
 from defsent_lite.repro import defsent_protocol
 
@@ -21,7 +21,7 @@ def built(standin_folders):
 
 def test_bert_standin_has_the_real_head_pooler_and_vocabulary(built):
     model, tok, head, kind = defsent_model.load(built["bert-base-uncased"], allow_fallback=False)
-    assert kind == defsent.PRETRAINED and mlm_head.mlm_head_check(model).loaded
+    assert kind == defsent.PRETRAINED and models.mlm_head_check(model).loaded
     assert tok.vocab_size == 30522 and tok.convert_tokens_to_ids(["[CLS]", "the"]) == [101, 1996]
     encoder, _ = models.load(built["bert-base-uncased"])
     assert not [k for k in encoder.missing_keys if k.startswith("pooler.")]
@@ -148,7 +148,7 @@ def test_a_roberta_checkpoint_without_mlm_head_gets_the_original_models_dense_la
     monkeypatch.setenv("DEFSENT_STANDINS", "1")
     monkeypatch.setenv("DEFSENT_MODEL_FOLDERS", standin_folders["setting"])
     simcse = "princeton-nlp/unsup-simcse-roberta-base"
-    assert "transform" in mlm_head.mlm_head_check(models.load(simcse, mlm_head=True)[0]).missing_parts
+    assert "transform" in models.mlm_head_check(models.load(simcse, mlm_head=True)[0]).missing_parts
     assert defsentplus_model.roberta_backbone(simcse) == "roberta-base"
     assert defsentplus_model.roberta_backbone("sjtu-lit/SynCSE-partial-RoBERTa-large") == "roberta-large"
     model, _ = defsentplus_model.load(simcse)

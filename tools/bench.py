@@ -31,8 +31,7 @@ def best_time(fn, repeats=3):
 def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeats=3, device="cpu"):
     """Time our `encode` (mean pooling) against SentenceTransformer.encode on the same model,
     sentences, batch size, threads and device, interleaving the runs; returns timings and min
-    cosine. On a GPU our batches are sized by tokens (encode.length_batches), at least batch_size;
-    on a CPU with a few threads ours encodes batches side by side (encode.side_by_side_workers)."""
+    cosine. On a GPU our batches are sized by tokens (encode.length_batches), at least batch_size."""
     from sentence_transformers import SentenceTransformer
 
     ours_model, tok = models.load(model_path, device=device)
@@ -51,7 +50,6 @@ def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeat
         t_st = min(t_st, t)
     cos = (ours * ref).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(ref, axis=1)
     return dict(sentences=len(sentences), threads=torch.get_num_threads(), batch_size=batch_size,
-                batches_at_once=encode.side_by_side_workers(device),
                 ours_s=t_ours, st_s=t_st, speedup=t_st / t_ours, min_cosine=float(cos.min()))
 
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from defsent_lite import defsent, encode, gausscse, train  # noqa: E402
 from defsent_lite.evaluation import sts  # noqa: E402
 from defsent_lite.repro import plans  # noqa: E402
-from defsent_lite.runtime import config, defsent_model, models  # noqa: E402
+from defsent_lite.runtime import config, defsent_model, models, speed  # noqa: E402
 from defsent_lite.data import dictionary, nli_readers  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
@@ -140,7 +140,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
 
 
 def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"):
-    """The opt-in compiled step (train.Settings(compile_mode=mode), DEFSENT_COMPILE): the model's
+    """The opt-in compiled step (runtime/speed.training, DEFSENT_COMPILE): the model's
     encoder (the module every loss calls through encode.hidden_states) under torch.compile with
     dynamic shapes,
     steps/s after one untimed pass that compiles, against the eager loop; the compiling pass's
@@ -150,7 +150,7 @@ def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"
     steps = len(batches)
     what = f"{method} training, batch 16, {how}, encoder compiled (torch.compile, dynamic, mode {mode})"
     try:
-        with train.compiled_encoders(model, mode):   # what Settings(compile_mode=mode) does in a run
+        with speed.compiled_encoders(model, mode):   # what speed.training(model, mode) gives a run
             first = timed_training(model, loss_fn, batches, params, optimizer)
             warm = timed_training(model, loss_fn, batches, params, optimizer)
     except Exception as e:   # no compiler, an unsupported op: the rest of the check goes on

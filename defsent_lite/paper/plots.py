@@ -1,5 +1,6 @@
-"""Ours minus the paper's, as a figure: one dot per number of a side_by_side table (the figures of
-a method at work, entry spaces, loss curves, length ratios, are method_plots')."""
+"""Figures: ours minus the paper's, one dot per number of a side_by_side table; and the methods at
+work: the dictionaries' definitions per entry, DefSent+'s entry spaces (Figures 1-2) and PST's
+loss curves, GaussCSE's length ratios (Figure 2)."""
 
 import textwrap
 
@@ -41,5 +42,78 @@ def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
     ax.set_title(textwrap.fill(title, 80, break_on_hyphens=False), fontsize=10)
     if len(columns) > 1:
         ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- the methods at work
+
+
+def entry_space_views(views, titles, kinds=("svd", "pca_whitened")):
+    """DefSent+ Figures 1-2: one column per entry space, rows = 2-d SVD (uncentered) and whitened
+    PCA."""
+    labels = {"svd": "SVD (uncentered)", "pca_whitened": "PCA, whitened"}
+    fig, axes = plt.subplots(
+        len(kinds), len(views), figsize=(3.2 * len(views), 3.0 * len(kinds)), squeeze=False
+    )
+    for j, (v, title) in enumerate(zip(views, titles)):
+        for i, kind in enumerate(kinds):
+            xy = np.asarray(v[kind])
+            ax = axes[i][j]
+            ax.scatter(xy[:, 0], xy[:, 1], s=2, alpha=0.4)
+            ax.set_title(f"{title}\n{labels[kind]}" if i == 0 else labels[kind], fontsize=9)
+            if kind == "pca_whitened":
+                ax.add_patch(plt.Circle((0, 0), 2.0, fill=False, ls=":", color="k"))  # 2 sd
+                ax.set_aspect("equal", "datalim")
+    fig.tight_layout()
+    return fig
+
+
+def loss_curves(curves, chance=None, title="training loss"):
+    """Loss per logged step for each labelled run; a dotted line at the chance loss log(n)."""
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for label, ys in curves.items():
+        ax.plot(np.linspace(0, 1, len(ys)), ys, label=label)
+    if chance is not None:
+        ax.axhline(chance, ls=":", color="k", label="chance log(entries)")
+    ax.set_xlabel("fraction of the epoch")
+    ax.set_ylabel("cross-entropy")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def length_ratio_histograms(ratios, bins=np.linspace(-1.5, 3, 46)):
+    """GaussCSE Figure 2: one histogram per test set of log(len(entailing) / len(entailed))."""
+    fig, axes = plt.subplots(
+        1, len(ratios), figsize=(4 * len(ratios), 3), sharex=True, squeeze=False
+    )
+    for ax, (name, r) in zip(axes[0], ratios.items()):
+        ax.hist(r, bins=bins)
+        ax.axvline(0, color="k", ls=":")
+        ax.set_title(f"{name} ({len(r)} entailment pairs)")
+        ax.set_xlabel("log(len(entailing) / len(entailed))")
+    axes[0][0].set_ylabel("pairs")
+    fig.tight_layout()
+    return fig
+
+
+def definitions_per_entry(ids_by_dataset, cap=20):
+    """Histogram (log scale) of the number of definitions per entry of each dataset; the last
+    bin holds `cap` or more, the legend each dataset's median."""
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for name, ids in ids_by_dataset.items():
+        per_entry = np.bincount(ids)
+        ax.hist(
+            np.clip(per_entry, 1, cap),
+            bins=np.arange(1, cap + 2) - 0.5,
+            histtype="step",
+            label=f"{name} (median {np.median(per_entry):.0f})",
+        )
+    ax.set_xlabel(f"definitions per entry ({cap} = {cap} or more)")
+    ax.set_ylabel("entries")
+    ax.set_yscale("log")
+    ax.legend()
     fig.tight_layout()
     return fig

@@ -20,7 +20,7 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import preflight, scores, variants, transfer_scores
-from defsent_lite.runtime import cache, config, defsent_model, models
+from defsent_lite.runtime import cache, config, defsent_model, models, speed
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
 # "official" is the default; "paper" keeps the text (and, where the text is silent, what this
@@ -226,7 +226,6 @@ def train_and_score(cfg, dataset, folder, what):
         fractional_warmup=v["fractional_warmup"],
         warmup_from_zero=v["fractional_warmup"],
         mixed_precision=variants.autocast_training(cfg, v),
-        compile_mode=config.compile_mode(),
     )
     history = train.train(
         model,
@@ -242,6 +241,7 @@ def train_and_score(cfg, dataset, folder, what):
         params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
         describe_batch=lambda b: f"words {[w for w, _, _ in b.examples[:4]]}...",
         desc=what,
+        around=speed.training(model),  # opt-in: DEFSENT_COMPILE
     )
     evals = {
         k: defsent.evaluate(

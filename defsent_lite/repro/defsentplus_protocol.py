@@ -33,7 +33,7 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.repro import scores, variants
-from defsent_lite.runtime import cache, config, defsentplus_model, models
+from defsent_lite.runtime import cache, config, defsentplus_model, models, speed
 
 # (pooling during training, entry pooling): the paper's four encoding combinations
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
@@ -289,7 +289,6 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     settings = train.Settings(
         lr=cfg["lr"],
         mixed_precision=variants.autocast_training(cfg, v),
-        compile_mode=config.compile_mode(),
         **v["optimizer"],
     )
     history = train.train(
@@ -299,6 +298,7 @@ def train_and_score(cfg, space, ds, data_dir, folder):
         settings,
         describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
         desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
+        around=speed.training(model),  # opt-in: DEFSENT_COMPILE
     )
     model.save_pretrained(folder / "model")
     tokenizer.save_pretrained(folder / "model")

@@ -23,7 +23,7 @@ from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import variants
-from defsent_lite.runtime import cache, config, models
+from defsent_lite.runtime import cache, config, models, speed
 
 
 # ----------------------------------------- settings: the released code's, the paper text's, scales
@@ -531,7 +531,6 @@ def train_and_score(cfg, data_dir=None, folder=None):
     settings = train.Settings(
         lr=cfg["lr"], optimizer="adamw", weight_decay=v["weight_decay"],
         warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"],
-        compile_mode=config.compile_mode(),
     )  # fmt: skip
     history = train.train(
         model,
@@ -542,6 +541,7 @@ def train_and_score(cfg, data_dir=None, folder=None):
         eval_every=cfg["eval_every"],
         describe_batch=describe_batch(model, tokenizer),
         desc=what,
+        around=speed.training(model),  # opt-in: DEFSENT_COMPILE
     )
     tests = tests if cfg.get("evaluate_tests", True) else {}  # the grid needs SNLI dev's AUPRC only
     result = evaluate(

@@ -38,7 +38,6 @@ PACKAGE = Path(__file__).resolve().parents[1]
 NOT_IN_CODE_IDENTITY = {
     "progress.py",
     "paper/plots.py",
-    "paper/method_plots.py",
     "data/download.py",
     "data/sources.py",
     "repro/preflight.py",

@@ -246,23 +246,6 @@ def device(name=None):
     return chosen
 
 
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-
-
-def compile_mode(name=None):
-    """The torch.compile mode the runs train with: None (eager, the default) or a mode (argument or
-    DEFSENT_COMPILE; "1": reduce-overhead, CUDA graphs, the fastest steps on a GPU). Opt-in: a run
-    first spends minutes compiling (docs/speed.md: when it pays)."""
-    name = name if name is not None else os.environ.get("DEFSENT_COMPILE", "")
-    name = {"": None, "0": None, "1": "reduce-overhead"}.get(name.strip(), name.strip())
-    if name is not None and name not in COMPILE_MODES:
-        raise ValueError(
-            f"compile mode {name!r} (argument or DEFSENT_COMPILE): use 0 (eager), 1 "
-            f"(reduce-overhead) or one of {COMPILE_MODES}"
-        )
-    return name
-
-
 _STANDINS = {"on": False}  # turned on for the process by use_standins (the environment untouched)
 
 

@@ -5,7 +5,6 @@ from typing import NamedTuple
 
 from defsent_lite import defsent
 from defsent_lite.runtime import models
-from defsent_lite.runtime.mlm_head import mlm_head_check
 
 
 class LoadedModel(NamedTuple):
@@ -27,7 +26,7 @@ def load(name_or_path, device=None, prefix_space=False, allow_fallback=True):
         name_or_path, mlm_head=True, device=device, eval_mode=False, add_prefix_space=prefix_space
     )
     defsent.freeze(model.get_input_embeddings())
-    check = mlm_head_check(model)
+    check = models.mlm_head_check(model)
     if check.loaded:
         return LoadedModel(
             model, tokenizer, defsent.word_prediction_head(model), defsent.PRETRAINED

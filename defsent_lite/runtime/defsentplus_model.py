@@ -4,7 +4,6 @@ GELU."""
 
 from defsent_lite import defsentplus
 from defsent_lite.runtime import models
-from defsent_lite.runtime.mlm_head import mlm_head_check
 
 # The original RoBERTa of each data-augmented RoBERTa checkpoint whose rows DefSent+'s tables carry
 # (paper/defsentplus.DATA_AUGMENTED; they ship no MLM head): the model it was trained from.
@@ -37,7 +36,7 @@ def load(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=None):
     if model.config.model_type in ("roberta", "xlm-roberta"):
         source = mlm_head_from or roberta_backbone(name_or_path) or name_or_path
         mlm, _ = models.load(source, mlm_head=True, device=device)
-        if "transform" in mlm_head_check(mlm).missing_parts and not allow_new_pooler:
+        if "transform" in models.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
             raise ValueError(
                 f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies "
                 "into "
