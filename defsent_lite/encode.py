@@ -257,12 +257,6 @@ BATCHES_PER_COPY = 256  # pooled batches kept on the device before one copy to t
 ROWS_PER_COPY = 65536  # ... or pooled sentences (large token-sized batches), whichever comes first
 
 
-def _pooled(model, tokenizer, batch, poolings):
-    """{pooling: [batch, d] float32} of one padded batch on the model's device."""
-    h, mask, ids = hidden_states(model, batch), batch["attention_mask"], batch["input_ids"]
-    return {p: pool(p, h, mask, ids, tokenizer.mask_token_id).float() for p in poolings}
-
-
 def _encode_pass(
     model, tokenizer, sentences, poolings, batch_size, max_length, progress, desc, mixed_precision
 ):
@@ -280,8 +274,13 @@ def _encode_pass(
         with torch.inference_mode(), autocast_for(device, enabled=mixed_precision):
             for k, idx in enumerate(batches, 1):
                 batch = on_model_device(model, pad_batch(tokenizer, features, idx))
-                for p, vectors in _pooled(model, tokenizer, batch, poolings).items():
-                    pending[p].append(vectors)
+                h, mask, ids = (
+                    hidden_states(model, batch),
+                    batch["attention_mask"],
+                    batch["input_ids"],
+                )
+                for p in poolings:  # [batch, d] float32 on the model's device
+                    pending[p].append(pool(p, h, mask, ids, tokenizer.mask_token_id).float())
                 bar.update()
                 rows = sum(len(v) for v in pending[poolings[0]])
                 if k % BATCHES_PER_COPY == 0 or rows >= ROWS_PER_COPY or k == len(batches):

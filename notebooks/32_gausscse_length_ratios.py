@@ -38,21 +38,15 @@ MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 
 # %%
-# Colab only: install the package, then fetch the data this notebook reads at its scale;
-# drive=True keeps data, cache and results on Google Drive.
+# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
+# data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
     commit = "dd7a5a68e32bb850477f9a8c8599e55add605a2d"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=False)
-    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
-    fetch = ["fetch", "--for", "32", "--scale", SCALE, *root]   # the downloader's command
-    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
-                          capture_output=True, text=True)
-    print(done.stdout + done.stderr)
-    done.check_returncode()
+    colab.setup("32", SCALE, DATA_ROOT, drive=False)
 
 # %%
 import numpy as np

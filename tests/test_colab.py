@@ -63,11 +63,15 @@ def test_changing_the_setting_rewrites_every_link(tmp_path):
     assert colab.REPOSITORY not in readme and readme.count("github/someone/fork/blob/main/notebooks/") == len(NOTEBOOKS)
 
 
-def test_setup_points_paths_at_its_home_and_names_the_device(monkeypatch, tmp_path, capsys):
+def test_setup_points_paths_at_its_home_names_the_device_and_fetches_what_is_missing(monkeypatch, tmp_path,
+                                                                                  capsys):
+    """The fetch is the downloader's command, in a process of its own (no notebook imports the
+    downloader): with the data at hand it fetches nothing and says so."""
     monkeypatch.setenv("DEFSENT_HOME", str(tmp_path / "home"))
-    colab.setup(drive=False)
+    colab.setup("00", "smoke", str(config.data_root()), drive=False)
     out = capsys.readouterr().out
     assert f"DEFSENT_HOME: {tmp_path / 'home'}" in out and "no GPU: cpu, fp32" in out
+    assert "notebook 00 at smoke scale: all it reads is here" in out
     assert config.data_root("data") == tmp_path / "home" / "data"
 
 

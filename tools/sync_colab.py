@@ -18,27 +18,21 @@ from defsent_lite.repro import colab
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
-CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\(drive=[^)\n]*\)\n(    (colab|download)\.fetch\([^\n]*\)\n|    root = .*?done\.check_returncode\(\)\n)?\n?", re.S)
+CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\([^\n]*\)\n(    (colab|download)\.fetch\([^\n]*\)\n|    root = .*?done\.check_returncode\(\)\n)?\n?", re.S)
 PACKAGE_PATHS = ("defsent_lite", "pyproject.toml")   # what pip installs from the pinned commit
 
 # An install cell pins the commit that last changed the package (its code and pyproject.toml): the
 # code the notebook was committed with, so a later commit never orphans a Drive cache; this tool
 # finds that commit in git, since a commit cannot name itself.
-INSTALL_CELL = """# Colab only: install the package, then fetch the data this notebook reads at its scale;
-# drive=True keeps data, cache and results on Google Drive.
+INSTALL_CELL = """# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
+# data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
     commit = "{commit}"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup(drive=False)
-    root = ["--root", DATA_ROOT] if DATA_ROOT else []   # what the notebook reads and lacks:
-    fetch = ["fetch", "--for", "{notebook}", "--scale", {scale}, *root]   # the downloader's command
-    done = subprocess.run([sys.executable, "-m", "defsent_lite.data.download", *fetch],
-                          capture_output=True, text=True)
-    print(done.stdout + done.stderr)
-    done.check_returncode()"""
+    colab.setup("{notebook}", {scale}, DATA_ROOT, drive=False)"""
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 

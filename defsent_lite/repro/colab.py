@@ -5,6 +5,8 @@ text; `--check`: exit 1 if any is out of date, a unit test does this).
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -34,9 +36,11 @@ def device_report(device=None):
     )
 
 
-def setup(drive=False):
+def setup(notebook, scale, data_dir=None, drive=False):
     """On Colab: mount Drive on request, point DEFSENT_HOME there (else /content/defsent_lite) so
-    that data, cache and results survive where the user wants, and print the device."""
+    that data, cache and results survive where the user wants, print the device, then fetch what
+    `notebook` reads at `scale` and lacks: the downloader's own command
+    (`python -m defsent_lite.data.download fetch --for NN`), run as a process of its own."""
     if drive:
         from google.colab import drive as google_drive
 
@@ -45,3 +49,16 @@ def setup(drive=False):
     Path(os.environ["DEFSENT_HOME"]).mkdir(parents=True, exist_ok=True)
     print("DEFSENT_HOME:", os.environ["DEFSENT_HOME"], "| data, cache and results go there")
     print(device_report())
+    fetch = [
+        "fetch",
+        "--for",
+        notebook,
+        "--scale",
+        scale,
+        *(["--root", data_dir] if data_dir else []),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "defsent_lite.data.download", *fetch], capture_output=True, text=True
+    )
+    print(done.stdout + done.stderr)
+    done.check_returncode()

@@ -119,11 +119,6 @@ def paper_cpu_warning(scale_name, device=None):
     return None
 
 
-def fetch_command(notebook, scale, data_dir=None):
-    root = config.data_root(data_dir)
-    return f"python -m defsent_lite.data.download fetch --for {str(notebook)[:2]} --scale {scale} --root {root}"
-
-
 def check(notebook, scale, data_dir=None, models_needed=(), log=print):
     """Check the notebook's data and models; print one summary line, or
     raise PreflightFailed listing everything missing and the command that fetches it."""
@@ -152,7 +147,10 @@ def check(notebook, scale, data_dir=None, models_needed=(), log=print):
             )
         lines += [f"  - model {p}" for p in problems]
         if result.missing or result.changed:
-            lines.append(f"Fetch the data with:\n  {fetch_command(notebook, scale, data_dir)}")
+            lines.append(
+                "Fetch the data with:\n  python -m defsent_lite.data.download fetch --for "
+                f"{str(notebook)[:2]} --scale {scale} --root {config.data_root(data_dir)}"
+            )
         raise PreflightFailed("\n".join(lines))
     needs = sources.needs(notebook, scale)
     log(
