@@ -55,7 +55,7 @@ VARIANT = "official"  # the released code (default); "paper": the text
 # data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "dd7a5a68e32bb850477f9a8c8599e55add605a2d"   # last to change the package
+    commit = "e7fafb44fb00942ea8efb34a56baf76329911536"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
