@@ -31,16 +31,6 @@ from defsent_lite.pooling import pool
 ENTRY_POOLINGS = {"cls": "AC", "mean": "AMP"}
 
 
-def usable_definitions(entry_ids, definitions):
-    """Drop empty definitions; returns (entry_ids, definitions, dropped count)."""
-    keep = [i for i, d in enumerate(definitions) if d.strip()]
-    return (
-        [entry_ids[i] for i in keep],
-        [definitions[i] for i in keep],
-        len(definitions) - len(keep),
-    )
-
-
 @torch.no_grad()
 def build_entry_embeddings(
     model,

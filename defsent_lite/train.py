@@ -100,6 +100,52 @@ class Settings(NamedTuple):
     mixed_precision: bool = True
 
 
+def lr_factors(s, batches, desc):
+    """(the checked rate, each step's factor of it: the warm-up, then constant or decaying) of
+    Settings `s`; no batches, an empty batch or a schedule whose every step has rate 0 is an
+    error."""
+    if not isinstance(s, Settings):
+        raise TypeError(
+            f"{desc}: settings must be a train.Settings (lr, optimizer, schedule), not "
+            f"{type(s).__name__}"
+        )
+    lr, warmup_ratio = (
+        checks.rate(s.lr, f"{desc}: lr"),
+        checks.fraction(s.warmup_ratio, f"{desc}: warmup_ratio"),
+    )
+    if not batches:
+        raise ValueError(f"{desc}: no training batches (is the training data empty?)")
+    empty = [i for i, b in enumerate(batches, 1) if is_empty_batch(b)]
+    if empty:
+        raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
+    total = len(batches)
+    warmup = total * warmup_ratio if s.fractional_warmup else math.floor(total * warmup_ratio)
+    factors = [warmup_factor(i, warmup, total, s.decay, s.warmup_from_zero) for i in range(total)]
+    if max(factors) == 0:  # e.g. one step whose warm-up starts from 0: the run would train nothing
+        raise ValueError(
+            f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} "
+            f"steps{', from 0' if s.warmup_from_zero else ''}); give it more training data or "
+            "batches"
+        )
+    return lr, factors
+
+
+def kept_best(model, history, step, score, best_state, desc):
+    """Record an evaluation score (a non-finite one is an error) and return the state to load back
+    at the end: a copy of the weights when this score is the best so far before the last step,
+    None when the last step's weights are the best."""
+    if not math.isfinite(score):
+        raise NonFinite(
+            f"{desc}: evaluation score {score} at step {step} of {history['steps']}; try a lower "
+            "learning rate"
+        )
+    history["eval"].append((step, score))
+    if history["best_score"] is not None and score <= history["best_score"]:
+        return best_state
+    history["best_step"], history["best_score"] = step, score
+    return copy.deepcopy(model.state_dict()) if step != history["steps"] else None
+
+
 def train(
     model,
     loss_fn,
@@ -122,32 +168,10 @@ def train(
     the encoders compiled; None: eager).
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
-    if not isinstance(settings, Settings):
-        raise TypeError(
-            f"{desc}: settings must be a train.Settings (lr, optimizer, schedule), not "
-            f"{type(settings).__name__}"
-        )
-    s = settings
-    lr, warmup_ratio = (
-        checks.rate(s.lr, f"{desc}: lr"),
-        checks.fraction(s.warmup_ratio, f"{desc}: warmup_ratio"),
-    )
-    if not batches:
-        raise ValueError(f"{desc}: no training batches (is the training data empty?)")
-    empty = [i for i, b in enumerate(batches, 1) if is_empty_batch(b)]
-    if empty:
-        raise ValueError(f"{desc}: batch {empty[0]} of {len(batches)} is empty")
+    lr, factors = lr_factors(settings, batches, desc)
+    s, total = settings, len(batches)
     params = list(model.parameters()) if params is None else list(params)
     opt = make_optimizer(params, s.optimizer, lr, s.weight_decay, s.eps)
-    total = len(batches)
-    warmup = total * warmup_ratio if s.fractional_warmup else math.floor(total * warmup_ratio)
-    factors = [warmup_factor(i, warmup, total, s.decay, s.warmup_from_zero) for i in range(total)]
-    if max(factors) == 0:  # e.g. one step whose warm-up starts from 0: the run would train nothing
-        raise ValueError(
-            f"{desc}: no step of {total} has a non-zero learning rate (warm-up {warmup:g} "
-            f"steps{', from 0' if s.warmup_from_zero else ''}); give it more training data or "
-            "batches"
-        )
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda i: factors[i] if i < total else factors[-1]
     )
@@ -156,12 +180,11 @@ def train(
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     best_state = None
-    show = progress_bars.shown(progress)
     read_every = LOSS_READ_EVERY.get(device.type, LOSS_READ_EVERY_ACCELERATOR)
     pending = []  # (step, batch, loss) not yet read on the host
     model.train()
     with around or contextlib.nullcontext(contextlib.nullcontext) as eager:
-        bar = tqdm(batches, desc=desc, disable=not show, leave=False)
+        bar = tqdm(batches, desc=desc, disable=not progress_bars.shown(progress), leave=False)
         for step, batch in enumerate(bar, 1):
             with autocast_for(device, enabled=s.mixed_precision):
                 loss = loss_fn(model, batch)
@@ -189,18 +212,9 @@ def train(
             if evaluate:
                 with eager():
                     score = eval_fn(model)
-                if not math.isfinite(score):
-                    raise NonFinite(
-                        f"{desc}: evaluation score {score} at step {step} of {total}; try a lower "
-                        f"learning rate than {lr:g}"
-                    )
-                history["eval"].append((step, score))
-                if history["best_score"] is None or score > history["best_score"]:
-                    history["best_step"], history["best_score"] = step, score
-                    if step != total:
-                        best_state = copy.deepcopy(model.state_dict())
-                    else:
-                        best_state = None  # the current weights are the best
+                best_state = kept_best(
+                    model, history, step, score, best_state, f"{desc} (lr {lr:g})"
+                )
                 model.train()
     if best_state is not None:
         model.load_state_dict(best_state)
