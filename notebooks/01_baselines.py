@@ -54,7 +54,7 @@ MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-
 # data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "e7fafb44fb00942ea8efb34a56baf76329911536"   # last to change the package
+    commit = "a31fc117b10bf4e75cb8a0ea7d26bc996c51e7aa"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
