@@ -205,9 +205,9 @@ def run_settings(cfg):
 
 
 def train_and_score(cfg, dataset, folder, what):
-    """One DefSent training (Eq. 1: cross-entropy of the defined word through the frozen head) on
-    the dataset's train split, then its dev and test word prediction; the trained encoder saved in
-    `folder`/model."""
+    """One DefSent training (Sec. 2.3: cross-entropy of the defined word, predicted from the pooled
+    definition through the frozen head) on the dataset's train split, then its dev and test word
+    prediction; the trained encoder saved in `folder`/model."""
     (splits, report), v = dataset, run_settings(cfg)
     config.set_seed(cfg["seed"])
     model, tokenizer, head, head_kind = defsent_model.load(
