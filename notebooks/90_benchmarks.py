@@ -46,7 +46,7 @@ REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 # data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "a31fc117b10bf4e75cb8a0ea7d26bc996c51e7aa"   # last to change the package
+    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
