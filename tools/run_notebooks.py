@@ -141,8 +141,9 @@ def run_all(prefixes, out=None, fetch=False):
         for p in paths:
             if fetch:   # what the notebook reads and lacks (the install cell's fetch on Colab)
                 from defsent_lite.data import download
-                root = ["--root", os.environ["DEFSENT_DATA"]] if os.environ.get("DEFSENT_DATA") else []
-                download.main(["fetch", "--for", p.name[:2], "--scale", os.environ.get("DEFSENT_SCALE", "smoke"), *root])
+                if download.main(["fetch", "--for", p.name[:2], "--scale", os.environ.get("DEFSENT_SCALE", "smoke"),
+                                  *(["--root", os.environ["DEFSENT_DATA"]] if os.environ.get("DEFSENT_DATA") else [])]):
+                    raise SystemExit(f"{p.name}: the data it reads could not be fetched (above); nothing ran")
             t0 = time.perf_counter()
             print(f"running {p.name} ...", flush=True)
             written, times = run(p, out=out / p.with_suffix(".ipynb").name if out else None)
