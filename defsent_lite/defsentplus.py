@@ -15,7 +15,6 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from defsent_lite import encode
-from defsent_lite import progress as progress_bars
 from defsent_lite.encode import (
     autocast_for,
     check_sentences,
@@ -60,7 +59,7 @@ def build_entry_embeddings(
     sums = torch.zeros(n_entries, model.config.hidden_size, dtype=torch.float64)
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, definitions, max_length)
-    show = progress_bars.shown(progress)
+    show = encode.bars_shown(progress)
     with eval_mode(model), autocast_for(device, enabled=mixed_precision):
         for idx in tqdm(
             length_batches(features, order, batch_size, device),

@@ -2,13 +2,21 @@
 float32."""
 
 import contextlib
+import os
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from defsent_lite import progress as progress_bars
 from defsent_lite.pooling import POOLINGS, pool, prompt_text
+
+
+def bars_shown(progress=None):
+    """Whether the long loops (encoding, entry building, training) draw tqdm bars: `progress` when
+    given, else DEFSENT_PROGRESS (default on; 0 turns the bars off, as in tests)."""
+    if progress is not None:
+        return bool(progress)
+    return os.environ.get("DEFSENT_PROGRESS", "1") not in ("0", "false", "False", "")
 
 
 def token_features(tokenizer, sentences, max_length):
@@ -267,7 +275,7 @@ def _encode_pass(
     features, order = tokenize_sorted(tokenizer, sentences, max_length)
     out = {p: torch.empty(len(sentences), model.config.hidden_size) for p in poolings}
     batches = length_batches(features, order, batch_size, device)
-    show = progress_bars.shown(progress) and len(batches) > 1
+    show = bars_shown(progress) and len(batches) > 1
     bar = tqdm(total=len(batches), desc=desc, disable=not show, leave=False)
     with eval_mode(model), bar:
         pending, done = {p: [] for p in poolings}, 0  # pooled on the device; rows of `order` copied

@@ -14,9 +14,8 @@ import torch
 from tqdm.auto import tqdm
 
 from defsent_lite import checks
-from defsent_lite import progress as progress_bars
 from defsent_lite.checks import NonFinite
-from defsent_lite.encode import amp_dtype, autocast_for
+from defsent_lite.encode import amp_dtype, autocast_for, bars_shown
 
 
 class NonFiniteLoss(FloatingPointError):
@@ -184,7 +183,7 @@ def train(
     pending = []  # (step, batch, loss) not yet read on the host
     model.train()
     with around or contextlib.nullcontext(contextlib.nullcontext) as eager:
-        bar = tqdm(batches, desc=desc, disable=not progress_bars.shown(progress), leave=False)
+        bar = tqdm(batches, desc=desc, disable=not bars_shown(progress), leave=False)
         for step, batch in enumerate(bar, 1):
             with autocast_for(device, enabled=s.mixed_precision):
                 loss = loss_fn(model, batch)

@@ -50,12 +50,11 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 MODEL = None  # None: the scale's (smoke: offline all-MiniLM-L6-v2, paper: bert-base-uncased)
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("01", SCALE, DATA_ROOT, drive=False)
@@ -64,7 +63,8 @@ if "google.colab" in sys.modules:
 from defsent_lite.runtime import config, models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import eval_sizes, preflight, scores, transfer_scores
+from defsent_lite.evaluation import sts
+from defsent_lite.repro import eval_sizes, preflight, transfer_scores
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
@@ -81,7 +81,7 @@ what = "untrained CLS and mean (one pass): STS and SentEval"
 # the plan and its time estimate first (printed at the protocol scales)
 preflight.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
 batch_size = scale["encode_batch_size"]
-sts_rows = scores.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
+sts_rows = sts.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
 transfer_rows = transfer_scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)
 
 # %% [markdown]

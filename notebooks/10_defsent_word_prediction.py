@@ -38,12 +38,11 @@ VARIANT = "official"  # the released code (default); "paper": the text
 # (defsent_protocol.differences())
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("10", SCALE, DATA_ROOT, drive=False)
@@ -65,8 +64,8 @@ import pandas as pd
 
 from defsent_lite import defsent
 from defsent_lite.data import dictionary
-from defsent_lite.paper import results
-from defsent_lite.repro import defsent_protocol, preflight, variants
+from defsent_lite.paper import aggregate, results
+from defsent_lite.repro import defsent_protocol, preflight
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -170,7 +169,7 @@ del trainee, optimizer
 # where the text is silent, what this repository did before). The settings that differ:
 
 # %%
-variants.whole(defsent_protocol.differences())
+aggregate.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Without fine-tuning

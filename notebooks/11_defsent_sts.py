@@ -46,12 +46,11 @@ VARIANT = "official"  # the released code (default); "paper": the text
 # (defsent_protocol.differences())
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("11", SCALE, DATA_ROOT, drive=False)
@@ -59,7 +58,7 @@ if "google.colab" in sys.modules:
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import defsent_protocol, preflight, variants
+from defsent_lite.repro import defsent_protocol, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)
@@ -73,7 +72,7 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent_protocol.differences())
+aggregate.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Table 8: every pooling, DefSent beside the paper (mean over seeds; ± std below)

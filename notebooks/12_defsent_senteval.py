@@ -51,19 +51,18 @@ VARIANT = "official"  # the released code (default); "paper": the text
 # (defsent_protocol.differences())
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("12", SCALE, DATA_ROOT, drive=False)
 
 # %% tags=["tolerance: check; untrained=score"]
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import defsent_protocol, preflight, transfer_scores, variants
+from defsent_lite.repro import defsent_protocol, preflight, transfer_scores
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
@@ -80,7 +79,7 @@ t4.ours.round(2)
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 10 says more):
 
 # %%
-variants.whole(defsent_protocol.differences())
+aggregate.whole(defsent_protocol.differences())
 
 # %% [markdown]
 # ## Table 9 (each pooling) and Table 4 (the paper's DefSent row for the model), beside ours

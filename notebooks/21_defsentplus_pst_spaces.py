@@ -46,12 +46,11 @@ COMBINATION = None
 PST_STEPS = None
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("21", SCALE, DATA_ROOT, drive=False)
@@ -302,7 +301,7 @@ del mini_steps
 
 # %%
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import scores, variants
+from defsent_lite.evaluation import sts
 
 pd.set_option("display.width", 140)
 reference, note = aggregate.reference_model(MODEL)
@@ -323,7 +322,7 @@ for st in steps:
 # `"paper"` runs the text's. The smoke numbers in notebooks 21-24 are the official variant's.
 
 # %%
-variants.whole(defsentplus_protocol.differences())
+aggregate.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # Each step keeps the run with the best STS average (under its best inference pooling); the
@@ -383,7 +382,7 @@ defsentplus_protocol.loss_drop(steps).round(3)
 # a pipeline check (see the top of this notebook): no trend among them is a result.
 
 # %% tags=["tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check"]
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
+untrained = sts.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
 table = defsentplus_protocol.steps_table(steps, untrained).round(2)
 table

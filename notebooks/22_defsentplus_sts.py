@@ -49,12 +49,11 @@ VARIANT = "official"  # the released code; "paper": the text (defsentplus_protoc
 COMBINATION = None
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("22", SCALE, DATA_ROOT, drive=False)
@@ -64,8 +63,8 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight, scores
-from defsent_lite.repro import variants
+from defsent_lite.evaluation import sts
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -89,13 +88,13 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus_protocol.differences())
+aggregate.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
 # %% tags=["tolerance: check; untrained=inference"]
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
+untrained = sts.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
 # Table 2's DefSent row: DefSent at the model's best pooling, the mean over its seeds, scored as
 # DefSent scores (the raw STS files); trained here as notebook 10 trains it

@@ -44,12 +44,11 @@ VARIANT = "official"  # the released code; "paper": the text (defsentplus_protoc
 DATASET = "a"
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("23", SCALE, DATA_ROOT, drive=False)
@@ -57,8 +56,8 @@ if "google.colab" in sys.modules:
 # %%
 import pandas as pd
 
-from defsent_lite.paper import results
-from defsent_lite.repro import defsentplus_protocol, preflight, variants
+from defsent_lite.paper import aggregate, results
+from defsent_lite.repro import defsentplus_protocol, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -80,7 +79,7 @@ print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL, "|", re
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus_protocol.differences())
+aggregate.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # ## STS average per combination and inference pooling (ours)

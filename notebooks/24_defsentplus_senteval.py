@@ -45,12 +45,11 @@ DATASET = "a"
 COMBINATION = None
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("24", SCALE, DATA_ROOT, drive=False)
@@ -60,9 +59,7 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight, transfer_scores
-from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -79,7 +76,7 @@ final.ours.round(2)
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 21 says more):
 
 # %%
-variants.whole(defsentplus_protocol.differences())
+aggregate.whole(defsentplus_protocol.differences())
 
 # %% [markdown]
 # ## Beside the paper's Table 4 (the model's rows, found by model and setting)
@@ -98,7 +95,7 @@ table4
 # ours below the row it stands beside (the paper has no untrained raw-model row).
 
 # %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
-results.whole_beside(paper_defsentplus_senteval.TABLE4, results.TRANSFER_COLS, final.ours,
+results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, final.ours,
                      t4.pairs).round(2)
 
 # %% [markdown]

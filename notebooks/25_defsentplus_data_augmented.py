@@ -59,12 +59,11 @@ VARIANT = "official"  # the released code; "paper": the text (defsentplus_protoc
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("25", SCALE, DATA_ROOT, drive=False)
@@ -74,9 +73,9 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.repro import defsentplus_protocol, preflight, scores, transfer_scores
+from defsent_lite.evaluation import sts
+from defsent_lite.repro import defsentplus_protocol, preflight, transfer_scores
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -110,7 +109,7 @@ pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], in
 # each DefSent+ row is the mean over seeds under the best pooling, beside Table 6's mean.
 
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=inference"]
-untrained = scores.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
+untrained = sts.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
 ours, poolings, counts = defsentplus_protocol.release_rows(untrained, steps)
 print(defsentplus_protocol.paper_rows_text(release))
@@ -155,7 +154,7 @@ table4
 # The paper's whole Table 4 as context, the checkpoint and our final encoder below their rows.
 
 # %% tags=["tolerance: check; paper=exact; ours: checkpoint=score"]
-results.whole_beside(paper_defsentplus_senteval.TABLE4, TRANSFER_COLS, transfer,
+results.whole_beside(paper_defsentplus.TABLE4, TRANSFER_COLS, transfer,
                      {"checkpoint": (release.table4_keys[0], "checkpoint"),
                       "DefSent+": (release.table4_keys[1], "DefSent+")}).round(2)
 

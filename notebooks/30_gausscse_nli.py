@@ -52,12 +52,11 @@ REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 
 BASELINE = None
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("30", SCALE, DATA_ROOT, drive=False)
@@ -286,9 +285,8 @@ fig.tight_layout()
 # untrained encoder) is compared as a score.
 
 # %%
-from defsent_lite.paper import plots, results
+from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import variants
 
 pd.set_option("display.width", 140)
 base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
@@ -312,7 +310,7 @@ print("triplets:", runs["ent"]["triplets"], "| steps:", runs["ent"]["steps"],
 # length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse_protocol.differences())
+aggregate.whole(gausscse_protocol.differences())
 
 # %% [markdown]
 # ## Table 3: accuracy (SNLI-dev threshold) and AUPRC, ours beside the paper's rows of the model

@@ -49,12 +49,11 @@ REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 
 SICK_PAIRS = "one-way"  # the text's one-direction pairs; "all": every one (the official code)
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("31", SCALE, DATA_ROOT, drive=False)
@@ -62,9 +61,9 @@ if "google.colab" in sys.modules:
 # %%
 import pandas as pd
 
-from defsent_lite.paper import plots, results
+from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_protocol, preflight, variants
+from defsent_lite.repro import gausscse_protocol, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -92,7 +91,7 @@ print("entailment pairs scored:", counts,
 # length baseline); `"paper"` runs the text's. The smoke numbers below are the official variant's.
 
 # %%
-variants.whole(gausscse_protocol.differences())
+aggregate.whole(gausscse_protocol.differences())
 
 # %% [markdown]
 # ### Which SICK pairs the paper scored

@@ -38,12 +38,11 @@ MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("32", SCALE, DATA_ROOT, drive=False)
@@ -52,8 +51,8 @@ if "google.colab" in sys.modules:
 import numpy as np
 import pandas as pd
 
-from defsent_lite.paper import plots, results
-from defsent_lite.repro import gausscse_protocol, preflight, variants
+from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.repro import gausscse_protocol, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
@@ -69,7 +68,7 @@ print("saved", results.save_figure(fig, "32_gausscse_figure2.png", scale=scale["
 # Where the released code and the paper's text differ (`VARIANT` picks; notebook 30 says more):
 
 # %%
-variants.whole(gausscse_protocol.differences())
+aggregate.whole(gausscse_protocol.differences())
 
 # %%
 pd.DataFrame({name: {"pairs": len(r),

@@ -42,12 +42,11 @@ BATCH_SIZE = 64
 REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
 
 # %%
-# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "1728cbdfb7f6f602a2b5c1e5688aea2defbd74b9"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("90", "smoke", DATA_ROOT, drive=False)
@@ -62,8 +61,9 @@ import pandas as pd
 # its Colab badge there is no checkout, so the repository is cloned at the installed commit
 tools = Path.cwd().parent / "tools"
 if not (tools / "bench.py").is_file() and "google.colab" in sys.modules:
-    url = f"https://github.com/{colab.REPOSITORY}"   # commit, colab: from the install cell
+    url = f"https://github.com/{colab.REPOSITORY}"   # colab: from the install cell
     subprocess.run(["git", "clone", "-q", url, "/content/repo"], check=True)
+    commit = colab.installed_commit() or colab.BRANCH   # the commit pip installed
     subprocess.run(["git", "-C", "/content/repo", "checkout", "-q", commit], check=True)
     tools = Path("/content/repo/tools")
 if not (tools / "bench.py").is_file():

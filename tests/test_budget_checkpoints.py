@@ -10,7 +10,8 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol, scores, transfer_scores
+from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol, transfer_scores
+from defsent_lite.evaluation import sts
 from tiny_root import gausscse_root, tiny_pst_setup
 
 
@@ -103,14 +104,14 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     again = defsent_protocol.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
     assert len(trained) == before and again.lr_x == best_x and [r["path"] for r in again.runs] == [r["path"] for r in runs]
     settings = transfer_scores.transfer_settings(scale)
-    sts_seed1 = scores.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
+    sts_seed1 = sts.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
     assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before
     assert "avg" in transfer_scores.trained_transfer(again.runs[2], "cls", settings, None)
-    assert "avg" in scores.trained_sts(again.runs[3], "cls", 20, None)
+    assert "avg" in sts.trained_sts(again.runs[3], "cls", 20, None)
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
         transfer_scores.trained_transfer(again.runs[3], "cls", settings, None)  # the 4th seed is not a SentEval seed
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
-        scores.trained_sts(again.runs[1], "cls", 21, None)  # scores never computed for this setting
+        sts.trained_sts(again.runs[1], "cls", 21, None)  # scores never computed for this setting
 
 
 def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_mlm, tmp_path, monkeypatch):
@@ -125,7 +126,7 @@ def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_
     monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
     again = defsent_protocol.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
     assert len(trained) == 1 and again[1]["key"] == runs[1]["key"] and again[1]["path"] is None
-    assert "avg" in scores.trained_sts(again[1], "cls", 10, None)
+    assert "avg" in sts.trained_sts(again[1], "cls", 10, None)
 
 
 def test_a_dropped_checkpoint_is_recomputed_only_when_its_files_are_needed(tmp_path, monkeypatch):

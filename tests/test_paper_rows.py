@@ -6,7 +6,6 @@ import pytest
 from defsent_lite.paper import aggregate
 from defsent_lite.repro import defsent_protocol
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.repro import defsentplus_protocol
 
@@ -52,11 +51,11 @@ def test_paper_combination_and_the_tables_derived_from_the_paper():
 
 
 def test_table4_rows_of_each_model():
-    final = {m: aggregate.paper_row(paper_defsentplus_senteval.TABLE4, m, "DefSent+", "3rd-", exclude=("simcse", "snscse"))
+    final = {m: aggregate.paper_row(paper_defsentplus.TABLE4, m, "DefSent+", "3rd-", exclude=("simcse", "snscse"))
              for m in aggregate.PAPER_MODEL_LABELS}
-    assert paper_defsentplus_senteval.TABLE4[final["roberta-large"]][-1] == 89.61
-    assert paper_defsentplus_senteval.TABLE4[final["bert-base-uncased"]][-1] == 86.33
-    assert paper_defsentplus_senteval.TABLE4[aggregate.paper_row(paper_defsentplus_senteval.TABLE4, "roberta-base", "SimCSE")][-1] == 86.20
+    assert paper_defsentplus.TABLE4[final["roberta-large"]][-1] == 89.61
+    assert paper_defsentplus.TABLE4[final["bert-base-uncased"]][-1] == 86.33
+    assert paper_defsentplus.TABLE4[aggregate.paper_row(paper_defsentplus.TABLE4, "roberta-base", "SimCSE")][-1] == 86.20
 
 
 def test_gausscse_rows_of_one_model_and_the_baselines():

@@ -121,7 +121,6 @@ def test_poolings_share_a_pass_and_equal_encoding_alone(offline, monkeypatch):
 
 def test_scores_for_several_embedders_equal_one_at_a_time(offline, tmp_path, monkeypatch):
     from defsent_lite.evaluation import sts
-    from defsent_lite.repro import scores
     model, tok = offline
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
     each = sts.evaluate_each(encode.embedders(model, tok, ["cls", "mean"]), tasks=["STSB"], max_pairs=60)
@@ -133,8 +132,8 @@ def test_scores_for_several_embedders_equal_one_at_a_time(offline, tmp_path, mon
     def compute(missing):
         computed.append(missing)
         return {p: {"x": len(p)} for p in missing}
-    assert scores.cached_per_pooling("t", {"m": 1}, ["cls", "mean"], compute) == {"cls": {"x": 3}, "mean": {"x": 4}}
-    assert scores.cached_per_pooling("t", {"m": 1}, ["mean", "max"], compute) == {"mean": {"x": 4}, "max": {"x": 3}}
+    assert sts.cached_per_pooling("t", {"m": 1}, ["cls", "mean"], compute) == {"cls": {"x": 3}, "mean": {"x": 4}}
+    assert sts.cached_per_pooling("t", {"m": 1}, ["mean", "max"], compute) == {"mean": {"x": 4}, "max": {"x": 3}}
     assert computed == [["cls", "mean"], ["max"]]             # each pooling computed once
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper import gausscse as paper_gausscse
 
 PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
@@ -131,7 +130,7 @@ SPECS = [
     ("paper_defsentplus.TABLE2", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE2_STD", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE3", "defsent-plus-2024.md", None, False, True),
-    ("paper_defsentplus_senteval.TABLE4", "defsent-plus-2024.md", None, False, True),
+    ("paper_defsentplus.TABLE4", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE6", "defsent-plus-2024.md", None, False, True),
     ("paper_defsentplus.TABLE8", "defsent-plus-2024.md", None, False, True),
 ]
@@ -244,13 +243,13 @@ def test_released_and_unreleased_rows_swapped_fails():
 
 @pytest.mark.parametrize("wrong", ["number", "name"])
 def test_a_wrong_transcription_fails(wrong):
-    table = dict(paper_defsentplus_senteval.TABLE4)
+    table = dict(paper_defsentplus.TABLE4)
     key = "DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a"
     if wrong == "number":
         table[key] = [table[key][0] + 0.01] + table[key][1:]
     else:   # the mistake this test was written for: BERT-large(ICA)'s row under BERT-base(ICA)'s name
         table[key] = [83.43, 89.78, 95.26, 90.58, 89.18, 89.60, 77.68, 87.93]
-    bad = mismatches("paper_defsentplus_senteval.TABLE4", "defsent-plus-2024.md", None, False, True, table)
+    bad = mismatches("paper_defsentplus.TABLE4", "defsent-plus-2024.md", None, False, True, table)
     assert [k for k, _, _ in bad] == [key]
 
 

@@ -19,123 +19,60 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import eval_sizes, gausscse_protocol, plans
 
 
+def t4_plan(what, trainings, steps, encoded, params, train_tokens, encoded_tokens, autocast, floor,
+            encode_autocast=False):
+    """A plan counted in FLOPs at a T4's throughput (no timing measured: step_s and batch_s 0)."""
+    return plans.Plan(what, trainings, steps, encoded, 0.0, 0.0, 64, "T4", params, train_tokens,
+                      encoded_tokens, autocast, encode_autocast, plans.STEP_FLOOR_S[floor])
+
+
 def colab_session_estimates(data_dir=None):
     """Plans of the main trainings of notebooks 10, 21, 30 and 33 at the colab scale with BERT-base
     and the papers' full data, built from the datasets' published sizes (DefSent Table 1: 97,759
     training definitions; DefSent+ Table 1: 331,472 definitions in a; SimCSE: 275,601 NLI
     triplets) and token lengths measured on the offline data with BERT's vocabulary, for their
     FLOPs at a T4's throughput (no model is loaded: BERT-base's parameters are counted on the
-    meta device). Timings are not measured here: step_s and batch_s are 0."""
+    meta device)."""
     S = config.scale("colab")
     tok = models.bert_vocabulary()
     with torch.device("meta"):
-        mlm, encoder = (
-            plans.parameters(BertForMaskedLM(BertConfig())),
-            plans.parameters(BertModel(BertConfig())),
-        )
+        mlm = plans.parameters(BertForMaskedLM(BertConfig()))
+        encoder = plans.parameters(BertModel(BertConfig()))
     definitions = [d for _, d in dictionary_readers.oxford_pairs(data_dir)[0]]
-    padded_16, padded_32, plain = (
-        plans.row_tokens(tok, definitions, 16),
-        plans.row_tokens(tok, definitions, 32),
-        plans.row_tokens(tok, definitions),
-    )
+    plain = plans.row_tokens(tok, definitions)
     sentence = eval_sizes.eval_sentence_tokens(tok, data_dir)
     n_train = paper_defsent.TABLE1[("All", "Train")][1]
     n_eval = paper_defsent.TABLE1[("All", "Dev")][1] + paper_defsent.TABLE1[("All", "Test")][1]
-    poolings = 3
-    estimates = [
-        plans.Plan(
-            "notebook 10: DefSent, 3 poolings x 1 pinned rate x 1 seed",
-            poolings,
-            poolings * math.ceil(n_train / 16),
-            poolings * n_eval,
-            0.0,
-            0.0,
-            64,
-            "T4",
-            mlm,
-            poolings * n_train * padded_16,
-            poolings * n_eval * plain,
-            S["train_autocast"],
-            step_floor_s=plans.STEP_FLOOR_S["defsent"],
-        )
-    ]
+    k = 3  # poolings
+    estimates = [t4_plan("notebook 10: DefSent, 3 poolings x 1 pinned rate x 1 seed", k,
+                         k * math.ceil(n_train / 16), k * n_eval, mlm,
+                         k * n_train * plans.row_tokens(tok, definitions, 16), k * n_eval * plain,
+                         S["train_autocast"], "defsent")]
     n_a = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][0]
-    steps, trainings = 3, 4  # 1st-3rd Training, one seed; the 3rd also against the ICA space
+    steps, k = 3, 4  # 1st-3rd Training, one seed; the 3rd also against the ICA space
     sts = eval_sizes.sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
-    estimates.append(
-        plans.Plan(
-            "notebook 21: DefSent+ PST on a, 3 steps x 1 seed + ICA",
-            trainings,
-            trainings * math.ceil(n_a / 32),
-            steps * n_a + trainings * sts,
-            0.0,
-            0.0,
-            64,
-            "T4",
-            encoder,
-            trainings * n_a * padded_32,
-            steps * n_a * plain + trainings * sts * sentence,
-            S["train_autocast"],
-            step_floor_s=plans.STEP_FLOOR_S["defsent"],
-        )
-    )
+    estimates.append(t4_plan("notebook 21: DefSent+ PST on a, 3 steps x 1 seed + ICA", k,
+                             k * math.ceil(n_a / 32), steps * n_a + k * sts, encoder,
+                             k * n_a * plans.row_tokens(tok, definitions, 32),
+                             steps * n_a * plain + k * sts * sentence, S["train_autocast"], "defsent"))
     triplets = [s for t in nli_readers.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
-    # a batch of 16 pads its 48 sentences together
-    per_triplet = 3 * plans.row_tokens(tok, triplets, 48)
-    test_sentences = 2 * sum(
-        len(nli_readers.load_nli(name, data_dir))
-        for name in gausscse_protocol.NLI_TEST_SETS.values()
-    )
+    per_triplet = 3 * plans.row_tokens(tok, triplets, 48)  # a batch of 16 pads its 48 sentences
+    test_sentences = 2 * sum(len(nli_readers.load_nli(name, data_dir))
+                             for name in gausscse_protocol.NLI_TEST_SETS.values())
     gauss = encoder + 2 * 768 * 769  # the encoder and its mean and variance heads
     steps = n_nli // 16
-    # SNLI dev every 100 steps, tests once
-    encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences
-    estimates.append(
-        plans.Plan(
-            "notebook 30: GaussCSE, 4 loss settings x 1 seed at batch 16",
-            4,
-            4 * steps,
-            4 * encoded,
-            0.0,
-            0.0,
-            64,
-            "T4",
-            gauss,
-            4 * n_nli * per_triplet,
-            4 * encoded * sentence,
-            True,
-            True,
-            plans.STEP_FLOOR_S["gausscse"],
-        )
-    )
-    n_grid, rates = S["gauss_grid_train_max"], 3
-    steps = rates * sum(n_grid // b for b in S["gauss_grid_batch_sizes"])
-    cells = rates * len(S["gauss_grid_batch_sizes"])
-    encoded = (
-        sum(2 * S["gauss_dev_max"] * (n_grid // b // 100 + 2) for b in S["gauss_grid_batch_sizes"])
-        * rates
-    )
-    estimates.append(
-        plans.Plan(
-            f"notebook 33: GaussCSE grid, {len(S['gauss_grid_batch_sizes'])} batch sizes x {rates} rates, "
-            f"{n_grid:,} triplets",
-            cells,
-            steps,
-            encoded,
-            0.0,
-            0.0,
-            64,
-            "T4",
-            gauss,
-            cells * n_grid * per_triplet,
-            encoded * sentence,
-            True,
-            True,
-            plans.STEP_FLOOR_S["gausscse"],
-        )
-    )
+    encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences  # SNLI dev / 100 steps
+    estimates.append(t4_plan("notebook 30: GaussCSE, 4 loss settings x 1 seed at batch 16", 4,
+                             4 * steps, 4 * encoded, gauss, 4 * n_nli * per_triplet,
+                             4 * encoded * sentence, True, "gausscse", True))
+    n_grid, rates, sizes = S["gauss_grid_train_max"], 3, S["gauss_grid_batch_sizes"]
+    cells = rates * len(sizes)
+    encoded = rates * sum(2 * S["gauss_dev_max"] * (n_grid // b // 100 + 2) for b in sizes)
+    estimates.append(t4_plan(
+        f"notebook 33: GaussCSE grid, {len(sizes)} batch sizes x {rates} rates, {n_grid:,} triplets",
+        cells, rates * sum(n_grid // b for b in sizes), encoded, gauss, cells * n_grid * per_triplet,
+        encoded * sentence, True, "gausscse", True))
     return estimates
 
 

@@ -1,15 +1,15 @@
 """Keep every notebook's Colab badge and install cell, and README's badges, in step with
-defsent_lite.repro.colab (REPOSITORY, BRANCH) and with git: each install cell pins the commit that
-last changed the package (PACKAGE_PATHS). Repository tooling, never imported by the package.
+defsent_lite.repro.colab (REPOSITORY, BRANCH). Repository tooling, never imported by the package.
 
     python tools/sync_colab.py            # rewrite badges and install cells
     python tools/sync_colab.py --check    # exit 1 if any is out of date (a unit test does this)
 
-After a commit that changes the package: run it, then commit the notebooks it rewrote.
+Run it after changing REPOSITORY or BRANCH, or a notebook's parameters cell. A package change needs
+nothing: the install cell installs the branch its badge opens, so notebook and package come from one
+commit.
 """
 import argparse
 import re
-import subprocess
 import sys
 
 from defsent_lite.runtime import config
@@ -18,18 +18,15 @@ from defsent_lite.repro import colab
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
-CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\([^\n]*\)\n(    (colab|download)\.fetch\([^\n]*\)\n|    root = .*?done\.check_returncode\(\)\n)?\n?", re.S)
-PACKAGE_PATHS = ("defsent_lite", "pyproject.toml")   # what pip installs from the pinned commit
+CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\([^\n]*\)\n\n?", re.S)
 
-# An install cell pins the commit that last changed the package (its code and pyproject.toml): the
-# code the notebook was committed with, so a later commit never orphans a Drive cache; this tool
-# finds that commit in git, since a commit cannot name itself.
-INSTALL_CELL = """# Colab only: install the package and fetch what this notebook reads at its scale (drive=True:
-# data, cache and results on Google Drive).
+# The badge opens BRANCH's notebook and the cell installs BRANCH's package: the two come from the
+# same commit (the branch's tip), with no commit per package change to keep them in step (issue 69).
+INSTALL_CELL = """# Colab only: install the package from the branch the badge opened this notebook from, and fetch
+# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
 import subprocess, sys
 if "google.colab" in sys.modules:
-    commit = "{commit}"   # last to change the package
-    package = "defsent_lite[offline] @ git+https://github.com/{repository}@" + commit
+    package = "defsent_lite[offline] @ git+https://github.com/{repository}@{branch}"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
     colab.setup("{notebook}", {scale}, DATA_ROOT, drive=False)"""
@@ -44,37 +41,15 @@ def badge(name, repository=colab.REPOSITORY):
     return BADGE.format(url=notebook_url(name, repository))
 
 
-def install_cell(commit, repository=colab.REPOSITORY, notebook="00", scale="SCALE"):
-    """The code cell after every notebook's parameters: on Colab it installs the package at `commit`
-    (a full hash) and fetches what `notebook` reads at `scale` (an expression of the parameters)."""
-    if not (
-        isinstance(commit, str)
-        and len(commit) == 40
-        and all(c in "0123456789abcdef" for c in commit)
-    ):
-        raise ValueError(f"install_cell: {commit!r} is not a full commit hash (40 hex digits)")
-    return INSTALL_CELL.format(repository=repository, commit=commit, notebook=notebook, scale=scale)
+def install_cell(repository=colab.REPOSITORY, notebook="00", scale="SCALE", branch=colab.BRANCH):
+    """The code cell after every notebook's parameters: on Colab it installs the package from
+    `branch` and fetches what `notebook` reads at `scale` (an expression of the parameters)."""
+    return INSTALL_CELL.format(repository=repository, branch=branch, notebook=notebook, scale=scale)
 
 
-def git(*args):
-    done = subprocess.run(["git", "-C", str(config.REPO), *args], capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"git {' '.join(args)}: {done.stderr.strip() or done.returncode} "
-                         "(the install cells pin a commit: run this in a git checkout with its history)")
-    return done.stdout.strip()
-
-
-def package_commit():
-    """The commit that last changed the package; refused while the package has changes not
-    committed (a notebook would pin code that is not what this checkout runs)."""
-    if git("status", "--porcelain", "--", *PACKAGE_PATHS):
-        raise SystemExit("the package has changes not committed: commit them, then run python tools/sync_colab.py")
-    return git("log", "-1", "--format=%H", "--", *PACKAGE_PATHS)
-
-
-def synced_notebook(text, name, commit, repository=colab.REPOSITORY):
+def synced_notebook(text, name, repository=colab.REPOSITORY):
     """A jupytext .py with its badge (the line after the title) and install cell (the cell after
-    the parameters, installing `commit`) written from `repository`."""
+    the parameters) written from `repository`."""
     text = re.sub(r"\n#\n# " + BADGE_RE.pattern, "", text)
     title_end = text.index("\n", text.index("# # "))
     text = text[:title_end] + "\n#\n# " + badge(name, repository) + text[title_end:]
@@ -82,7 +57,7 @@ def synced_notebook(text, name, commit, repository=colab.REPOSITORY):
     parameters = text.index("# %% tags=[\"parameters\"]")
     after = text.index("\n# %%", parameters) + 1
     scale = "SCALE" if "\nSCALE = " in text[parameters:after] else '"smoke"'
-    cell = "# %%\n" + install_cell(commit, repository, name[:2], scale) + "\n"
+    cell = "# %%\n" + install_cell(repository, name[:2], scale) + "\n"
     return text[:after] + cell + "\n" + text[after:]
 
 
@@ -92,14 +67,12 @@ def synced_readme(text, repository=colab.REPOSITORY):
                   f"(https://colab.research.google.com/github/{repository}/blob/{colab.BRANCH}/notebooks/", text)
 
 
-def out_of_date(repository=colab.REPOSITORY, commit=None):
-    """{path: synced text} for every notebook .py and README.md that differs from its synced form
-    (install cells pinning `commit`, default package_commit())."""
-    commit = commit or package_commit()
+def out_of_date(repository=colab.REPOSITORY):
+    """{path: synced text} for every notebook .py and README.md that differs from its synced form."""
     out = {}
     for py in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")):
         text = py.read_text()
-        new = synced_notebook(text, py.with_suffix(".ipynb").name, commit, repository)
+        new = synced_notebook(text, py.with_suffix(".ipynb").name, repository)
         if new != text:
             out[py] = new
     text = README.read_text()

@@ -37,7 +37,7 @@ except ImportError:  # not on Windows: the record is then written without a lock
 from defsent_lite.runtime import cache, config
 from defsent_lite.data import nli_readers
 from defsent_lite.data import sources as catalogue
-from defsent_lite.data.checksums import (
+from defsent_lite.data.sources import (
     RECORD_FILE,
     accepted,
     known_checksums,

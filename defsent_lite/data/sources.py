@@ -5,12 +5,12 @@ each written to its place in the layout of ../shared/data. Files that are the sa
 our verified copies are pinned in checksums.sha256; an upstream that is not the same (WordNet
 as NLTK packs it, Ishiwatari's Oxford archive, SimCSE's training csv) is pinned by the
 archive's digest and/or checked by content, and its files' SHA-256 recorded at the first
-download (checksums.RECORD_FILE).
+download (RECORD_FILE). The preflight reads the digests here, without loading the downloader.
 """
 
+from pathlib import Path
 from typing import NamedTuple
 
-from defsent_lite.data import checksums
 from defsent_lite.runtime import config
 from defsent_lite.runtime.config import file_digest
 
@@ -384,9 +384,63 @@ def changed_files(root, paths):
     """The paths whose bytes differ from their pinned (checksums.sha256) or recorded (at the first
     download) SHA-256: a file cut at a line boundary still parses, so only its bytes tell."""
     pinned, recorded, offline = (
-        checksums.known_checksums(),
-        checksums.read_record(root),
-        checksums.offline_copies(),
+        known_checksums(),
+        read_record(root),
+        offline_copies(),
     )
-    known = {p: checksums.accepted(p, pinned, recorded, offline) for p in paths}
+    known = {p: accepted(p, pinned, recorded, offline) for p in paths}
     return [p for p in paths if known[p] and file_digest(root / p) not in known[p]]
+
+
+# ---------------------------------------------------------------- the SHA-256 each file should have
+# pinned in checksums.sha256 (the verified copies), or recorded at its first download where no pin
+# exists
+
+CHECKSUMS_FILE = Path(__file__).with_name("checksums.sha256")
+# The verified copies of files whose downloaded bytes differ (../shared/data's WordNet is Debian's,
+# not NLTK's package): accepted by verify and the preflight, never asked of a download.
+OFFLINE_COPIES_FILE = Path(__file__).with_name("offline_copies.sha256")
+RECORD_FILE = ".defsent-downloads.sha256"  # digests of files written without a pinned checksum
+
+
+def known_checksums(path=CHECKSUMS_FILE):
+    """{relative path: sha256} of the data files, recorded from the verified copies in
+    ../shared/data."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        digest, rel = line.split(maxsplit=1)
+        out[rel] = digest
+    return out
+
+
+def offline_copies():
+    """{relative path: sha256} of the offline copies whose bytes differ from a download's."""
+    return known_checksums(OFFLINE_COPIES_FILE)
+
+
+def accepted(rel, pinned, recorded, offline):
+    """The digests a file may have: its pin, else its record, and its offline copy's."""
+    return {d for d in (pinned.get(rel) or recorded.get(rel), offline.get(rel)) if d}
+
+
+def read_record(root):
+    """{relative path: sha256} recorded by earlier downloads for files without a pinned checksum."""
+    path = Path(root) / RECORD_FILE
+    if not path.exists():
+        return {}
+    record = {}
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        parts = line.split(maxsplit=1)
+        if not parts:
+            continue
+        if (
+            len(parts) != 2
+            or len(parts[0]) != 64
+            or any(c not in "0123456789abcdef" for c in parts[0])
+        ):
+            raise ValueError(
+                f"{path}:{i}: expected '<sha256>  <relative path>', got {line[:80]!r} "
+                "(delete the line, or the file, and download again)"
+            )
+        record[parts[1]] = parts[0]
+    return record

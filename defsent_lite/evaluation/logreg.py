@@ -68,20 +68,9 @@ def predict_labels(logits, shape):
     return labels.T
 
 
-def fit_many(
-    X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, max_cg=50, basis=None
-):
-    """Fit problem p on the rows where train_masks[p] is True with inverse strength Cs[p].
-
-    X [n, d] float, y [n] class ids, train_masks [P, n] bool, Cs [P]. Runs on X's device and dtype.
-    Raises RuntimeError naming the problems that did not reach `tol` within max_newton steps."""
-    require_finite(X, "logistic regression features")
-    device, dtype = X.device, X.dtype
-    n_classes = n_classes or int(y.max()) + 1
-    K = 1 if n_classes == 2 else n_classes
-    basis = rotated_basis(X) if basis is None else basis
-    A = basis.features
-    P, D1 = len(train_masks), A.shape[1]
+def problem_weights(train_masks, y, n_classes, dtype):
+    """(weight [n, P]: each problem's rows weighted 1/its count, so a loss is a mean; n_p [P]: the
+    counts); a problem with no rows, or rows of one class only, is an error naming it."""
     weight = train_masks.to(dtype).T  # [n, P]
     n_p = weight.sum(0)
     if (n_p == 0).any():
@@ -97,7 +86,24 @@ def fit_many(
             f"{((per_class > 0).sum(1) < 2).nonzero().flatten().tolist()[:10]} "
             "have training rows of one class only (as scikit-learn, this needs at least two)"
         )
-    weight = weight / n_p  # mean over each problem's rows
+    return weight / n_p, n_p
+
+
+def fit_many(
+    X, y, train_masks, Cs, n_classes=None, tol=1e-5, max_newton=100, max_cg=50, basis=None
+):
+    """Fit problem p on the rows where train_masks[p] is True with inverse strength Cs[p].
+
+    X [n, d] float, y [n] class ids, train_masks [P, n] bool, Cs [P]. Runs on X's device and dtype.
+    Raises RuntimeError naming the problems that did not reach `tol` within max_newton steps."""
+    require_finite(X, "logistic regression features")
+    device, dtype = X.device, X.dtype
+    n_classes = n_classes or int(y.max()) + 1
+    K = 1 if n_classes == 2 else n_classes
+    basis = rotated_basis(X) if basis is None else basis
+    A = basis.features
+    P, D1 = len(train_masks), A.shape[1]
+    weight, n_p = problem_weights(train_masks, y, n_classes, dtype)
     Y = (
         (y == 1).to(dtype)[:, None, None]
         if K == 1

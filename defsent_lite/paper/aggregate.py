@@ -174,3 +174,23 @@ def baselines(untrained, paper_table, untrained_rows, columns, model, scale):
     paper = results.paper_table(paper_table, columns)
     compare = comparable(model, scale)
     return Baselines(results.side_by_side(paper, ours, pairs, compare=compare), reference, note)
+
+
+def differences_table(rows, columns):
+    """A method's settings where the released code and the paper text differ, (setting, ...) rows
+    as a DataFrame indexed by setting; a notebook shows it `whole`."""
+    return pd.DataFrame(rows, columns=columns).set_index(columns[0])
+
+
+class whole:
+    """A table displayed without cutting long cells to '...' (HTML in notebooks, plain text
+    elsewhere)."""
+
+    def __init__(self, df):
+        self.df = df
+
+    def _repr_html_(self):
+        return self.df.to_html()
+
+    def __repr__(self):
+        return self.df.to_string()

@@ -4,6 +4,8 @@ cells are written from them by `python tools/sync_colab.py` (repository tooling,
 text; `--check`: exit 1 if any is out of date, a unit test does this).
 """
 
+import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+import defsent_lite
 from defsent_lite import encode
 from defsent_lite.runtime import config
 
@@ -36,6 +39,16 @@ def device_report(device=None):
     )
 
 
+def installed_commit():
+    """The commit pip installed the package from (its direct_url.json), or None (a checkout, an
+    editable install): the commit to cite and to open the notebooks of."""
+    try:
+        text = importlib.metadata.distribution("defsent_lite").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
+
+
 def setup(notebook, scale, data_dir=None, drive=False):
     """On Colab: mount Drive on request, point DEFSENT_HOME there (else /content/defsent_lite) so
     that data, cache and results survive where the user wants, print the device, then fetch what
@@ -48,6 +61,9 @@ def setup(notebook, scale, data_dir=None, drive=False):
     os.environ.setdefault("DEFSENT_HOME", DRIVE_HOME if drive else LOCAL_HOME)
     Path(os.environ["DEFSENT_HOME"]).mkdir(parents=True, exist_ok=True)
     print("DEFSENT_HOME:", os.environ["DEFSENT_HOME"], "| data, cache and results go there")
+    print(
+        f"defsent_lite {defsent_lite.__version__}, commit {installed_commit() or 'of this checkout'}"
+    )
     print(device_report())
     fetch = [
         "fetch",

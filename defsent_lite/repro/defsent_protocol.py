@@ -19,7 +19,8 @@ from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.aggregate import POOLING_LABELS
-from defsent_lite.repro import preflight, scores, variants, transfer_scores
+from defsent_lite.repro import preflight, transfer_scores
+from defsent_lite.evaluation import sts as sts_eval  # this module's `sts` is notebook 11's scores
 from defsent_lite.runtime import cache, config, defsent_model, models, speed
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
@@ -145,12 +146,12 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
 
 def variant_settings(variant):
     """The settings of a DefSent variant (VARIANTS); an unknown name is an error."""
-    return variants.pick("DefSent", VARIANTS, variant)
+    return config.pick("DefSent", VARIANTS, variant)
 
 
 def differences():
     """The DefSent settings where the paper's text and the official code differ."""
-    return variants.differences_table(
+    return aggregate.differences_table(
         DIFFERENCES, ["setting", "paper text", "official code (default)", 'variant="paper"']
     )
 
@@ -225,7 +226,7 @@ def train_and_score(cfg, dataset, folder, what):
         warmup_ratio=cfg["warmup_ratio"],
         fractional_warmup=v["fractional_warmup"],
         warmup_from_zero=v["fractional_warmup"],
-        mixed_precision=variants.autocast_training(cfg, v),
+        mixed_precision=config.autocast_training(cfg, v),
     )
     history = train.train(
         model,
@@ -501,7 +502,7 @@ def seed_scoring(scale, data_dir=None):
 def score_trained(run, pooling, scoring):
     """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations; SentEval
     skipped where scoring["transfer"] is None)."""
-    scores.trained_sts(
+    sts_eval.trained_sts(
         run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"]
     )
     if scoring["transfer"] is not None:
@@ -514,7 +515,7 @@ def trained_scores_cached(run, pooling, scoring):
     """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
     d = scoring["data_dir"]
     return cache.lookup_json(
-        "sts_trained", scores.trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)
+        "sts_trained", sts_eval.trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)
     ) is not None and (
         scoring["transfer"] is None
         or cache.lookup_json(
@@ -568,7 +569,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         plans.spread_batches(tokenizer, batches, lambda b: [d for _, d, _ in b]),
         lambda m: defsent.evaluate(m, tokenizer, head, evaluated, p, max_length=v["max_length"]),
         len(evaluated),
-        mixed_precision=variants.autocast_training(base, v),
+        mixed_precision=config.autocast_training(base, v),
     )
     rates = "the pinned Table 5 rate" if xs == PINNED else f"{len(xs)} learning rates"
     what = f"DefSent, {len(poolings)} pooling(s) x ({rates} + {len(seeds) - 1} more seeds)"
@@ -595,7 +596,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         plans.parameters(model),
         trainings * n_train * definition_tokens,
         eval_tokens,
-        variants.autocast_training(base, v),
+        config.autocast_training(base, v),
     )
 
 
@@ -604,7 +605,7 @@ def scoring_sentences(scoring):
     STS; transfer None: no SentEval)."""
     from defsent_lite.repro import eval_sizes
 
-    sts = (
+    sts_count = (
         eval_sizes.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
         if scoring["sts_max_pairs"] != 0
         else 0
@@ -614,7 +615,7 @@ def scoring_sentences(scoring):
         if scoring["transfer"] is not None
         else 0
     )
-    return sts + transfer
+    return sts_count + transfer
 
 
 def senteval_poolings(scale, reported):
@@ -667,12 +668,12 @@ def sts(scale, model, poolings, data_dir=None, variant="official"):
         scale,
         lambda: plan(base, poolings, lr_xs, seeds, dataset, extra_encoded=encoded),
     )
-    untrained = scores.untrained_sts(model, poolings, max_pairs, data_dir, batch_size)
+    untrained = sts_eval.untrained_sts(model, poolings, max_pairs, data_dir, batch_size)
     trained, dev_mrr = {}, {}
     for pooling in poolings:
         runs = final_runs(base, pooling, lr_xs, seeds, dataset).runs
         trained[pooling] = [
-            scores.trained_sts(r, pooling, max_pairs, data_dir, batch_size) for r in runs
+            sts_eval.trained_sts(r, pooling, max_pairs, data_dir, batch_size) for r in runs
         ]
         dev_mrr[pooling] = statistics.fmean(r["dev"]["mrr"] for r in runs)
     source = dataset[1]["source"]

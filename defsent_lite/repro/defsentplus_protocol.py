@@ -30,9 +30,8 @@ from defsent_lite.defsentplus import ENTRY_POOLINGS, build_entry_embeddings
 from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.repro import scores, variants
+from defsent_lite.evaluation import sts
 from defsent_lite.runtime import cache, config, defsentplus_model, models, speed
 
 # (pooling during training, entry pooling): the paper's four encoding combinations
@@ -160,12 +159,12 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
 
 def variant_settings(variant):
     """The settings of a DefSent+ variant (VARIANTS); an unknown name is an error."""
-    return variants.pick("DefSent+", VARIANTS, variant)
+    return config.pick("DefSent+", VARIANTS, variant)
 
 
 def differences():
     """The DefSent+ settings where the paper's text and the official code differ."""
-    return variants.differences_table(
+    return aggregate.differences_table(
         DIFFERENCES, ["setting", "paper text", "official code (default)", 'variant="paper"']
     )
 
@@ -288,7 +287,7 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
     settings = train.Settings(
         lr=cfg["lr"],
-        mixed_precision=variants.autocast_training(cfg, v),
+        mixed_precision=config.autocast_training(cfg, v),
         **v["optimizer"],
     )
     history = train.train(
@@ -749,11 +748,11 @@ def best_pooling_row(table):
     return pooling, table.mean.loc[pooling], table.std.loc[pooling]
 
 
-def best_pooling_scores(sts):
+def best_pooling_scores(per_pooling):
     """(pooling, STS row in results.STS_COLS order) of one run's {pooling: scores} under its best
     average."""
-    pooling = best_of(sts, lambda s: s["avg"], "inference pooling by STS avg")
-    return pooling, [sts[pooling][c] for c in STS_COLS]
+    pooling = best_of(per_pooling, lambda s: s["avg"], "inference pooling by STS avg")
+    return pooling, [per_pooling[pooling][c] for c in STS_COLS]
 
 
 def ordinal(step):
@@ -830,7 +829,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
             m, tokenizer, list(range(len(evaluated))), [d for _, d in evaluated], "cls"
         ),
         len(evaluated),
-        mixed_precision=variants.autocast_training(
+        mixed_precision=config.autocast_training(
             cfg, variant_settings(cfg.get("variant", "official"))
         ),
     )
@@ -853,7 +852,7 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         plans.parameters(model),
         trainings * n_defs * plans.row_tokens(tokenizer, definitions, cfg["batch_size"]),
         encoded_tokens,
-        variants.autocast_training(cfg, variant_settings(cfg.get("variant", "official"))),
+        config.autocast_training(cfg, variant_settings(cfg.get("variant", "official"))),
     )
 
 
@@ -915,7 +914,7 @@ def release(checkpoint, label=None):
     table3_name, table4_name = FAMILIES[family]
     table6_key = paper_defsentplus.released_row(label)[0]
     table4_defsentplus = next(
-        k for k in paper_defsentplus_senteval.TABLE4 if k.split()[:2] == ["DefSent+", label]
+        k for k in paper_defsentplus.TABLE4 if k.split()[:2] == ["DefSent+", label]
     )
     lrs = tuple(paper_defsentplus.table5_rates(label))
     senteval = paper_defsentplus.table7_poolings(label)[1]
@@ -930,7 +929,7 @@ def release(checkpoint, label=None):
         lrs,
         (f"{table4_name} {model}", table4_defsentplus),
         senteval,
-        paper_defsentplus_senteval.TABLE4_CHECKPOINT_POOLINGS[family],
+        paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family],
     )
 
 
@@ -998,7 +997,7 @@ def transfer_beside_paper(ours, rel, compare=True):
     encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+", as
     transfer_scores.transfer_before_after names them)."""
     paper = results.paper_table(
-        {k: paper_defsentplus_senteval.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
+        {k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
     )
     return results.side_by_side(
         paper,
@@ -1063,7 +1062,7 @@ def main(argv=None):
     S = config.scale(args.scale)
     cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
     steps, report = run(cfg)
-    untrained = scores.untrained_sts(
+    untrained = sts.untrained_sts(
         S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"]
     )
     table = steps_table(steps, untrained).round(2)

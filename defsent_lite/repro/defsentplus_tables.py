@@ -9,17 +9,16 @@ import pandas as pd
 from defsent_lite import checks
 from defsent_lite.runtime import models
 from defsent_lite.data import dictionary
+from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper import defsentplus_senteval as paper_defsentplus_senteval
 from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import (
     defsent_protocol,
     defsentplus_protocol,
     eval_sizes,
     preflight,
-    scores,
     transfer_scores,
 )
 
@@ -75,11 +74,11 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
         ),
     )
     runs = defsent_protocol.final_runs(base, pooling, lr_xs, seeds, data_dir=data_dir).runs
-    sts = scores.mean_trained_sts(runs, pooling, scale["sts_max_pairs"], data_dir)
+    mean = sts.mean_trained_sts(runs, pooling, scale["sts_max_pairs"], data_dir)
     return (
         f"DefSent ({POOLING_LABELS[pooling]})",
         pooling,
-        [sts[c] for c in results.STS_COLS],
+        [mean[c] for c in results.STS_COLS],
         len(runs),
     )
 
@@ -176,7 +175,7 @@ def table4(ours, steps, model, scale):
     space = steps[-1]["best"][0]
     ica = space != "plain"
     final_key = aggregate.paper_row(
-        paper_defsentplus_senteval.TABLE4,
+        paper_defsentplus.TABLE4,
         reference,
         "DefSent+",
         "3rd-",
@@ -187,7 +186,7 @@ def table4(ours, steps, model, scale):
     untrained_name, trained_name = ours.index
     pairs = {untrained_name: (None, untrained_name), trained_name: (final_key, trained_name)}
     side = results.side_by_side(
-        results.paper_table(paper_defsentplus_senteval.TABLE4, results.TRANSFER_COLS),
+        results.paper_table(paper_defsentplus.TABLE4, results.TRANSFER_COLS),
         ours,
         pairs,
         compare=aggregate.comparable(model, scale),

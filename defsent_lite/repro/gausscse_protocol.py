@@ -22,7 +22,6 @@ from defsent_lite.data import nli_readers
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import variants
 from defsent_lite.runtime import cache, config, models, speed
 
 
@@ -128,13 +127,13 @@ DIFFERENCES = [  # (setting, paper text, official code, ours)
 
 def variant_settings(variant):
     """The settings of a GaussCSE variant (VARIANTS); an unknown name is an error."""
-    return variants.pick("GaussCSE", VARIANTS, variant)
+    return config.pick("GaussCSE", VARIANTS, variant)
 
 
 def differences():
     """The GaussCSE settings where the paper's text and the official code differ, and what we
     run."""
-    return variants.differences_table(
+    return aggregate.differences_table(
         DIFFERENCES, ["setting", "paper text", "official code", "ours"]
     )
 

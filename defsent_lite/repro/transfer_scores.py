@@ -1,12 +1,12 @@
 """Cached SentEval (transfer) scores of an encoder, as it is loaded (no training) or trained, per
 pooling, under a scale's SentEval settings (notebooks 01, 12, 24, 25). SentEval (its classifiers and
 scikit-learn) is imported where a transfer score is computed, so that loading this module does not
-load it; the STS scores are scores'."""
+load it; the STS scores are evaluation/sts'."""
 
 from defsent_lite import encode
 from defsent_lite.runtime import cache, models
 from defsent_lite.paper import results
-from defsent_lite.repro import scores
+from defsent_lite.evaluation import sts
 
 
 def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=64):
@@ -23,7 +23,7 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
         return senteval.evaluate_each(embeds, data_dir=data_dir, **settings)
 
     cfg = dict(model=str(name_or_path), data=cache.data_identity(data_dir, "senteval"), **settings)
-    return scores.cached_per_pooling("transfer_untrained", cfg, list(poolings), compute)
+    return sts.cached_per_pooling("transfer_untrained", cfg, list(poolings), compute)
 
 
 def encoder_transfer_at(name_or_path, pooling, scale, data_dir=None, batch_size=64):
@@ -73,7 +73,7 @@ def trained_transfer(run, pooling, settings, data_dir=None, batch_size=64):
 
     def compute():
         return encoder_transfer(
-            scores.checkpoint_of(run, "SentEval"), pooling, settings, data_dir, batch_size
+            sts.checkpoint_of(run, "SentEval"), pooling, settings, data_dir, batch_size
         )
 
     return cache.cached_json(

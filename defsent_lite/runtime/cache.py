@@ -10,6 +10,7 @@ in its own folder first. A corrupt or truncated entry is reported with its path 
 Nothing non-finite is cached.
 """
 
+import ast
 import contextlib
 import functools
 import hashlib
@@ -33,10 +34,9 @@ from defsent_lite.runtime import config
 from defsent_lite.runtime.config import file_digest
 
 PACKAGE = Path(__file__).resolve().parents[1]
-# modules (relative to the package) that never change a cached result: progress bars, plots,
+# modules (relative to the package) that never change a cached result: plots,
 # downloading, preflight, Colab setup
 NOT_IN_CODE_IDENTITY = {
-    "progress.py",
     "paper/plots.py",
     "data/download.py",
     "data/sources.py",
@@ -59,13 +59,22 @@ class Entry(NamedTuple):
 
 @functools.lru_cache(maxsize=4)
 def code_identity(package=PACKAGE):
-    """SHA-256 (16 hex) of the package's Python source in every folder, modules that cannot change
-    a result excluded."""
+    """SHA-256 (16 hex) of the package's code as Python parses it, every folder, modules that
+    cannot change a result excluded: docstrings, comments and layout are not part of it, so an edit
+    of the prose keeps a cache (on Drive too) that an edit of the code starts anew."""
     h = hashlib.sha256()
     for f in sorted(Path(package).rglob("*.py")):
         name = f.relative_to(package).as_posix()
         if name not in NOT_IN_CODE_IDENTITY and "__pycache__" not in name:
-            h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
+            tree = ast.parse(f.read_text())
+            for node in ast.walk(tree):
+                body = getattr(node, "body", None)
+                if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                    if isinstance(body[0].value, ast.Constant) and isinstance(
+                        body[0].value.value, str
+                    ):
+                        node.body = body[1:]  # the docstring
+            h.update(name.encode() + b"\0" + ast.dump(tree).encode() + b"\0")
     return h.hexdigest()[:16]
 
 

@@ -166,6 +166,25 @@ SCALES["colab"] = dict(
 SCALES["colab_rehearsal"] = dict(SCALES["colab"], **REHEARSAL_CAPS)  # its structure, in CI
 
 
+def pick(method, variants, name):
+    """The settings of variant `name` of `method` (the released code's "official", the default, or
+    the paper text's "paper"); an unknown name is an error naming the choices."""
+    if name not in variants:
+        raise ValueError(f"unknown {method} variant {name!r}; choose from {tuple(variants)}")
+    return variants[name]
+
+
+def autocast_training(cfg, settings):
+    """Whether a run trains under bf16/fp16 autocast: the scale's `train_autocast` when it sets one
+    (the one-Colab-session scale: True, a listed difference), else the variant's
+    `mixed_precision`."""
+    return (
+        cfg["train_autocast"]
+        if cfg.get("train_autocast") is not None
+        else settings["mixed_precision"]
+    )
+
+
 def scale_name(name=None):
     """The scale asked for (argument, else DEFSENT_SCALE, else smoke), checked."""
     name = name or os.environ.get("DEFSENT_SCALE", "smoke")

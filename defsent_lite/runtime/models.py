@@ -12,7 +12,7 @@ from typing import NamedTuple
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
-from defsent_lite import progress as progress_bars
+from defsent_lite.encode import bars_shown
 from defsent_lite.runtime import config
 from defsent_lite.runtime.config import OFFLINE_ALIASES, hub_offline, offline_model_path
 
@@ -52,7 +52,7 @@ def load(
     if local_files_only is None:
         local_files_only = hub_offline()
     transformers.logging.set_verbosity_error()  # keep notebooks free of load-time chatter
-    if not progress_bars.shown():
+    if not bars_shown():
         transformers.utils.logging.disable_progress_bar()
     path = resolve(name_or_path)
     cls = AutoModelForMaskedLM if mlm_head else AutoModel
