@@ -55,7 +55,7 @@ import pandas as pd
 
 from defsent_lite.runtime import models
 from defsent_lite.data import dictionary, dictionary_readers
-from defsent_lite.data import nli_readers, senteval_readers, sts_readers
+from defsent_lite.data import eval_readers, nli_readers
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import results
 from defsent_lite.repro import preflight
@@ -69,13 +69,13 @@ bert_tok, roberta_tok = models.tokenizers_at_hand(BERT, ROBERTA)
 # Pair and example counts as the readers load them (STS: pairs with gold scores, "all" setting).
 
 # %%
-counts = {task: len(sts_readers.load_sts(task, DATA_ROOT)[2]) for task in sts_readers.STS_TASKS}
-counts.update({t: len(senteval_readers.load_binary_task(t, DATA_ROOT)[0])
-               for t in senteval_readers.BINARY_FILES})
+counts = {task: len(eval_readers.load_sts(task, DATA_ROOT)[2]) for task in eval_readers.STS_TASKS}
+counts.update({t: len(eval_readers.load_binary_task(t, DATA_ROOT)[0])
+               for t in eval_readers.BINARY_FILES})
 split_sizes = lambda splits: "/".join(str(len(split[0])) for split in splits.values())
-counts["SST2 (train/dev/test)"] = split_sizes(senteval_readers.load_sst2(DATA_ROOT))
-counts["TREC (train/test)"] = split_sizes(senteval_readers.load_trec(DATA_ROOT))
-counts["MRPC (train/test)"] = split_sizes(senteval_readers.load_mrpc(DATA_ROOT))
+counts["SST2 (train/dev/test)"] = split_sizes(eval_readers.load_sst2(DATA_ROOT))
+counts["TREC (train/test)"] = split_sizes(eval_readers.load_trec(DATA_ROOT))
+counts["MRPC (train/test)"] = split_sizes(eval_readers.load_mrpc(DATA_ROOT))
 for name in list(nli_readers.NLI_FILES) + ["sick_test"]:
     counts[name] = len(nli_readers.load_nli(name, DATA_ROOT))
 pd.Series(counts, name="examples").to_frame()

@@ -108,7 +108,5 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
                  f"{transfer_scores.transfer_text(scale)}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
-title = f"DefSent Table 3 rows: ours ({MODEL.split('/')[-1]}) minus the paper's ({t3.reference})"
-fig = plots.ours_minus_paper(table3, results.STS_COLS, title, unit="Spearman x100")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "01_defsent_table3_baselines.png", **meta))
+plots.save_ours_minus_paper(table3, results.STS_COLS, "DefSent Table 3 rows", MODEL, t3.reference,
+                            "01_defsent_table3_baselines.png", unit="Spearman x100", **meta)

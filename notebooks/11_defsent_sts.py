@@ -123,7 +123,5 @@ meta = dict(model=MODEL, head=scored.head_kind, scale=scale["name"], seeds=scale
             runs=t8.seeds.n.to_dict())
 print("saved", results.save_csv(table8, "11_defsent_table8.csv", **meta))
 print("saved", results.save_csv(table3, "11_defsent_table3.csv", **meta))
-title = f"DefSent Table 8: ours ({MODEL.split('/')[-1]}) minus the paper's ({t8.reference})"
-fig = plots.ours_minus_paper(table8, results.STS_COLS, title, unit="Spearman x100")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "11_defsent_table8.png", **meta))
+plots.save_ours_minus_paper(table8, results.STS_COLS, "DefSent Table 8", MODEL, t8.reference,
+                            "11_defsent_table8.png", unit="Spearman x100", **meta)

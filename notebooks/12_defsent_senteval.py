@@ -113,7 +113,5 @@ meta = dict(model=MODEL, head=scored.head_kind, scale=scale["name"], seeds=scale
             data=f"{scored.data}; {transfer_scores.transfer_text(scale)}",
             runs=t4.seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
-title = f"DefSent Tables 4 and 9: ours ({MODEL.split('/')[-1]}) minus the paper's ({t4.reference})"
-fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, title, unit="accuracy %")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "12_defsent_table4.png", **meta))
+plots.save_ours_minus_paper(table4, results.TRANSFER_COLS, "DefSent Tables 4 and 9",
+                            MODEL, t4.reference, "12_defsent_table4.png", unit="accuracy %", **meta)

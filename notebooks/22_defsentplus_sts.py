@@ -132,7 +132,5 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=cfg["seeds"], data=entry_cou
             sts_pairs_per_task=cfg["sts_max_pairs"], lrs=cfg["lrs"], runs=ours.counts)
 print("saved", results.save_csv(ours.table.round(2), "22_defsentplus_ours.csv", **meta))
 print("saved", results.save_csv(table2, "22_defsentplus_table2.csv", **meta))
-title = f"DefSent+ Table 2: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
-fig = plots.ours_minus_paper(table2, results.STS_COLS, title, unit="Spearman x100")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "22_defsentplus_table2.png", **meta))
+plots.save_ours_minus_paper(table2, results.STS_COLS, "DefSent+ Table 2", MODEL, reference,
+                            "22_defsentplus_table2.png", unit="Spearman x100", **meta)

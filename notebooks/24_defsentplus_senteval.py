@@ -111,7 +111,5 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=fina
             data=f"{report['source']}; {report['entries']} entries; "
                  f"{transfer_scores.transfer_text(scale)}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
-title = f"DefSent+ Table 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
-fig = plots.ours_minus_paper(table4, results.TRANSFER_COLS, title, unit="accuracy %")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "24_defsentplus_table4.png", **meta))
+plots.save_ours_minus_paper(table4, results.TRANSFER_COLS, "DefSent+ Table 4", MODEL, reference,
+                            "24_defsentplus_table4.png", unit="accuracy %", **meta)

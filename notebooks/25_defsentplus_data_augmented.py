@@ -176,12 +176,7 @@ senteval = dict(senteval_pooling=release.senteval_pooling,
                 senteval=transfer_scores.transfer_text(scale))
 print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **meta, **senteval))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
-model_name = MODEL.split("/")[-1]
-title = f"DefSent+ Tables 3 and 6: ours ({model_name}) minus the paper's ({release.label})"
-fig = plots.ours_minus_paper(table, STS_COLS, title, unit="Spearman x100")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "25_defsentplus_tables3_6.png", **meta))
-title = f"DefSent+ Table 4: ours ({model_name}) minus the paper's ({release.label})"
-fig4 = plots.ours_minus_paper(table4, TRANSFER_COLS, title, unit="accuracy %")
-if fig4 is not None:
-    print("saved", results.save_figure(fig4, "25_defsentplus_table4.png", **meta))
+plots.save_ours_minus_paper(table, STS_COLS, "DefSent+ Tables 3 and 6", MODEL, release.label,
+                            "25_defsentplus_tables3_6.png", unit="Spearman x100", **meta)
+plots.save_ours_minus_paper(table4, TRANSFER_COLS, "DefSent+ Table 4", MODEL, release.label,
+                            "25_defsentplus_table4.png", unit="accuracy %", **meta)

@@ -357,7 +357,5 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], varian
             baseline=f"{baseline_model} ({baseline_pooling}), "
                      f"threshold {baseline['threshold']:.3f}")
 print("saved", results.save_csv(table3, "30_gausscse_table3.csv", **meta))
-title = f"GaussCSE Tables 1 and 3: ours ({MODEL.split('/')[-1]}) minus the paper's ({t3.reference})"
-fig = plots.ours_minus_paper(table3, paper_gausscse.NLI_COLS, title)
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "30_gausscse_table3.png", **meta))
+plots.save_ours_minus_paper(table3, paper_gausscse.NLI_COLS, "GaussCSE Tables 1 and 3",
+                            MODEL, t3.reference, "30_gausscse_table3.png", **meta)

@@ -143,7 +143,6 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=scale["gauss_seeds"], varian
             runs={s: r.get("seeds", 1) for s, r in runs.items()})
 print("saved", results.save_csv(table2, "31_gausscse_table2.csv", **meta))
 print("saved", results.save_csv(mcnemar, "31_gausscse_mcnemar.csv", **meta))
-title = f"GaussCSE Tables 2 and 4: ours ({MODEL.split('/')[-1]}) minus the paper's ({t2.reference})"
-fig = plots.ours_minus_paper(table2, paper_gausscse.DIR_COLS, title, unit="accuracy %")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "31_gausscse_table2.png", **meta))
+plots.save_ours_minus_paper(table2, paper_gausscse.DIR_COLS, "GaussCSE Tables 2 and 4",
+                            MODEL, t2.reference, "31_gausscse_table2.png", unit="accuracy %",
+                            **meta)

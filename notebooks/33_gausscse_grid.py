@@ -109,7 +109,5 @@ meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARI
             data=f"{base['train_source']} triplets (max {base['train_max'] or 'all'} a training); "
                  f"SNLI dev max {base['dev_max']} pairs")
 print("saved", results.save_csv(table5, "33_gausscse_table5.csv", **meta))
-title = f"GaussCSE Table 5: ours ({MODEL.split('/')[-1]}) minus the paper's ({reference})"
-fig = plots.ours_minus_paper(table5, list(grid.columns), title, unit="SNLI-dev AUPRC x100")
-if fig is not None:  # None: the paper's rows are context here, there is no difference to draw
-    print("saved", results.save_figure(fig, "33_gausscse_table5.png", **meta))
+plots.save_ours_minus_paper(table5, list(grid.columns), "GaussCSE Table 5", MODEL, reference,
+                            "33_gausscse_table5.png", unit="SNLI-dev AUPRC x100", **meta)

@@ -73,13 +73,13 @@ sys.path.insert(0, str(tools))
 import bench
 from defsent_lite import encode
 from defsent_lite.runtime import models
-from defsent_lite.data import sts_readers
+from defsent_lite.data import eval_readers
 from defsent_lite.evaluation import sts
 from defsent_lite.repro import preflight
 
 # every file and model it needs, before any work
 preflight.check("90", "smoke", DATA_ROOT, ["offline"])
-s1, s2, _ = sts_readers.load_sts("STSB", DATA_ROOT)
+s1, s2, _ = eval_readers.load_sts("STSB", DATA_ROOT)
 sentences = list(dict.fromkeys(s1 + s2))
 model_path = models.offline_model_path()
 result = bench.encode_vs_sentence_transformers(model_path, sentences, BATCH_SIZE, REPEATS)

@@ -21,7 +21,7 @@ from tokenizers import ByteLevelBPETokenizer
 from transformers import BertConfig, BertForPreTraining, RobertaConfig, RobertaForMaskedLM, RobertaModel, RobertaTokenizer
 
 from defsent_lite.runtime import models
-from defsent_lite.data import dictionary_readers, sts_readers
+from defsent_lite.data import dictionary_readers, eval_readers
 
 HUB_NAMES = {  # hub name -> architecture of its stand-in (DefSent+ Table 3 further trains the unsupervised SimCSE ones)
     "bert-base-uncased": "bert", "bert-large-uncased": "bert", "roberta-base": "roberta", "roberta-large": "roberta",
@@ -100,8 +100,8 @@ def corpus(data_dir=None, max_sentences=60000):
     """Definitions (Oxford valid/test) and STS sentences: what the RoBERTa stand-in's BPE learns from."""
     pairs, _ = dictionary_readers.oxford_pairs(data_dir)
     sentences = [d for _, d in pairs]
-    for task in sts_readers.STS_TASKS:
-        s1, s2, _ = sts_readers.load_sts(task, data_dir)
+    for task in eval_readers.STS_TASKS:
+        s1, s2, _ = eval_readers.load_sts(task, data_dir)
         sentences += s1 + s2
     return sentences[:max_sentences]
 

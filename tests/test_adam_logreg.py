@@ -145,11 +145,11 @@ def float64_classifier(monkeypatch):
 def real_task(task, n):
     """Hashed bag-of-words features of the first n sentences of a real task (float64)."""
     from test_transfer_batched import hashed_bag_of_words
-    from defsent_lite.data import senteval_readers
+    from defsent_lite.data import eval_readers
     if task == "TREC":
-        sents, labels = senteval_readers.load_trec()["train"]
+        sents, labels = eval_readers.load_trec()["train"]
     else:
-        sents, labels = senteval_readers.load_binary_task(task)
+        sents, labels = eval_readers.load_binary_task(task)
     idx = np.random.RandomState(0).permutation(len(sents))[:n]
     X = hashed_bag_of_words([sents[i] for i in idx])
     return torch.as_tensor(X), torch.as_tensor(np.array(labels)[idx])

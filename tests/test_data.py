@@ -1,6 +1,6 @@
 import pytest
 
-from defsent_lite.data import dictionary_readers, nli_readers, readers, senteval_readers, sts_readers
+from defsent_lite.data import dictionary_readers, nli_readers, readers, eval_readers
 
 STS_COUNTS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSB": 1379, "SICKR": 4927}
 
@@ -8,21 +8,21 @@ STS_COUNTS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16
 @pytest.mark.parametrize("variant", ["raw", "senteval"])
 def test_sts_pair_counts_match_sources(variant):
     for task, n in STS_COUNTS.items():
-        s1, s2, gold = sts_readers.load_sts(task, variant=variant)
+        s1, s2, gold = eval_readers.load_sts(task, variant=variant)
         assert len(s1) == len(s2) == len(gold) == n, task
 
 
 def test_raw_sts16_keeps_two_sentence_fields_and_sick_strips_crlf():
-    s1, s2, _ = sts_readers.load_sts("STS16")
+    s1, s2, _ = eval_readers.load_sts("STS16")
     assert not any("\t" in s for s in s1 + s2)
-    rows = readers.read_sick(sts_readers.config.data_root() / "sts/raw/SICK/SICK_test_annotated.txt")
+    rows = readers.read_sick(eval_readers.config.data_root() / "sts/raw/SICK/SICK_test_annotated.txt")
     assert {r["label"] for r in rows} == {"neutral", "entailment", "contradiction"}
 
 
 def make_sts_root(tmp_path, input_lines, gold_lines):
     d = tmp_path / "sts" / "raw" / "STS13"
     d.mkdir(parents=True)
-    for name in sts_readers.STS_SUBSETS["STS13"]:
+    for name in eval_readers.STS_SUBSETS["STS13"]:
         (d / f"STS.input.{name}.txt").write_text("a\tb\n")
         (d / f"STS.gs.{name}.txt").write_text("1.0\n")
     (d / "STS.input.FNWN.txt").write_text("".join(input_lines))
@@ -34,31 +34,31 @@ def test_malformed_sts_line_names_file_and_line(tmp_path):
     lines = ["x\ty\n"] * 41 + ["no tab here\n"]
     root = make_sts_root(tmp_path, lines, ["2.0\n"] * 42)
     with pytest.raises(ValueError, match=r"STS\.input\.FNWN\.txt:42"):
-        sts_readers.load_sts("STS13", data_dir=root)
+        eval_readers.load_sts("STS13", data_dir=root)
 
 
 def test_bad_gold_and_empty_gold(tmp_path):
     root = make_sts_root(tmp_path, ["x\ty\n", "p\tq\n"], ["\n", "1.5\n"])
-    s1, s2, gold = sts_readers.load_sts("STS13", data_dir=root)
+    s1, s2, gold = eval_readers.load_sts("STS13", data_dir=root)
     assert s1[0] == "p" and gold[0] == 1.5 and len(gold) == 3  # empty gold dropped
     (root / "sts/raw/STS13/STS.gs.FNWN.txt").write_text("1\nabc\n")
     with pytest.raises(ValueError, match=r"STS\.gs\.FNWN\.txt:2"):
-        sts_readers.load_sts("STS13", data_dir=root)
+        eval_readers.load_sts("STS13", data_dir=root)
 
 
 def test_missing_root_says_how_to_get_data(tmp_path):
     with pytest.raises(readers.DataMissing, match="DEFSENT_DATA.*download"):
-        sts_readers.load_sts("STS12", data_dir=tmp_path / "nowhere")
+        eval_readers.load_sts("STS12", data_dir=tmp_path / "nowhere")
 
 
 def test_transfer_counts():
-    assert [len(senteval_readers.load_binary_task(t)[0]) for t in senteval_readers.BINARY_FILES] == [10662, 3775, 10000, 10606]
-    sst = senteval_readers.load_sst2()
+    assert [len(eval_readers.load_binary_task(t)[0]) for t in eval_readers.BINARY_FILES] == [10662, 3775, 10000, 10606]
+    sst = eval_readers.load_sst2()
     assert [len(sst[s][0]) for s in ("train", "dev", "test")] == [67349, 872, 1821]
-    trec = senteval_readers.load_trec()
+    trec = eval_readers.load_trec()
     assert len(trec["train"][0]) == 5452 and len(trec["test"][0]) == 500
     assert [trec["test"][1].count(i) for i in range(6)] == [9, 138, 94, 65, 81, 113]
-    mrpc = senteval_readers.load_mrpc()
+    mrpc = eval_readers.load_mrpc()
     assert len(mrpc["train"][2]) == 4076 and sum(mrpc["test"][2]) == 1147
 
 

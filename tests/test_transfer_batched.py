@@ -11,7 +11,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from defsent_lite import checks
-from defsent_lite.data import senteval_readers
+from defsent_lite.data import eval_readers
 from defsent_lite.evaluation import logreg, senteval
 
 
@@ -112,13 +112,13 @@ def test_batched_protocols_give_scikit_learns_accuracy_on_real_data(task):
     ours = senteval.evaluate_task(task, hashed_bag_of_words, **small, classifier="batched")
     one_example = {"SST2": 100 / 1821, "TREC": 100 / 500, "MRPC": 100 / 1725}.get(task, 0.0)
     if abs(ours - ref) > max(0.3, one_example) + 1e-9:   # explained only by a fold whose C was a near tie
-        assert task in senteval_readers.BINARY_FILES and near_tie_in_inner_search(task, small), (task, ours, ref)
+        assert task in eval_readers.BINARY_FILES and near_tie_in_inner_search(task, small), (task, ours, ref)
 
 
 def near_tie_in_inner_search(task, small):
     """True when an outer fold's inner search had its best two C within one example of each other
     (mean accuracy over the inner folds): the two solvers may then choose different C."""
-    sents, labels = senteval_readers.load_binary_task(task)
+    sents, labels = eval_readers.load_binary_task(task)
     idx = senteval.subset(len(sents), small["max_examples"], 1111)
     sents, labels = senteval.senteval_sorted(senteval.pick(sents, idx), senteval.pick(labels, idx))
     X, y = hashed_bag_of_words(sents), np.array(labels)

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from defsent_lite.data import dictionary_readers, nli_readers, readers, senteval_readers, sts_readers
+from defsent_lite.data import dictionary_readers, nli_readers, readers, eval_readers
 
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
 SICK_FULL_HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\tentailment_BA\t"
@@ -18,7 +18,7 @@ STSB_ROW = "main-captions\tMSRvid\t2012test\t0001\t{}\tA man plays.\tA man sings
 def sts_subset(tmp_path, inputs, golds):
     (tmp_path / "in.txt").write_bytes(inputs)
     (tmp_path / "gs.txt").write_bytes(golds)
-    return sts_readers.read_sts_subset(tmp_path / "in.txt", tmp_path / "gs.txt")
+    return eval_readers.read_sts_subset(tmp_path / "in.txt", tmp_path / "gs.txt")
 
 
 def one_file(reader, name="f.txt"):
@@ -38,8 +38,8 @@ BAD = [
     ("empty STS sentence", lambda t, c: sts_subset(t, c, b"3.0\n"), b"a\t \n", r"in\.txt:1: empty sentence"),
     ("empty STS file", lambda t, c: sts_subset(t, c, b""), b"", r"in\.txt: the file is empty"),
     ("STS only empty golds", lambda t, c: sts_subset(t, b"a\tb\n", c), b"\n", r"gs\.txt: no data lines"),
-    ("NaN STS-B score", one_file(sts_readers.read_stsb), STSB_ROW.format("NaN"), r"f\.txt:1: score 'NaN' is not finite"),
-    ("latin-1 byte in STS-B", one_file(sts_readers.read_stsb), STSB_ROW.format("1.0").encode() + b"\xff\n", r"f\.txt:2: byte 0xff"),
+    ("NaN STS-B score", one_file(eval_readers.read_stsb), STSB_ROW.format("NaN"), r"f\.txt:1: score 'NaN' is not finite"),
+    ("latin-1 byte in STS-B", one_file(eval_readers.read_stsb), STSB_ROW.format("1.0").encode() + b"\xff\n", r"f\.txt:2: byte 0xff"),
     ("SICK without header", one_file(readers.read_sick), "1\tA\tB\t4.5\tNEUTRAL\n", r"f\.txt:1: expected a header"),
     ("SICK header only", one_file(readers.read_sick), SICK_HEADER, r"f\.txt: no data lines"),
     ("SICK NaN relatedness", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\tnan\tNEUTRAL\n", r"f\.txt:2: relatedness"),
@@ -62,7 +62,7 @@ BAD = [
     # issue 36: what the formats forbid
     ("STS gold above 5", lambda t, c: sts_subset(t, b"a\tb\nc\td\n", c), b"3.0\n7.5\n", r"gs\.txt:2: gold score '7\.5' is outside 0-5"),
     ("STS gold below 0", lambda t, c: sts_subset(t, b"a\tb\n", c), b"-3\n", r"gs\.txt:1: gold score '-3' is outside 0-5"),
-    ("STS-B score above 5", one_file(sts_readers.read_stsb), STSB_ROW.format("5.5"), r"f\.txt:1: score '5\.5' is outside 0-5"),
+    ("STS-B score above 5", one_file(eval_readers.read_stsb), STSB_ROW.format("5.5"), r"f\.txt:1: score '5\.5' is outside 0-5"),
     ("SICK relatedness below 0", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\t-1\tNEUTRAL\n", r"f\.txt:2: relatedness '-1' is outside"),
     ("NUL byte in an STS input", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\nc\x00\td\n", r"in\.txt:2: a NUL byte"),
     ("Oxford empty definition", one_file(dictionary_readers.read_oxford_tsv), "word\tdefinition\texample\ndog\t \tex\n", r"f\.txt:2: empty definition"),
@@ -92,18 +92,18 @@ def mrpc_root(tmp_path, train_text):
 def test_mrpc_without_its_header_is_refused(tmp_path):
     root = mrpc_root(tmp_path, "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
     with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:1: expected a header"):
-        senteval_readers.load_mrpc(root)
+        eval_readers.load_mrpc(root)
 
 
 def test_mrpc_with_a_tab_inside_a_sentence_is_refused(tmp_path):
     root = mrpc_root(tmp_path, MRPC_HEADER + "1\t1\t2\tA\tman.\tA person.\n")
     with pytest.raises(ValueError, match=r"msr_paraphrase_train\.txt:2: expected 5 tab-separated fields, got 6"):
-        senteval_readers.load_mrpc(root)
+        eval_readers.load_mrpc(root)
 
 
 def test_mrpc_with_its_header_reads_every_row(tmp_path):
     root = mrpc_root(tmp_path, MRPC_HEADER + "1\t1\t2\tA man.\tA person.\n0\t3\t4\tC.\tD.\n")
-    assert senteval_readers.load_mrpc(root)["train"][2] == [1, 0]
+    assert eval_readers.load_mrpc(root)["train"][2] == [1, 0]
 
 
 def test_a_good_file_is_read_whole(tmp_path):
@@ -134,23 +134,23 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_sentence(tmp_path):
 def test_sst2_with_an_empty_sentence_is_refused(tmp_path):
     root = senteval_file(tmp_path, "SST/binary/sentiment-train", b"good film\t1\n\t0\n")
     with pytest.raises(ValueError, match=r"sentiment-train:2: empty sentence"):
-        senteval_readers.load_sst2(root)
+        eval_readers.load_sst2(root)
 
 
 def test_a_binary_task_file_of_blank_lines_is_refused(tmp_path):
     senteval_file(tmp_path, "MR/rt-polarity.pos", b"a fine film\n")
     root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"\t\n \n")
     with pytest.raises(ValueError, match=r"rt-polarity\.neg: every line is blank"):
-        senteval_readers.load_binary_task("MR", root)
+        eval_readers.load_binary_task("MR", root)
 
 
 def test_a_utf8_file_where_senteval_reads_latin1_is_refused_not_garbled(tmp_path):
     senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("utf-8"))
     root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"a dull film\n")
     with pytest.raises(ValueError, match=r"rt-polarity\.pos:2: UTF-8 text in a file read as latin-1"):
-        senteval_readers.load_binary_task("MR", root)
+        eval_readers.load_binary_task("MR", root)
     senteval_file(tmp_path, "MR/rt-polarity.pos", "a fine film\nun caf\u00e9 charmant\n".encode("latin-1"))
-    sentences, _ = senteval_readers.load_binary_task("MR", root)   # the latin-1 original reads as it is
+    sentences, _ = eval_readers.load_binary_task("MR", root)   # the latin-1 original reads as it is
     assert sentences[1] == "un caf\u00e9 charmant"
 
 
@@ -161,7 +161,7 @@ def test_a_latin1_file_with_one_utf8_line_is_refused_at_that_line(tmp_path):
     senteval_file(tmp_path, "MR/rt-polarity.pos", text)
     root = senteval_file(tmp_path, "MR/rt-polarity.neg", b"a dull film\n")
     with pytest.raises(ValueError, match=r"rt-polarity\.pos:2: UTF-8 text in a file read as latin-1"):
-        senteval_readers.load_binary_task("MR", root)
+        eval_readers.load_binary_task("MR", root)
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -35,6 +35,7 @@ except ImportError:  # not on Windows: the record is then written without a lock
     fcntl = None
 
 from defsent_lite.runtime import cache, config
+from defsent_lite.runtime.config import digest_of
 from defsent_lite.data import nli_readers
 from defsent_lite.data import sources as catalogue
 from defsent_lite.data.sources import (
@@ -66,20 +67,7 @@ class SourceReport(NamedTuple):
     files: list
 
 
-# ---------------------------------------------------------------- checksums
-
-
-def sha256_of(path):
-    return digest_of(path, "sha256")
-
-
-def digest_of(path, algorithm):
-    """Hex digest of a file's bytes (sha256; md5 where the publisher gives only that)."""
-    h = hashlib.new(algorithm)
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+# ---------------------------------------------------------------- what to fetch
 
 
 def select(only=None, sources=None, notebook=None, scale="smoke"):
@@ -230,7 +218,7 @@ def _staged_files(src, url, checksums, staging):
             _convert(src, path.with_name(path.name + ".upstream"), path, url)
         else:
             extract(archive, member, path, url)
-        expected, got = checksums.get(rel), sha256_of(path)
+        expected, got = checksums.get(rel), digest_of(path)
         if expected and got != expected:
             raise DownloadError(
                 f"{url}: {member or 'the file'} has sha256 {got}, but {rel} is pinned to {expected}"
@@ -275,7 +263,7 @@ def present(src, root, checksums, recorded):
     offline = offline_copies()
     for rel in src["members"].values():
         p, expected = root / rel, accepted(rel, checksums, recorded, offline)
-        if not p.is_file() or not expected or sha256_of(p) not in expected:
+        if not p.is_file() or not expected or digest_of(p) not in expected:
             return False
     return True
 
@@ -317,7 +305,7 @@ def download_source(src, root, checksums, mirror=None, log=print):
             for rel, path in staged.items():  # every file checked: now all of them go into place
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(path, root / rel)
-            unpinned = {rel: sha256_of(root / rel) for rel in staged if rel not in checksums}
+            unpinned = {rel: digest_of(root / rel) for rel in staged if rel not in checksums}
             if unpinned:
                 add_to_record(root, unpinned)
             tried = f" (after {len(failures)} failed: {'; '.join(failures)})" if failures else ""
@@ -413,7 +401,7 @@ def verify(data_dir=None, checksums=None, sources=None, every_known=False):
         elif not expected:
             report[rel] = "no checksum"
         else:
-            report[rel] = "ok" if sha256_of(p) in expected else "MISMATCH"
+            report[rel] = "ok" if digest_of(p) in expected else "MISMATCH"
     return report
 
 

@@ -1,5 +1,5 @@
 """Strict reading of the papers' data files, and SICK (an STS and an NLI set); download.py fetches
-the data. The readers of each dataset family use these checks: sts_readers, senteval_readers,
+the data. The readers of each dataset family use these checks: eval_readers (STS, SentEval),
 nli_readers, dictionary_readers.
 
 Every reader takes a data root in the layout of `../shared/data` (see config.data_root):

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from defsent_lite.runtime import config
 from defsent_lite.runtime.config import file_digest
 
-# The STS 2012-2016 subsets each task reads (sts_readers.load_sts), and so the files it needs.
+# The STS 2012-2016 subsets each task reads (eval_readers.load_sts), and so the files it needs.
 STS_SUBSETS = {
     "STS12": ["MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"],
     "STS13": ["FNWN", "headlines", "OnWN"],  # SMT is not redistributable: never used

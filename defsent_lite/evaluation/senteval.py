@@ -25,7 +25,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from defsent_lite.checks import require_finite
 from defsent_lite.runtime import config
-from defsent_lite.data import senteval_readers
+from defsent_lite.data import eval_readers
 from defsent_lite.evaluation import adam_logreg, logreg
 from defsent_lite.evaluation.sts import as_numpy
 
@@ -304,14 +304,14 @@ def evaluate_task(
     Each task's sentences go to `embed` in one call (see `evaluate_each`)."""
     if classifier not in CLASSIFIERS:
         raise ValueError(f"unknown SentEval classifier {classifier!r}; choose from {CLASSIFIERS}")
-    if task in senteval_readers.BINARY_FILES:
-        sents, labels = senteval_readers.load_binary_task(task, data_dir)
+    if task in eval_readers.BINARY_FILES:
+        sents, labels = eval_readers.load_binary_task(task, data_dir)
         idx = subset(len(sents), max_examples, seed)
         sents, labels = senteval_sorted(pick(sents, idx), pick(labels, idx))
         (X,) = embed_parts(embed, sents)
         return nested_cv_accuracy(X, np.array(labels), kfold, seed, inner_search, classifier)
     if task == "SST2":
-        d = capped(senteval_readers.load_sst2(data_dir), max_examples, max_eval, seed)
+        d = capped(eval_readers.load_sst2(data_dir), max_examples, max_eval, seed)
         Xtr, Xdv, Xte = embed_parts(embed, d["train"][0], d["dev"][0], d["test"][0])
         return dev_then_test_accuracy(
             Xtr,
@@ -325,7 +325,7 @@ def evaluate_task(
             classifier,
         )
     if task == "TREC":
-        d = capped(senteval_readers.load_trec(data_dir), max_examples, max_eval, seed)
+        d = capped(eval_readers.load_trec(data_dir), max_examples, max_eval, seed)
         Xtr, Xte = embed_parts(embed, d["train"][0], d["test"][0])
         return cv_then_test_accuracy(
             Xtr,
@@ -338,7 +338,7 @@ def evaluate_task(
             classifier,
         )
     if task == "MRPC":
-        d = capped(senteval_readers.load_mrpc(data_dir), max_examples, max_eval, seed)
+        d = capped(eval_readers.load_mrpc(data_dir), max_examples, max_eval, seed)
         ua, ub, va, vb = embed_parts(
             embed, d["train"][0], d["train"][1], d["test"][0], d["test"][1]
         )

@@ -15,10 +15,10 @@ import numpy as np
 
 from defsent_lite import encode
 from defsent_lite.checks import require_finite, require_nonempty
-from defsent_lite.data import sts_readers
+from defsent_lite.data import eval_readers
 from defsent_lite.runtime import cache, models
 
-TASKS = sts_readers.STS_TASKS
+TASKS = eval_readers.STS_TASKS
 
 
 def as_numpy(x):
@@ -55,7 +55,7 @@ def load_tasks(tasks=None, data_dir=None, variant="raw", max_pairs=None):
     """{task: (s1, s2, gold)}; max_pairs keeps an evenly spaced subset of each task (smoke runs)."""
     out = {}
     for task in tasks or TASKS:
-        s1, s2, gold = sts_readers.load_sts(task, data_dir, variant)
+        s1, s2, gold = eval_readers.load_sts(task, data_dir, variant)
         if max_pairs and len(gold) > max_pairs:
             keep = np.linspace(0, len(gold) - 1, max_pairs).round().astype(int)
             s1, s2, gold = [s1[i] for i in keep], [s2[i] for i in keep], [gold[i] for i in keep]

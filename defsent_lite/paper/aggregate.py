@@ -176,10 +176,12 @@ def baselines(untrained, paper_table, untrained_rows, columns, model, scale):
     return Baselines(results.side_by_side(paper, ours, pairs, compare=compare), reference, note)
 
 
-def differences_table(rows, columns):
+def differences_table(
+    rows, columns=("setting", "paper text", "official code (default)", 'variant="paper"')
+):
     """A method's settings where the released code and the paper text differ, (setting, ...) rows
     as a DataFrame indexed by setting; a notebook shows it `whole`."""
-    return pd.DataFrame(rows, columns=columns).set_index(columns[0])
+    return pd.DataFrame(rows, columns=list(columns)).set_index(columns[0])
 
 
 class whole:

@@ -7,6 +7,8 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 
+from defsent_lite.paper import results
+
 
 def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
     """Dot plot of the 'diff' rows (ours - paper) of a side_by_side table: one line per row, one
@@ -44,6 +46,16 @@ def ours_minus_paper(table, columns, title="", unit="points", label_width=36):
         ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def save_ours_minus_paper(table, columns, what, model, reference, name, /, unit="points", **meta):
+    """ours_minus_paper titled "`what`: ours (`model`) minus the paper's (`reference`)", saved as
+    `name` in the results folder with the provenance `meta` of its CSV; nothing where the paper's
+    rows are context (no difference to draw)."""
+    title = f"{what}: ours ({model.split('/')[-1]}) minus the paper's ({reference})"
+    fig = ours_minus_paper(table, columns, title, unit)
+    if fig is not None:
+        print("saved", results.save_figure(fig, name, **meta))
 
 
 # ---------------------------------------------------------------- the methods at work

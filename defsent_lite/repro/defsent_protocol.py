@@ -151,9 +151,7 @@ def variant_settings(variant):
 
 def differences():
     """The DefSent settings where the paper's text and the official code differ."""
-    return aggregate.differences_table(
-        DIFFERENCES, ["setting", "paper text", "official code (default)", 'variant="paper"']
-    )
+    return aggregate.differences_table(DIFFERENCES)
 
 
 # ---------------------------------------------------------------- data

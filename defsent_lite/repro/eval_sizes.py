@@ -4,7 +4,7 @@ only). Apart from `budget` so that a plan without STS or SentEval (GaussCSE's) r
 data."""
 
 from defsent_lite import encode
-from defsent_lite.data import senteval_readers, sts_readers
+from defsent_lite.data import eval_readers
 from defsent_lite.evaluation import sts
 from defsent_lite.repro.plans import Plan
 from defsent_lite.repro.plans import (
@@ -21,7 +21,7 @@ from defsent_lite.runtime import models
 def eval_sentence_tokens(tokenizer, data_dir=None):
     """Mean tokens of an evaluation sentence, counted on STS-B test (the stand-in for every STS and
     SentEval sentence in a plan's FLOPs)."""
-    s1, s2, _ = sts_readers.load_sts("STSB", data_dir)
+    s1, s2, _ = eval_readers.load_sts("STSB", data_dir)
     return row_tokens(tokenizer, s1 + s2)
 
 
@@ -43,21 +43,19 @@ def transfer_sentences(data_dir=None, settings=None):
         return min(n, cap) if cap else n
 
     n = sum(
-        capped(len(senteval_readers.load_binary_task(t, data_dir)[0]), "train")
-        for t in senteval_readers.BINARY_FILES
+        capped(len(eval_readers.load_binary_task(t, data_dir)[0]), "train")
+        for t in eval_readers.BINARY_FILES
     )
-    n += sum(capped(len(v[0]), k) for k, v in senteval_readers.load_sst2(data_dir).items())
-    n += sum(capped(len(v[0]), k) for k, v in senteval_readers.load_trec(data_dir).items())
-    return n + sum(
-        2 * capped(len(v[0]), k) for k, v in senteval_readers.load_mrpc(data_dir).items()
-    )
+    n += sum(capped(len(v[0]), k) for k, v in eval_readers.load_sst2(data_dir).items())
+    n += sum(capped(len(v[0]), k) for k, v in eval_readers.load_trec(data_dir).items())
+    return n + sum(2 * capped(len(v[0]), k) for k, v in eval_readers.load_mrpc(data_dir).items())
 
 
 def encoding_plan(what, model_name, encoded, data_dir=None, batch=64):
     """A plan without training (untrained encoders): the time to encode `encoded` sentences, timed
     on an evenly spaced sample of STS-B test encoded as evaluation does (length-sorted, fp32)."""
     model, tokenizer = models.load(model_name)
-    s1, s2, _ = sts_readers.load_sts("STSB", data_dir)
+    s1, s2, _ = eval_readers.load_sts("STSB", data_dir)
     sentences = spaced_sample(sorted(set(s1 + s2)), ENCODE_SAMPLE)
     device = next(model.parameters()).device
 

@@ -339,14 +339,19 @@ def hub_offline():
 _digests = {}
 
 
+def digest_of(path, algorithm="sha256"):
+    """Hex digest of a file's bytes (sha256; md5 where a publisher gives only that)."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def file_digest(path):
     """SHA-256 of a file's bytes, remembered per (path, size, mtime) within the process."""
     st = os.stat(path)
     memo = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
     if memo not in _digests:
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        _digests[memo] = h.hexdigest()
+        _digests[memo] = digest_of(path)
     return _digests[memo]

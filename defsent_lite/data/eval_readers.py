@@ -1,15 +1,96 @@
-"""Readers of SentEval's transfer tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC) under
-<data root>/senteval; a malformed line is an error naming file:line (readers' checks)."""
+"""The evaluation sets' readers: STS 2012-2016 in the "all" setting (every subset of a year
+pooled), STS-B and SICK-R, raw (the papers' files) or as SentEval ships them; and SentEval's
+transfer tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC) under <data root>/senteval. Pairs with an
+empty gold score are dropped (SentEval does the same); anything else malformed names its file and
+line (readers' checks)."""
 
 from defsent_lite.runtime import config
 from defsent_lite.data.readers import (
     check_header,
     check_nonempty,
+    gold_score,
     nonempty_rows,
     read_lines,
+    read_sick,
     require,
     split_fields,
 )
+from defsent_lite.data.sources import STS_SUBSETS
+
+STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
+
+
+def read_sts_subset(input_path, gold_path, fields=2):
+    """One STS subset: (sent1, sent2, gold) lists; pairs with an empty gold line are dropped.
+    Each input line has exactly `fields` tab-separated fields (raw STS16: 4, the first 2 text)."""
+    inputs, golds = read_lines(input_path), read_lines(gold_path)
+    if len(inputs) != len(golds):
+        raise ValueError(f"{input_path}: {len(inputs)} lines but {gold_path} has {len(golds)}")
+    s1, s2, gold = [], [], []
+    for i, (line, g) in enumerate(zip(inputs, golds), 1):
+        if not g.strip():
+            continue
+        a, b = split_fields(input_path, i, line, fields, exact=True)[:2]
+        check_nonempty(input_path, i, a, b)
+        gold.append(gold_score(gold_path, i, g, "gold score"))
+        s1.append(a)
+        s2.append(b)
+    nonempty_rows(gold_path, s1)
+    return s1, s2, gold
+
+
+def _sts_year(task, root, variant):
+    folder = root / "sts" / variant / task
+    raw16 = task == "STS16" and variant == "raw"
+    prefix = "STS2016." if raw16 else "STS."
+    s1, s2, gold = [], [], []
+    for name in STS_SUBSETS[task]:
+        a, b, g = read_sts_subset(
+            folder / f"{prefix}input.{name}.txt",
+            folder / f"{prefix}gs.{name}.txt",
+            fields=4 if raw16 else 2,
+        )
+        s1 += a
+        s2 += b
+        gold += g
+    return s1, s2, gold
+
+
+def read_stsb(path):
+    """STS Benchmark csv, split on tabs (never CSV-parse: unbalanced quotes)."""
+    s1, s2, gold = [], [], []
+    for i, line in enumerate(read_lines(path), 1):
+        f = split_fields(path, i, line, 7)
+        check_nonempty(path, i, f[5], f[6])
+        gold.append(gold_score(path, i, f[4], "score"))
+        s1.append(f[5])
+        s2.append(f[6])
+    nonempty_rows(path, s1)
+    return s1, s2, gold
+
+
+def load_sts(task, data_dir=None, variant="raw", split="test"):
+    """(sent1, sent2, gold) of one STS task: STS12-16 "all" setting, STSB or SICKR (test by
+    default)."""
+    if variant not in ("raw", "senteval"):
+        raise ValueError(f"unknown STS variant {variant!r}: use 'raw' or 'senteval'")
+    root = require(config.data_root(data_dir))
+    if task in STS_SUBSETS:
+        return _sts_year(task, root, variant)
+    if task == "STSB":
+        return read_stsb(root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv")
+    if task == "SICKR":
+        name = {"test": "test_annotated"}.get(split, split)
+        rows = read_sick(root / "sts" / variant / "SICK" / f"SICK_{name}.txt")
+        return (
+            [r["sentence_a"] for r in rows],
+            [r["sentence_b"] for r in rows],
+            [r["relatedness"] for r in rows],
+        )
+    raise ValueError(f"unknown STS task {task!r}; choose from {STS_TASKS}")
+
+
+# ---------------------------------------------------------------- SentEval's transfer tasks
 
 BINARY_FILES = {  # task: (positive file, negative file); SentEval reads them as latin-1
     "MR": ("MR/rt-polarity.pos", "MR/rt-polarity.neg"),
