@@ -11,7 +11,7 @@ Accuracy in %. Two classifiers with the same objective (scikit-learn's LogisticR
 GPU when there is one); `classifier="sklearn"` fits them one by one with scikit-learn's L-BFGS
 (the reference). `classifier="senteval_torch"` is the classifier the papers ran: SentEval's
 torch logistic regression (Adam, batch 64, early stopping on a dev set, tenacity 5, epoch_size 4)
-with its weight-decay grid {1e-5 .. 1e-2}, every fit of a task at once (`adam_logreg.fit_many`).
+with its weight-decay grid {1e-5 .. 1e-2}, every fit of a task at once (`logreg.fit_many_adam`).
 SentEval rounds mean accuracies to 2 decimals (in %) before choosing; so do we.
 """
 
@@ -26,7 +26,7 @@ from sklearn.model_selection import StratifiedKFold
 from defsent_lite.checks import require_finite
 from defsent_lite.runtime import config
 from defsent_lite.data import eval_readers
-from defsent_lite.evaluation import adam_logreg, logreg
+from defsent_lite.evaluation import logreg
 from defsent_lite.evaluation.sts import as_numpy
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
@@ -140,7 +140,7 @@ class Problems:
         n_classes = int(y.max()) + 1
         if self.classifier == "senteval_torch":
             X = torch.as_tensor(X, dtype=TORCH_CLASSIFIER_DTYPE, device=device)
-            fits = adam_logreg.fit_many(
+            fits = logreg.fit_many_adam(
                 X, torch.as_tensor(y, device=device), self.rows, self.devs, self.regs, n_classes
             )
             return fits.predict(X).cpu().numpy()
