@@ -329,7 +329,8 @@ table3
 # ## Tables 3 and 1 whole: every model's rows, ours below the row it stands beside
 # The paper's rows of all four models and the SimCSE baseline, as context: ours sit below the
 # row of the model they stand in for (the cosine baseline below SimCSE's only when it is SimCSE).
-# Table 1 is Table 3's accuracy columns with their average.
+# Table 1 is Table 3's accuracy columns and their average: a paper row's is the average Table 1
+# prints (blank for BERT-large and RoBERTa-base, which Table 1 leaves out), ours is computed.
 
 # %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
 whole3 = gausscse_protocol.whole_table3(t3)

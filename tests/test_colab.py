@@ -2,6 +2,7 @@
 install cell follows every notebook's parameters (so it fetches the data of the notebook's scale:
 issue 69), and does nothing off Colab."""
 import json
+import re
 import subprocess
 import sys
 
@@ -88,3 +89,14 @@ def test_the_install_cell_installs_the_branch_its_badge_opens_whatever_the_commi
     assert colab.installed_commit() == "abc123"
     Installed.read_text = lambda self, name: json.dumps({"url": "file:///x", "dir_info": {"editable": True}})
     assert colab.installed_commit() is None
+
+
+def test_readmes_cpu_times_sum_to_the_total_it_states():
+    """Issue 71: README's CPU-smoke column comes from one dated run and sums to the total its text
+    states (a time edited alone, or a total left stale, fails here)."""
+    readme = sync_colab.README.read_text()
+    rows = re.findall(r"(?m)^\| `(\d\d)_\w+` \|.*\| (\d+) s \|$", readme)
+    assert sorted(n for n, _ in rows) == sorted(nb.name[:2] for nb in NOTEBOOKS)
+    total = re.search(r"measured (\d{4}-\d\d-\d\d) in one run of.{0,300}?total (\d+) s\.", readme, re.S)
+    assert total, "README states no dated run and total for its CPU-smoke column"
+    assert sum(int(t) for _, t in rows) == int(total.group(2))

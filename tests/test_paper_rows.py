@@ -66,6 +66,19 @@ def test_gausscse_rows_of_one_model_and_the_baselines():
     assert list(paper_gausscse.rows_for(paper_gausscse.TABLE2, None)) == ["Length-baseline"]
 
 
+def test_table1_shows_the_averages_the_paper_prints_and_ours_computed():
+    """Issue 71: a paper row's Table 1 average is the printed one (79.68, not the 79.69 its three
+    accuracies give), blank where Table 1 prints none; ours is computed."""
+    from defsent_lite.paper import results
+    from defsent_lite.repro import gausscse_protocol
+    ours = pd.DataFrame([[70.0, 1.0, 60.0, 1.0, 65.0, 1.0]], columns=paper_gausscse.NLI_COLS, index=["ent"])
+    whole3 = results.whole_paper_table(paper_gausscse.TABLE3, paper_gausscse.NLI_COLS, ours,
+                                       {"ent": ("BERT-base", "ent")})
+    avg = gausscse_protocol.table1(whole3)["avg"]
+    assert avg[("RoBERTa-large, ent+con", "paper")] == 79.68 and avg[("SimCSE (BERT-base)", "paper")] == 79.75
+    assert pd.isna(avg[("BERT-large, ent", "paper")]) and avg[("BERT-base, ent", "ours: ent")] == 65.0
+
+
 def test_data_augmented_rows_stand_beside_table3_and_table6():
     from defsent_lite.paper import results
     from defsent_lite.repro import defsentplus_protocol

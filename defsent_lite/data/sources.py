@@ -224,11 +224,6 @@ def by_name(name, sources=None):
     raise ValueError(f"unknown source {name}; choose from: {' '.join(source_names(sources))}")
 
 
-def files_of(names, sources=None):
-    """Destinations (relative to the data root) of the named sources' members."""
-    return [rel for n in names for rel in by_name(n, sources)["members"].values()]
-
-
 # ---------------------------------------------------------------- what each notebook reads
 
 
@@ -240,7 +235,10 @@ class Option(NamedTuple):
     note: str = ""
 
     def paths(self, sources=None):
-        return list(self.files) + files_of(self.sources, sources)
+        # its own files and its sources' members' destinations, relative to the data root
+        return list(self.files) + [
+            rel for n in self.sources for rel in by_name(n, sources)["members"].values()
+        ]
 
 
 class Need(NamedTuple):
