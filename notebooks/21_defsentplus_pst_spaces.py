@@ -270,8 +270,8 @@ del mini_steps
 # (right) rises from 0.004 before training (below chance, 0.0075: the pooler's outputs do not yet
 # point at the entries) to about 0.11 after the 1st step, and is still far above it after the
 # 3rd: over seeds 0-2 the MRR after the 3rd step ranged 0.0575-0.0690 and the second kernel set
-# left it unchanged (`docs/smoke_spread.md`), against an effect of about 0.055, so the tests
-# compare this table as a result. What does **not** appear here is a gain from the later steps: after the 2nd
+# left it unchanged (`docs/smoke_spread.md`), against an effect of about 0.055: a result, not
+# noise. What does **not** appear here is a gain from the later steps: after the 2nd
 # and 3rd the held-out MRR is lower than after the 1st, also when all three steps run at the same
 # rate (0.117, 0.095, 0.096 in a trial run), and the spaces rebuilt by trained encoders are a
 # little more anisotropic than the original's (mean cosine 0.068 -> about 0.075). The paper

@@ -31,8 +31,8 @@
 # them), one seed, STS on 25 pairs per task (SentEval's tokenised files, as the paper and its code),
 # the average under the best inference pooling (as the paper reports). At this size the four
 # combinations differ by 0.3 points, less than a training moves STS between two samples of pairs
-# (`docs/smoke_spread.md`), so the grid is a **pipeline check** (every cell finite; the tests
-# compare nothing else) and the paper's rows stand beside it as context.
+# (`docs/smoke_spread.md`), so the grid is a **pipeline check** (every cell finite; nothing
+# more) and the paper's rows stand beside it as context.
 
 # %% tags=["parameters"]
 import os

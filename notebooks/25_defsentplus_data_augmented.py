@@ -42,8 +42,7 @@
 # through the cache. The paper's rows are the checkpoint's, so here they are context beside
 # ours (no difference is taken): our "checkpoint" row is MiniLM, not SimCSE. The trained rows
 # are a pipeline check at this size (one short epoch moves STS by about half a point, in a
-# direction that depends on which pairs are scored; the tests compare them as finite only);
-# MiniLM's own rows (no training) are compared tightly.
+# direction that depends on which pairs are scored); MiniLM's own rows involve no training.
 
 # %% tags=["parameters"]
 import os

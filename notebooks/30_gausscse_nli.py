@@ -253,7 +253,7 @@ mini_table
 # contains the embedding of the entailed one"), and direction accuracy rises by about 27 points.
 # Over seeds 0-2 the two accuracies ranged 44.89-46.53 and 71.88-73.04, and the second kernel set
 # (one thread, AVX2) left them unchanged (`docs/smoke_spread.md`): the effect is many times
-# its spread, so the tests compare these numbers as results (within 1 point). For scale: the
+# its spread: a result, not noise. For scale: the
 # paper's BERT-base, its whole encoder fine-tuned on 275k SNLI+MNLI triplets, reaches 97.60 on
 # SNLI with ent+rev and 64.84 with ent (Table 2); the length baseline (the longer sentence
 # entails) reaches 92.63 there, above this miniature's head, which reads only frozen CLS vectors.

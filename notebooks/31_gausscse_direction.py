@@ -35,8 +35,8 @@
 # 32 offline triplets, 100 evenly spaced pairs per test set. Two training steps teach no
 # direction (16 steps did not either: 40.5% on SNLI for ent+rev at lr 5e-5, 51.9% at 3e-4),
 # so the trained rows and the McNemar p-values are a **pipeline check** here (finite, the
-# right rows; the tests compare nothing else), with the paper's rows beside them as context.
-# The length baseline involves no training: it is compared exactly. The CPU run on all
+# right rows; nothing more), with the paper's rows beside them as context.
+# The length baseline involves no training: its numbers are exact. The CPU run on all
 # offline triplets and full test sets is in `docs/cpu_runs.md`.
 
 # %% tags=["parameters"]

@@ -31,7 +31,7 @@
 # only (x the three rates: 3 trainings; all 12 cells on 128 triplets took 250 s on a 2-core CPU,
 # too long for CI; the rehearsal and paper scales run all four batch sizes), 16 offline triplets
 # per training (one step), 100 SNLI-dev pairs: the grid's path runs, and its numbers are a
-# **pipeline check** (finite, one per cell; the tests compare nothing else): one step
+# **pipeline check** (finite, one per cell; nothing more): one step
 # leaves the model where it started, so the cells differ by noise and say nothing about the
 # paper's optimum. The paper's rows stand beside ours as context.
 
@@ -97,8 +97,7 @@ results.whole_beside(paper_gausscse.TABLE5, lrs, grid.reindex(columns=lrs), pair
 
 # %% [markdown]
 # The best cell is a selection: it is named only where it leads the next cell by more than
-# 4 points (twice the `score` tolerance of the tests), so that float noise between machines
-# never flips what this notebook prints.
+# 4 points, so that float noise between machines never flips what this notebook prints.
 
 # %% tags=["tolerance: check"]
 print(gausscse_protocol.best_grid_cell(grid, reference, margin=4.0))
