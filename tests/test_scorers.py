@@ -119,13 +119,17 @@ def test_a_failed_write_keeps_the_old_table_and_a_table_cut_short_is_refused(tmp
 
 def test_a_published_seed_mean_stands_beside_the_mean_of_every_seed_of_ours(monkeypatch):
     """Issue 45, item 2: DefSent+ Table 2's DefSent row is DefSent's 10-seed mean on the raw STS
-    files; ours is the mean of trained_sts (raw files) over every run, not the first seed's."""
-    from defsent_lite.evaluation import sts
-    seen = []
-    monkeypatch.setattr(sts, "trained_sts", lambda run, pooling, max_pairs, data_dir=None, batch_size=64:
-                        seen.append((run["key"], pooling, max_pairs)) or {"STSB": run["x"], "avg": 2 * run["x"]})
-    runs = [dict(key=f"k{i}", x=x) for i, x in enumerate([70.0, 72.0, 77.0])]
-    assert sts.mean_trained_sts(runs, "mean", 250) == {"STSB": 73.0, "avg": 146.0}
-    assert seen == [("k0", "mean", 250), ("k1", "mean", 250), ("k2", "mean", 250)]
-    with pytest.raises(ValueError, match="no runs"):
-        sts.mean_trained_sts([], "mean", 250)
+    files; ours is the mean over every seed DefSent's protocol scored (notebook 11's scores), not
+    the first seed's, at the pooling of the model's row (BERT-base: Mean)."""
+    from defsent_lite.paper.results import STS_COLS
+    from defsent_lite.repro import defsent_protocol, defsentplus_tables
+    asked = []
+
+    def sts(scale, model, poolings, data_dir=None, variant="official"):
+        asked.append((model, poolings, variant))
+        seeds = [{c: x + i for i, c in enumerate(STS_COLS)} for x in (70.0, 72.0, 77.0)]
+        return defsent_protocol.Scored({}, {poolings[0]: seeds}, {}, poolings, "pretrained", "data")
+    monkeypatch.setattr(defsent_protocol, "sts", sts)
+    label, pooling, row, n = defsentplus_tables.defsent_row({}, "bert-base-uncased")
+    assert (label, pooling, n) == ("DefSent (Mean)", "mean", 3) and asked == [("bert-base-uncased", ["mean"], "official")]
+    assert row == [73.0 + i for i in range(len(STS_COLS))]

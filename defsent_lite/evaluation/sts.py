@@ -146,15 +146,6 @@ def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
     )
 
 
-def mean_trained_sts(runs, pooling, max_pairs, data_dir=None, batch_size=64):
-    """{task: mean over `runs`} of trained_sts (the raw STS files, DefSent's own protocol): a
-    published row that averages seeds stands beside the same average of ours."""
-    if not runs:
-        raise ValueError("mean_trained_sts: no runs to average")
-    each = [trained_sts(run, pooling, max_pairs, data_dir, batch_size) for run in runs]
-    return {task: sum(s[task] for s in each) / len(each) for task in each[0]}
-
-
 def trained_sts_key(run, pooling, max_pairs, data_dir=None):
     return dict(
         run=run["key"],

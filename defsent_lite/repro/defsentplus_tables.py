@@ -7,9 +7,6 @@ from typing import NamedTuple
 import pandas as pd
 
 from defsent_lite import checks
-from defsent_lite.runtime import models
-from defsent_lite.data import dictionary
-from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -51,36 +48,13 @@ def defsent_row_pooling(model):
 
 
 def defsent_row(scale, model, data_dir=None, variant="official"):
-    """(label, pooling, STS row, runs) of Table 2's DefSent row: DefSent trained as notebook 10
-    trains it, at the model's best pooling as DefSent+ reports it, the mean over its seeds on the
-    raw STS files (DefSent's own scoring)."""
-    reference = aggregate.reference_model(model)[0]
-    pooling = defsent_row_pooling(reference) or "cls"
-    base = defsent_protocol.base_config(scale, model, data_dir, variant=variant)
-    lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
-    preflight.print_plan(
-        scale,
-        lambda: defsent_protocol.plan(
-            base,
-            [pooling],
-            lr_xs,
-            seeds,
-            dictionary.defsent_dataset(
-                models.load_tokenizer(model),
-                data_dir,
-                defsent_protocol.variant_settings(variant)["data"],
-                paper_data=True,
-            ),
-        ),
-    )
-    runs = defsent_protocol.final_runs(base, pooling, lr_xs, seeds, data_dir=data_dir).runs
-    mean = sts.mean_trained_sts(runs, pooling, scale["sts_max_pairs"], data_dir)
-    return (
-        f"DefSent ({POOLING_LABELS[pooling]})",
-        pooling,
-        [mean[c] for c in results.STS_COLS],
-        len(runs),
-    )
+    """(label, pooling, STS row, runs) of Table 2's DefSent row: DefSent trained and scored as
+    notebooks 10 and 11 do (`defsent_protocol.sts`), at the model's best pooling as DefSent+
+    reports it, the mean over every seed on the raw STS files (DefSent's own scoring)."""
+    pooling = defsent_row_pooling(aggregate.reference_model(model)[0]) or "cls"
+    seeds = defsent_protocol.sts(scale, model, [pooling], data_dir, variant).trained[pooling]
+    row = [sum(s[c] for s in seeds) / len(seeds) for c in results.STS_COLS]
+    return f"DefSent ({POOLING_LABELS[pooling]})", pooling, row, len(seeds)
 
 
 def table2_rows(runs, untrained, defsent):
