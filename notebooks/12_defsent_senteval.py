@@ -84,7 +84,8 @@ aggregate.whole(defsent_protocol.differences())
 # %% [markdown]
 # ## Table 9 (each pooling) and Table 4 (the paper's DefSent row for the model), beside ours
 # Table 9's rows are the model's own pooling; Table 4's DefSent row is the paper's best
-# pooling; the raw-BERT baselines of Table 4 stand beside ours only for BERT-base and its stand-in.
+# pooling (where it is Table 9's row of that pooling, as BERT-base's CLS, it is shown once); the
+# raw-BERT baselines of Table 4 stand beside ours only for BERT-base and its stand-in.
 # Beside the paper's own model under its protocol (paper and colab scales) each row also gets the
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.

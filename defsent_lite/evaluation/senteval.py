@@ -101,18 +101,8 @@ def dev_then_test_accuracy(
         return batched_dev_then_test_accuracy(
             X_train, y_train, X_dev, y_dev, X_test, y_test, search, classifier
         )
-    C = 1.0
-    if search:
-        C = C_INNER[
-            int(
-                np.argmax(
-                    [
-                        selection_score([fit_score(X_train, y_train, X_dev, y_dev, c, seed)])
-                        for c in C_INNER
-                    ]
-                )
-            )
-        ]
+    dev = lambda c: selection_score([fit_score(X_train, y_train, X_dev, y_dev, c, seed)])  # noqa: E731
+    C = C_INNER[int(np.argmax([dev(c) for c in C_INNER]))] if search else 1.0
     return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
 
 

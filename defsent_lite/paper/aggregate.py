@@ -115,13 +115,12 @@ def comparable(model, scale, paper_model=None):
     """Whether ours and the paper's rows can be differenced: the paper's own model (not a stand-in)
     under the paper's protocol. Otherwise the paper's rows are context beside ours (no diff).
     paper_model: the model the paper's rows are of (default: `model`, if the papers ran it)."""
-    standin = models.is_standin(model)
     same = (
         str(model) == str(paper_model)
         if paper_model is not None
         else paper_model_label(model) is not None
     )
-    return bool(scale["paper_protocol"]) and same and not standin
+    return bool(scale["paper_protocol"]) and same and not models.is_standin(model)
 
 
 def paper_model_label(model):

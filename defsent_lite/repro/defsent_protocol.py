@@ -918,7 +918,8 @@ def table3(t8, dev_mrr, model, scale):
 def table4(untrained, trained, model, scale):
     """Tables 9 and 4, SentEval: per pooling the untrained encoder and DefSent (mean over seeds;
     Table 9's three) beside Table 9's row of the model and pooling, Table 4's DefSent row where it
-    pools the same way, and Table 4's raw-BERT rows (BERT-base only), with Table 9's std.
+    pools the same way and is not Table 9's row again, and Table 4's raw-BERT rows (BERT-base
+    only), with Table 9's std.
     untrained: {pooling: scores}; trained: {pooling: [scores of each seed]}."""
     cols = results.TRANSFER_COLS
     per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
@@ -936,7 +937,7 @@ def table4(untrained, trained, model, scale):
         [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0
     )
     key4 = aggregate.paper_row(paper_defsent.TABLE4, reference, "DefSent")
-    pairs = {}
+    pairs, twice = {}, set()  # twice: a Table 4 row that is Table 9's, shown once
     for p in trained:
         key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, POOLING_LABELS[p])
         pairs[f"DefSent ({p}) vs Table 9"] = (
@@ -945,6 +946,8 @@ def table4(untrained, trained, model, scale):
         )
         if key4 and f"({POOLING_LABELS[p]})" in key4:  # Table 4's row pools as the paper's best
             pairs[f"DefSent ({p}) vs {key4}"] = (key4, ("DefSent", p))
+            if paper_defsent.TABLE4[key4] == paper_defsent.TABLE9.get(key9):
+                twice.add(f"DefSent ({p}) vs {key4}")
         if p in paper_defsent.UNTRAINED_ROWS.get(reference, {}):
             pairs[f"untrained ({p})"] = (
                 paper_defsent.UNTRAINED_ROWS[reference][p],
@@ -953,7 +956,7 @@ def table4(untrained, trained, model, scale):
     table = results.side_by_side(
         paper,
         ours,
-        pairs,
+        {label: pair for label, pair in pairs.items() if label not in twice},
         compare=aggregate.comparable(model, scale),
         std=std9,
         runs=int(seeds.n.min()),
