@@ -65,16 +65,11 @@ def setup(notebook, scale, data_dir=None, drive=False):
         f"defsent_lite {defsent_lite.__version__}, commit {installed_commit() or 'of this checkout'}"
     )
     print(device_report())
-    fetch = [
-        "fetch",
-        "--for",
-        notebook,
-        "--scale",
-        scale,
-        *(["--root", data_dir] if data_dir else []),
-    ]
     done = subprocess.run(
-        [sys.executable, "-m", "defsent_lite.data.download", *fetch], capture_output=True, text=True
+        [sys.executable, "-m", "defsent_lite.data.download", "fetch", "--for", notebook]
+        + ["--scale", scale, *(["--root", data_dir] if data_dir else [])],
+        capture_output=True,
+        text=True,
     )
     print(done.stdout + done.stderr)
     done.check_returncode()

@@ -302,12 +302,14 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     pairs, poolings = cfg["sts_max_pairs"], cfg["inference_poolings"]
     scores = sts_scores(model, tokenizer, poolings, pairs, data_dir=data_dir, files=files)
     save_encoder_files(folder / "model", cfg, scores, model.config.hidden_size)
+    # the losses of the full batches: a partial last batch's mean is over a few definitions
+    losses = history["loss"][: len(examples) // cfg["batch_size"]] or history["loss"]
     return dict(
         sts=scores,
         steps=history["steps"],
-        first_loss=history["loss"][0],
-        final_loss=history["loss"][-1],
-        loss_curve=history["loss"][:: max(1, len(batches) // 100)],
+        first_loss=losses[0],
+        final_loss=losses[-1],
+        loss_curve=losses[:: max(1, len(losses) // 100)],
         chance_loss=math.log(len(E)),
         entries=len(E),
         definitions=len(examples),
