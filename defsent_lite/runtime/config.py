@@ -147,8 +147,8 @@ REHEARSAL_CAPS = dict(
 )
 SCALES["rehearsal"] = dict(SCALES["paper"], **REHEARSAL_CAPS)
 
-# One Colab session per notebook: the paper scale's models, full data and protocol at the rates the
-# official run scripts pin (no search), one seed, the batched SentEval classifier, DefSent+ and
+# One Colab session per notebook: the paper scale's models, full data, protocol and rates (each
+# paper's Table 5: no search), one seed, the batched SentEval classifier, DefSent+ and
 # DefSent trained under autocast (fp16 on a T4: a listed difference from the official fp32), the
 # GaussCSE on 180,000 NLI triplets (its grid, notebook 33, on 20,000). Each notebook's plan prints
 # its FLOPs at a T4's throughput (plans.T4_SOURCE); docs/colab_session.md has the estimate of every
