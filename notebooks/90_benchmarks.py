@@ -48,7 +48,7 @@ if "google.colab" in sys.modules:
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup("90", "smoke", DATA_ROOT, drive=False)
+    colab.setup("90", None, DATA_ROOT, drive=False)
 
 # %%
 import sys

@@ -32,7 +32,7 @@ def test_badges_and_install_cells_follow_the_one_setting():
 def test_the_install_cell_follows_the_parameters_and_has_no_output(nb):
     code = [c for c in cells(nb) if c["cell_type"] == "code"]
     assert "parameters" in code[0]["metadata"].get("tags", [])
-    scale = "SCALE" if "\nSCALE = " in "".join(code[0]["source"]) else '"smoke"'
+    scale = "SCALE" if "\nSCALE = " in "".join(code[0]["source"]) else "None"
     assert "".join(code[1]["source"]) == sync_colab.install_cell(notebook=nb.name[:2], scale=scale)
     assert code[1]["outputs"] == []
 
@@ -100,3 +100,24 @@ def test_readmes_cpu_times_sum_to_the_total_it_states():
     total = re.search(r"measured (\d{4}-\d\d-\d\d) in one run of.{0,300}?total (\d+) s\.", readme, re.S)
     assert total, "README states no dated run and total for its CPU-smoke column"
     assert sum(int(t) for _, t in rows) == int(total.group(2))
+
+
+def test_setup_on_a_gpu_stops_the_smoke_scale_unless_asked_for(monkeypatch, tmp_path):
+    """Issue 71: a Colab GPU user who left SCALE at "smoke" gets a message saying what to set,
+    before anything is fetched; DEFSENT_SCALE=smoke runs it on purpose; a notebook without
+    scales (90) is not stopped."""
+    import torch
+    monkeypatch.setenv("DEFSENT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("DEFSENT_SCALE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(colab, "device_report", lambda: "GPU: test")
+    fetched = []
+    monkeypatch.setattr(subprocess, "run", lambda args, **k: fetched.append(args) or subprocess.CompletedProcess(args, 0, "", ""))
+    with pytest.raises(ValueError, match="SCALE = 'colab'"):
+        colab.setup("30", "smoke", str(config.data_root()))
+    assert fetched == []
+    colab.setup("90", None, str(config.data_root()))
+    monkeypatch.setenv("DEFSENT_SCALE", "smoke")
+    colab.setup("30", "smoke", str(config.data_root()))
+    assert [a[a.index("--for"):a.index("--for") + 4] for a in fetched] == [["--for", "90", "--scale", "smoke"],
+                                                                          ["--for", "30", "--scale", "smoke"]]

@@ -56,7 +56,7 @@ def synced_notebook(text, name, repository=colab.REPOSITORY):
     text = CELL_RE.sub("", text, count=1)
     parameters = text.index("# %% tags=[\"parameters\"]")
     after = text.index("\n# %%", parameters) + 1
-    scale = "SCALE" if "\nSCALE = " in text[parameters:after] else '"smoke"'
+    scale = "SCALE" if "\nSCALE = " in text[parameters:after] else "None"
     cell = "# %%\n" + install_cell(repository, name[:2], scale) + "\n"
     return text[:after] + cell + "\n" + text[after:]
 

@@ -40,20 +40,24 @@ def device_report(device=None):
 
 
 def installed_commit():
-    """The commit pip installed the package from (its direct_url.json), or None (a checkout, an
-    editable install): the commit to cite and to open the notebooks of."""
-    try:
-        text = importlib.metadata.distribution("defsent_lite").read_text("direct_url.json")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    """The commit pip installed the package from (its direct_url.json), or None (an editable
+    install of a checkout): the commit to cite and to open the notebooks of."""
+    text = importlib.metadata.distribution("defsent_lite").read_text("direct_url.json")
     return json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
 
 
 def setup(notebook, scale, data_dir=None, drive=False):
     """On Colab: mount Drive on request, point DEFSENT_HOME there (else /content/defsent_lite) so
     that data, cache and results survive where the user wants, print the device, then fetch what
-    `notebook` reads at `scale` and lacks: the downloader's own command
-    (`python -m defsent_lite.data.download fetch --for NN`), run as a process of its own."""
+    `notebook` reads at `scale` (None: a notebook without scales, 90) and lacks: the downloader's
+    own command (`python -m defsent_lite.data.download fetch --for NN`), in a process of its own.
+    On a GPU the smoke scale (a CPU's stand-ins) stops here unless DEFSENT_SCALE asks for it."""
+    if scale == "smoke" and torch.cuda.is_available() and "DEFSENT_SCALE" not in os.environ:
+        raise ValueError(
+            "SCALE is 'smoke' (the offline stand-in model on data subsets, for a CPU) on a GPU: set "
+            "SCALE = 'colab' (one Colab session, the papers' models) or 'paper' in the first cell, "
+            "or os.environ['DEFSENT_SCALE'] = 'smoke' to run the smoke scale here on purpose"
+        )
     if drive:
         from google.colab import drive as google_drive
 
@@ -67,7 +71,7 @@ def setup(notebook, scale, data_dir=None, drive=False):
     print(device_report())
     done = subprocess.run(
         [sys.executable, "-m", "defsent_lite.data.download", "fetch", "--for", notebook]
-        + ["--scale", scale, *(["--root", data_dir] if data_dir else [])],
+        + ["--scale", scale or "smoke", *(["--root", data_dir] if data_dir else [])],
         capture_output=True,
         text=True,
     )

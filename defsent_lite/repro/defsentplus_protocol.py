@@ -136,14 +136,16 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
         "pooling of a row",
         "the best of Mean, CLS, Prompt (Sec. 4; Appendix B)",
         "TestSTS.py scores the pooling it is given",
-        "both variants: the paper's upward selection: dataset c rows and Table 3's checkpoint "
-        "rows under the best pooling of their scores (notebooks 22, 25); Table 4's checkpoint "
+        "both variants: dataset c rows and Table 3's checkpoint rows under the best pooling of "
+        "their own scores (notebooks 22, 25: a selection by the test scores, as the text's "
+        '"best" reads, not a rule the paper states); Table 4\'s checkpoint '
         "rows under the better SentEval average of the poolings its caption names (SimCSE, "
         "SynCSE: own or Prompt; SNCSE: Prompt, CLS or Mean)",
     ),
     (
         "Table 2's DefSent rows",
-        "DefSent's best pooling (its Table 3: 10 seeds' mean on the raw STS files)",
+        "DefSent's best pooling (DefSent's Table 8 row with the same numbers: 10 seeds' mean on "
+        "the raw STS files)",
         "not in the code (copied from DefSent)",
         "both variants: our DefSent encoders' mean over seeds on the raw STS files (notebook 22), "
         "as DefSent scores them, not on SentEval's tokenised files as DefSent+ rows are",
