@@ -29,7 +29,7 @@
 # * STS: Spearman x100 of cosine similarity, STS12-16 in the "all" setting, STS-B and
 #   SICK-R test sets (`sts/raw`).
 # * SentEval: logistic regression on frozen embeddings (SentEval's protocols with
-#   scikit-learn's objective, every fold and C of a task fitted at once by `logreg.fit_many`;
+#   scikit-learn's objective, every fold and C of a task fitted at once by `senteval.fit_many`;
 #   at paper scale SentEval's Adam-trained torch classifier, batched; see `defsent_lite/evaluation/senteval.py`). The smoke scale uses 100 evenly spaced pairs per STS task, 200 training examples
 #   and at most 100 dev/test examples per SentEval task,
 #   5 folds and C = 1 instead of the inner search over C.
@@ -63,8 +63,8 @@ if "google.colab" in sys.modules:
 from defsent_lite.runtime import config, models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.evaluation import sts
-from defsent_lite.repro import eval_sizes, preflight, transfer_scores
+from defsent_lite.evaluation import senteval, sts
+from defsent_lite.repro import eval_sizes, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
@@ -76,13 +76,13 @@ print(models.describe(model).replace(" on cuda", "").replace(" on cpu", ""))
 
 POOLINGS = ["cls", "mean"]
 sentences = (eval_sizes.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
-             + eval_sizes.transfer_sentences(DATA_ROOT, transfer_scores.transfer_settings(scale)))
+             + eval_sizes.transfer_sentences(DATA_ROOT, senteval.transfer_settings(scale)))
 what = "untrained CLS and mean (one pass): STS and SentEval"
 # the plan and its time estimate first (printed at the protocol scales)
 preflight.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
 batch_size = scale["encode_batch_size"]
 sts_rows = sts.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
-transfer_rows = transfer_scores.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)
+transfer_rows = senteval.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)
 
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
@@ -105,7 +105,7 @@ table4
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"][0],
             data=f"STS raw, max {scale['sts_max_pairs']} pairs/task; "
-                 f"{transfer_scores.transfer_text(scale)}")
+                 f"{senteval.transfer_text(scale)}")
 print("saved", results.save_csv(table3, "01_defsent_table3_baselines.csv", **meta))
 print("saved", results.save_csv(table4, "01_defsent_table4_baselines.csv", **meta))
 plots.save_ours_minus_paper(table3, results.STS_COLS, "DefSent Table 3 rows", MODEL, t3.reference,

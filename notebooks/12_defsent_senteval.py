@@ -62,7 +62,8 @@ if "google.colab" in sys.modules:
 
 # %% tags=["tolerance: check; untrained=score"]
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import defsent_protocol, preflight, transfer_scores
+from defsent_lite.evaluation import senteval
+from defsent_lite.repro import defsent_protocol, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
@@ -111,7 +112,7 @@ aggregate.mean_pm_std(t4.seeds)
 
 # %%
 meta = dict(model=MODEL, head=scored.head_kind, scale=scale["name"], seeds=scale["seeds"],
-            data=f"{scored.data}; {transfer_scores.transfer_text(scale)}",
+            data=f"{scored.data}; {senteval.transfer_text(scale)}",
             runs=t4.seeds.n.to_dict())
 print("saved", results.save_csv(table4, "12_defsent_table4.csv", **meta))
 plots.save_ours_minus_paper(table4, results.TRANSFER_COLS, "DefSent Tables 4 and 9",

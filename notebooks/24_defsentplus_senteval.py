@@ -59,7 +59,8 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight, transfer_scores
+from defsent_lite.evaluation import senteval
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -109,7 +110,7 @@ pd.DataFrame.from_dict(paper_defsentplus.TABLE7, orient="index", columns=["STS",
 report, reference = final.report, aggregate.reference_model(MODEL)[0]
 meta = dict(model=MODEL, scale=scale["name"], seeds=scale["seeds"], pooling=final.pooling,
             data=f"{report['source']}; {report['entries']} entries; "
-                 f"{transfer_scores.transfer_text(scale)}")
+                 f"{senteval.transfer_text(scale)}")
 print("saved", results.save_csv(table4, "24_defsentplus_table4.csv", **meta))
 plots.save_ours_minus_paper(table4, results.TRANSFER_COLS, "DefSent+ Table 4", MODEL, reference,
                             "24_defsentplus_table4.png", unit="accuracy %", **meta)

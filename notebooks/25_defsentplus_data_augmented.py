@@ -74,7 +74,8 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.evaluation import sts
-from defsent_lite.repro import defsentplus_protocol, preflight, transfer_scores
+from defsent_lite.evaluation import senteval
+from defsent_lite.repro import defsentplus_protocol, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -143,7 +144,7 @@ pd.Series(poolings, name="best pooling")
 # %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=score"]
 final_path = steps[-1]["best_run"]["path"]
 pooling = release.senteval_pooling
-transfer = transfer_scores.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
+transfer = senteval.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
                                        names=("checkpoint", "DefSent+"),
                                        untrained_poolings=release.checkpoint_poolings)
 table4 = defsentplus_protocol.transfer_beside_paper(transfer, release, compare)
@@ -175,7 +176,7 @@ meta = dict(model=MODEL, checkpoint=CHECKPOINT, scale=scale["name"], seeds=cfg["
             sts_pairs_per_task=cfg["sts_max_pairs"])
 print("saved", results.save_csv(table, "25_defsentplus_tables3_6.csv", **meta))
 senteval = dict(senteval_pooling=release.senteval_pooling,
-                senteval=transfer_scores.transfer_text(scale))
+                senteval=senteval.transfer_text(scale))
 print("saved", results.save_csv(table4, "25_defsentplus_table4.csv", **meta, **senteval))
 print("saved", results.save_figure(space_fig, "25_defsentplus_figure8.png", **meta))
 plots.save_ours_minus_paper(table, STS_COLS, "DefSent+ Tables 3 and 6", MODEL, release.label,

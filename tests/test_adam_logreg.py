@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from defsent_lite.evaluation import logreg, senteval
+from defsent_lite.evaluation import senteval
 
 
-def senteval_fit(X, y, train_rows, dev_rows, l2reg, n_classes, s=logreg.AdamSettings(), seed=1111):
+def senteval_fit(X, y, train_rows, dev_rows, l2reg, n_classes, s=senteval.AdamSettings(), seed=1111):
     """SentEval's MLP(nhid=0).fit as its tools/classifier.py runs it, in float64."""
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -59,8 +59,8 @@ def test_every_problem_follows_senteval_exactly(blobs):
     train = [folds[0][0], folds[1][0], folds[0][0], np.arange(300), np.arange(301)]
     dev = [folds[0][1], folds[1][1], None, None, np.arange(300, 420)]
     regs = [1e-5, 1e-2, 1e-3, 0.0, 1e-4]
-    settings = logreg.AdamSettings(max_epoch=40)
-    fits = logreg.fit_many_adam(X, y, train, dev, regs, 3, settings)
+    settings = senteval.AdamSettings(max_epoch=40)
+    fits = senteval.fit_many_adam(X, y, train, dev, regs, 3, settings)
     for p in range(len(train)):
         model, accuracy, epochs = senteval_fit(X, y, train[p], dev[p], regs[p], 3, settings)
         torch.testing.assert_close(fits.weight[p], model.weight.detach().T, rtol=1e-9, atol=1e-9)
@@ -72,8 +72,8 @@ def test_every_problem_follows_senteval_exactly(blobs):
 
 def test_predict_uses_each_problems_best_model(blobs):
     X, y = blobs
-    fits = logreg.fit_many_adam(X, y, [np.arange(300)] * 2, [np.arange(300, 420)] * 2, [1e-5, 1e-2], 3,
-                                logreg.AdamSettings(max_epoch=8))
+    fits = senteval.fit_many_adam(X, y, [np.arange(300)] * 2, [np.arange(300, 420)] * 2, [1e-5, 1e-2], 3,
+                                senteval.AdamSettings(max_epoch=8))
     expected = torch.stack([(X @ fits.weight[p] + fits.bias[p]).argmax(1) for p in range(2)])
     assert torch.equal(fits.predict(X), expected)
 
@@ -83,9 +83,9 @@ def test_refuses_non_finite_features_and_empty_dev(blobs):
     bad = X.clone()
     bad[3, 2] = float("nan")
     with pytest.raises(FloatingPointError, match="SentEval classifier features"):
-        logreg.fit_many_adam(bad, y, [np.arange(10)], [np.arange(10, 20)], [0.0], 3)
+        senteval.fit_many_adam(bad, y, [np.arange(10)], [np.arange(10, 20)], [0.0], 3)
     with pytest.raises(ValueError, match="no training or no dev rows"):
-        logreg.fit_many_adam(X, y, [np.arange(10)], [None], [0.0], 3)   # 5% of 10 rows is none
+        senteval.fit_many_adam(X, y, [np.arange(10)], [None], [0.0], 3)   # 5% of 10 rows is none
 
 
 def test_global_random_state_is_left_alone(blobs):
@@ -95,7 +95,7 @@ def test_global_random_state_is_left_alone(blobs):
     expected_torch, expected_np = torch.rand(1), np.random.rand()
     torch.manual_seed(5)
     np.random.seed(5)
-    logreg.fit_many_adam(X, y, [np.arange(100)], [None], [0.0], 3, logreg.AdamSettings(max_epoch=4))
+    senteval.fit_many_adam(X, y, [np.arange(100)], [None], [0.0], 3, senteval.AdamSettings(max_epoch=4))
     assert torch.equal(torch.rand(1), expected_torch) and np.random.rand() == expected_np
 
 

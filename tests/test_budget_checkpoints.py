@@ -10,7 +10,8 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol, transfer_scores
+from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol
+from defsent_lite.evaluation import senteval
 from defsent_lite.evaluation import sts
 from tiny_root import gausscse_root, tiny_pst_setup
 
@@ -91,7 +92,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
         == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])
-    sts_n, transfer_n = eval_sizes.sts_sentences(None, 20), eval_sizes.transfer_sentences(None, transfer_scores.transfer_settings(scale))
+    sts_n, transfer_n = eval_sizes.sts_sentences(None, 20), eval_sizes.transfer_sentences(None, senteval.transfer_settings(scale))
     # dev+test of each run; seeds 1-3 scored on STS, SentEval only for the first three seeds (Table 9)
     assert defsent_protocol.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
     assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
@@ -103,13 +104,13 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     before = len(trained)
     again = defsent_protocol.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
     assert len(trained) == before and again.lr_x == best_x and [r["path"] for r in again.runs] == [r["path"] for r in runs]
-    settings = transfer_scores.transfer_settings(scale)
+    settings = senteval.transfer_settings(scale)
     sts_seed1 = sts.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
     assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before
-    assert "avg" in transfer_scores.trained_transfer(again.runs[2], "cls", settings, None)
+    assert "avg" in senteval.trained_transfer(again.runs[2], "cls", settings, None)
     assert "avg" in sts.trained_sts(again.runs[3], "cls", 20, None)
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
-        transfer_scores.trained_transfer(again.runs[3], "cls", settings, None)  # the 4th seed is not a SentEval seed
+        senteval.trained_transfer(again.runs[3], "cls", settings, None)  # the 4th seed is not a SentEval seed
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
         sts.trained_sts(again.runs[1], "cls", 21, None)  # scores never computed for this setting
 

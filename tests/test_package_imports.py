@@ -103,12 +103,11 @@ def module_level_imports(module):
 
 
 @pytest.mark.parametrize("protocol", ["defsent_lite.repro.defsent_protocol", "defsent_lite.repro.defsentplus_protocol"])
-def test_a_protocol_that_scores_sts_alone_loads_no_senteval(protocol):
-    """SentEval and its classifiers load where a transfer score is computed (repro/transfer_scores), not with
-    the DefSent and PST protocols that notebooks 10, 11 and 21 run; DefSent's loads no scikit-learn
-    either (PST does: FastICA, Eq. 11, in the method core)."""
+def test_a_protocol_that_scores_sts_alone_loads_no_scikit_learn(protocol):
+    """scikit-learn (SentEval's folds and reference classifier; 0.7 s to import) loads where a
+    transfer score is computed (evaluation/senteval imports it there), not with the DefSent and PST
+    protocols that notebooks 10, 11 and 21 run; PST loads it for FastICA (Eq. 11, the method core)."""
     closure = module_level_closure(protocol)
-    assert "defsent_lite.evaluation.senteval" not in closure
     with_sklearn = [m for m in sorted(closure) if "sklearn" in module_level_imports(m)]
     assert with_sklearn == ([] if protocol.endswith("defsent_protocol") else ["defsent_lite.defsentplus"])
 
@@ -196,8 +195,8 @@ def test_the_house_only_gets_lighter():
     """Issue 69: caps on what a maintainer owns, lowered as the house gets lighter (goals: 5,400
     statements in the package and tools/, 45 modules, no function over 80 lines)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_232
-    assert len(package) <= 47
+    assert statements(package) + statements(tools) <= 6_224
+    assert len(package) <= 45
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)

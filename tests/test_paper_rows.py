@@ -134,19 +134,20 @@ def test_a_checkpoints_table4_row_is_the_better_of_its_captions_poolings(monkeyp
     where the average is higher, Prompt (SimCSE, SynCSE) or CLS or Mean (SNCSE, own Prompt); our
     final encoder stays under Table 7's pooling."""
     from defsent_lite.paper import results
-    from defsent_lite.repro import defsentplus_protocol, transfer_scores
+    from defsent_lite.evaluation import senteval
+    from defsent_lite.repro import defsentplus_protocol
     assert defsentplus_protocol.release("princeton-nlp/unsup-simcse-bert-base-uncased").checkpoint_poolings == ("cls", "prompt")
     assert defsentplus_protocol.release("sjtu-lit/SynCSE-partial-RoBERTa-base").checkpoint_poolings == ("cls", "prompt")
     assert defsentplus_protocol.release("/m", "snscse-BERT-base").checkpoint_poolings == ("prompt", "cls", "mean")
     avg = {"cls": 80.0, "prompt": 83.0, "mean": 81.0}
     asked = []
-    monkeypatch.setattr(transfer_scores, "untrained_transfer", lambda model, poolings, *a, **k: asked.append(poolings) or
+    monkeypatch.setattr(senteval, "untrained_transfer", lambda model, poolings, *a, **k: asked.append(poolings) or
                         {p: {c: avg[p] for c in results.TRANSFER_COLS} for p in poolings})
-    monkeypatch.setattr(transfer_scores, "encoder_transfer_at", lambda path, pooling, *a, **k: {c: 85.0 for c in results.TRANSFER_COLS})
+    monkeypatch.setattr(senteval, "encoder_transfer_at", lambda path, pooling, *a, **k: {c: 85.0 for c in results.TRANSFER_COLS})
     scale = dict(encode_batch_size=8)
-    table = transfer_scores.transfer_before_after("ckpt", "ours", "cls", scale, names=("checkpoint", "DefSent+"),
+    table = senteval.transfer_before_after("ckpt", "ours", "cls", scale, names=("checkpoint", "DefSent+"),
                                          untrained_poolings=("cls", "prompt"))
     assert asked == [["cls", "prompt"]] and table.attrs["untrained_pooling"] == "prompt"
     assert table.loc["checkpoint", "avg"] == 83.0 and table.loc["DefSent+", "avg"] == 85.0
-    alone = transfer_scores.transfer_before_after("ckpt", "ours", "cls", scale)   # no candidates: its pooling
+    alone = senteval.transfer_before_after("ckpt", "ours", "cls", scale)   # no candidates: its pooling
     assert alone.attrs["untrained_pooling"] == "cls" and alone.loc["untrained", "avg"] == 80.0

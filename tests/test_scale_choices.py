@@ -2,7 +2,8 @@
 branch on the scale): each gives the protocol's answer under the paper's protocol and the
 smoke scale's otherwise."""
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_protocol, defsent_protocol, gausscse_protocol, transfer_scores
+from defsent_lite.repro import defsentplus_protocol, defsent_protocol, gausscse_protocol
+from defsent_lite.evaluation import senteval
 from defsent_lite.runtime import config
 
 SIMCSE = "princeton-nlp/unsup-simcse-bert-base-uncased"
@@ -39,6 +40,6 @@ def test_the_cosine_baseline_is_simcse_only_under_the_protocol():
 
 def test_transfer_text_names_the_scale_s_protocol():
     smoke = config.scale("smoke")
-    text = transfer_scores.transfer_text(smoke)
+    text = senteval.transfer_text(smoke)
     assert f"max {smoke['transfer_max_examples']} train" in text and f"{smoke['transfer_kfold']}-fold" in text
-    assert text != transfer_scores.transfer_text(config.scale("paper"))
+    assert text != senteval.transfer_text(config.scale("paper"))

@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from defsent_lite import checks
 from defsent_lite.data import eval_readers
-from defsent_lite.evaluation import logreg, senteval
+from defsent_lite.evaluation import senteval
 
 
 def sklearn_objective(clf, X, y, C):
@@ -51,7 +51,7 @@ def test_each_problem_reaches_scikit_learns_minimum(classes):
     rng = np.random.RandomState(1)
     masks = rng.rand(3, len(y)) < 0.7
     Cs = [0.25, 1.0, 16.0]
-    fits = logreg.fit_many(torch.tensor(X), torch.tensor(y), torch.tensor(masks), Cs, tol=1e-9)
+    fits = senteval.fit_many(torch.tensor(X), torch.tensor(y), torch.tensor(masks), Cs, tol=1e-9)
     coef, intercept = fits.coefficients()
     predicted = fits.predict().numpy()
     for p, C in enumerate(Cs):
@@ -69,7 +69,7 @@ def test_each_problem_reaches_scikit_learns_minimum(classes):
 def test_float32_on_any_device_stays_within_the_stated_tolerance_of_the_minimum():
     X, y = synthetic(600, 16, 2, seed=3)
     masks = np.ones((1, len(y)), bool)
-    ours = logreg.fit_many(torch.tensor(X, dtype=torch.float32), torch.tensor(y), torch.tensor(masks), [4.0], tol=1e-4)
+    ours = senteval.fit_many(torch.tensor(X, dtype=torch.float32), torch.tensor(y), torch.tensor(masks), [4.0], tol=1e-4)
     ref = LogisticRegression(C=4.0, tol=1e-12, max_iter=100_000).fit(X, y)
     assert ours.objective.item() == pytest.approx(sklearn_objective(ref, X, y, 4.0), abs=1e-6)
 
@@ -78,15 +78,15 @@ def test_bad_problems_are_errors_naming_them():
     X, y = synthetic(50, 4, 2)
     X, y = torch.tensor(X), torch.tensor(y)
     with pytest.raises(ValueError, match=r"problems \[1\] have no training rows"):
-        logreg.fit_many(X, y, torch.tensor(np.array([[True] * 50, [False] * 50])), [1.0, 1.0])
+        senteval.fit_many(X, y, torch.tensor(np.array([[True] * 50, [False] * 50])), [1.0, 1.0])
     one_class = (y == y[0]).unsqueeze(0)
     with pytest.raises(ValueError, match="one class only"):
-        logreg.fit_many(X, y, one_class, [1.0])
+        senteval.fit_many(X, y, one_class, [1.0])
     with pytest.raises(RuntimeError, match=r"did not converge in 1 Newton steps: problems \[0\]"):
-        logreg.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1e6], tol=1e-14, max_newton=1)
+        senteval.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1e6], tol=1e-14, max_newton=1)
     X[3, 2] = float("nan")
     with pytest.raises(checks.NonFinite, match="logistic regression features: 1 of 200 values are NaN"):
-        logreg.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1.0])
+        senteval.fit_many(X, y, torch.ones(1, 50, dtype=torch.bool), [1.0])
     with pytest.raises(ValueError, match="unknown SentEval classifier 'svm'"):
         senteval.evaluate_task("MR", lambda s: np.zeros((len(s), 2)), classifier="svm")
 

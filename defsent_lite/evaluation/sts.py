@@ -8,7 +8,7 @@ show the same rows (the untrained model's CLS and mean in 01, 11, 21, 22), each 
 setting) is computed once per cache, and the poolings asked for together share one forward pass
 (`encode.embedders`). A trained run's scores are cached under the run's key (`trained_sts`), so
 they outlive its checkpoint (DefSent keeps only the first seed's: `defsent_protocol.final_runs`).
-The SentEval scores are repro/transfer_scores'.
+The SentEval scores are evaluation/senteval's.
 """
 
 import numpy as np

@@ -19,7 +19,10 @@ from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.aggregate import POOLING_LABELS
-from defsent_lite.repro import preflight, transfer_scores
+from defsent_lite.repro import preflight
+from defsent_lite.evaluation import (
+    senteval as senteval_eval,
+)  # this module's `senteval`: notebook 12's
 from defsent_lite.evaluation import sts as sts_eval  # this module's `sts` is notebook 11's scores
 from defsent_lite.runtime import cache, config, defsent_model, models, speed
 
@@ -491,7 +494,7 @@ def seed_scoring(scale, data_dir=None):
     SentEval evaluations that notebooks 11 and 12 show, with the scale's settings."""
     return dict(
         sts_max_pairs=scale["sts_max_pairs"],
-        transfer=transfer_scores.transfer_settings(scale),
+        transfer=senteval_eval.transfer_settings(scale),
         batch_size=scale["encode_batch_size"],
         data_dir=str(config.data_root(data_dir)),
     )
@@ -504,7 +507,7 @@ def score_trained(run, pooling, scoring):
         run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"]
     )
     if scoring["transfer"] is not None:
-        transfer_scores.trained_transfer(
+        senteval_eval.trained_transfer(
             run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"]
         )
 
@@ -518,7 +521,7 @@ def trained_scores_cached(run, pooling, scoring):
         scoring["transfer"] is None
         or cache.lookup_json(
             "transfer_trained",
-            transfer_scores.trained_transfer_key(run, pooling, scoring["transfer"], d),
+            senteval_eval.trained_transfer_key(run, pooling, scoring["transfer"], d),
         )
         is not None
     )
@@ -684,7 +687,7 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     as Table 9). Every pooling is trained, since Table 4's pooling is the best by dev MRR."""
     base, dataset, head_kind = prepared(scale, model, data_dir, variant)
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
-    transfer = transfer_scores.transfer_settings(scale)
+    transfer = senteval_eval.transfer_settings(scale)
     encoded = len(ALL_POOLINGS) * 2 * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
     preflight.print_plan(
         scale,
@@ -697,13 +700,10 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     poolings = poolings or senteval_poolings(scale, reported)
     untrained, trained = {}, {}
     for q in poolings:
-        untrained[q] = transfer_scores.untrained_transfer(model, [q], scale, data_dir, batch_size)[
-            q
-        ]
+        untrained[q] = senteval_eval.untrained_transfer(model, [q], scale, data_dir, batch_size)[q]
         seed_runs = final[q].runs[:SENTEVAL_SEEDS]  # Table 9: three seeds
         trained[q] = [
-            transfer_scores.trained_transfer(r, q, transfer, data_dir, batch_size)
-            for r in seed_runs
+            senteval_eval.trained_transfer(r, q, transfer, data_dir, batch_size) for r in seed_runs
         ]
     source = dataset[1]["source"]
     return Scored(untrained, trained, dev_mrr, list(poolings), head_kind, source, reported, why)

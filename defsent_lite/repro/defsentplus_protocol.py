@@ -31,7 +31,6 @@ from defsent_lite.evaluation import sts
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
-from defsent_lite.evaluation import sts
 from defsent_lite.runtime import cache, config, defsentplus_model, models, speed
 
 # (pooling during training, entry pooling): the paper's four encoding combinations
@@ -919,7 +918,7 @@ def release(checkpoint, label=None):
         k for k in paper_defsentplus.TABLE4 if k.split()[:2] == ["DefSent+", label]
     )
     lrs = tuple(paper_defsentplus.table5_rates(label))
-    senteval = paper_defsentplus.table7_poolings(label)[1]
+    senteval_pooling = paper_defsentplus.table7_poolings(label)[1]
     final = paper_defsentplus.combination_of(table4_defsentplus.split()[2])
     first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
     return Release(
@@ -930,7 +929,7 @@ def release(checkpoint, label=None):
         (first,) + (final,) * (len(lrs) - 1),
         lrs,
         (f"{table4_name} {model}", table4_defsentplus),
-        senteval,
+        senteval_pooling,
         paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family],
     )
 
@@ -997,7 +996,7 @@ def beside_paper(ours, rel, compare=True):
 def transfer_beside_paper(ours, rel, compare=True):
     """Table 4 side by side: our checkpoint row beside the paper's checkpoint row, our final
     encoder beside the paper's released DefSent+ encoder (ours: rows "checkpoint", "DefSent+", as
-    transfer_scores.transfer_before_after names them)."""
+    senteval.transfer_before_after names them)."""
     paper = results.paper_table(
         {k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
     )

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from defsent_lite import checks
+from defsent_lite.evaluation import senteval
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
@@ -16,7 +17,6 @@ from defsent_lite.repro import (
     defsentplus_protocol,
     eval_sizes,
     preflight,
-    transfer_scores,
 )
 
 
@@ -111,7 +111,7 @@ def table2(ours, model, scale, runs):
 class FinalSentEval(NamedTuple):
     """Table 4's rows of ours: the final PST encoder and the untrained one on SentEval."""
 
-    ours: pd.DataFrame  # transfer_scores.transfer_before_after's two rows: untrained, final PST
+    ours: pd.DataFrame  # senteval.transfer_before_after's two rows: untrained, final PST
     steps: list  # defsentplus_protocol.run's steps (the last one's best run is the final encoder)
     pooling: str  # the inference pooling scored (defsentplus_protocol.senteval_pooling)
     why: str  # ... and why that one
@@ -126,7 +126,7 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     cfg, _ = defsentplus_protocol.model_pst_config(
         scale, model, dataset, reference, combination, variant=variant
     )
-    encoded = 2 * eval_sizes.transfer_sentences(data_dir, transfer_scores.transfer_settings(scale))
+    encoded = 2 * eval_sizes.transfer_sentences(data_dir, senteval.transfer_settings(scale))
     preflight.print_plan(
         scale, lambda: defsentplus_protocol.plan(cfg, data_dir=data_dir, extra_encoded=encoded)
     )
@@ -135,14 +135,14 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     checks.best_of(final["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
     pooling, why = defsentplus_protocol.senteval_pooling(model, final)
     names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
-    ours = transfer_scores.transfer_before_after(
+    ours = senteval.transfer_before_after(
         model, final["path"], pooling, scale, data_dir, names=names
     )
     return FinalSentEval(ours, steps, pooling, why, report)
 
 
 def table4(ours, steps, model, scale):
-    """Table 4 beside ours (transfer_scores.transfer_before_after's two rows: untrained, final
+    """Table 4 beside ours (senteval.transfer_before_after's two rows: untrained, final
     PST): our final encoder beside the paper's DefSent+ row of the model in the same space (its ICA
     row only when our last step kept the ICA space)."""
     reference, note = aggregate.reference_model(model)

@@ -34,7 +34,7 @@ def sts_sentences(data_dir=None, max_pairs=None):
 
 def transfer_sentences(data_dir=None, settings=None):
     """Sentences one SentEval transfer evaluation encodes (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC),
-    under the caps of `settings` (`transfer_scores.transfer_settings`; None: all)."""
+    under the caps of `settings` (`senteval.transfer_settings`; None: all)."""
     settings = settings or {}
     train_cap, eval_cap = settings.get("max_examples"), settings.get("max_eval")
 
