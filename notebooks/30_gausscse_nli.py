@@ -50,16 +50,19 @@ REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 
 # (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through its
 # pooler under the paper's protocol (the paper's row), else MODEL with mean pooling
 BASELINE = None
+# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
+# cut off with the session resumes from its cache there
+DRIVE = None
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch
-# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
+# what this notebook reads at its scale into DRIVE's choice of home (a parameter above).
 import subprocess, sys
 if "google.colab" in sys.modules:
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup("30", SCALE, DATA_ROOT, drive=False)
+    colab.setup("30", SCALE, DATA_ROOT, drive=DRIVE)
 
 # %% [markdown]
 # ## The idea in equations

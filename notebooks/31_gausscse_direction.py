@@ -48,16 +48,19 @@ MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 as written)
 SICK_PAIRS = "one-way"  # the text's one-direction pairs; "all": every one (the official code)
+# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
+# cut off with the session resumes from its cache there
+DRIVE = None
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch
-# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
+# what this notebook reads at its scale into DRIVE's choice of home (a parameter above).
 import subprocess, sys
 if "google.colab" in sys.modules:
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup("31", SCALE, DATA_ROOT, drive=False)
+    colab.setup("31", SCALE, DATA_ROOT, drive=DRIVE)
 
 # %%
 import pandas as pd

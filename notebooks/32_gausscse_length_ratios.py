@@ -36,16 +36,19 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
+# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
+# cut off with the session resumes from its cache there
+DRIVE = None
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch
-# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
+# what this notebook reads at its scale into DRIVE's choice of home (a parameter above).
 import subprocess, sys
 if "google.colab" in sys.modules:
     package = "defsent_lite[offline] @ git+https://github.com/defsent-lite/defsent_lite@main"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup("32", SCALE, DATA_ROOT, drive=False)
+    colab.setup("32", SCALE, DATA_ROOT, drive=DRIVE)
 
 # %%
 import numpy as np

@@ -2,6 +2,7 @@
 install cell follows every notebook's parameters (so it fetches the data of the notebook's scale:
 issue 69), and does nothing off Colab."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -121,3 +122,34 @@ def test_setup_on_a_gpu_stops_the_smoke_scale_unless_asked_for(monkeypatch, tmp_
     colab.setup("30", "smoke", str(config.data_root()))
     assert [a[a.index("--for"):a.index("--for") + 4] for a in fetched] == [["--for", "90", "--scale", "smoke"],
                                                                           ["--for", "30", "--scale", "smoke"]]
+
+
+@pytest.mark.parametrize("scale, drive, mounted", [("colab", None, True), ("paper", None, True),
+                                                   ("smoke", None, False), (None, None, False),
+                                                   ("paper", False, False), ("smoke", True, True)])
+def test_drive_holds_the_home_by_default_at_every_scale_but_smoke(monkeypatch, tmp_path, scale, drive, mounted):
+    """Issue 71: every notebook's parameters cell has DRIVE = None, which its install cell passes
+    to setup: Google Drive is mounted and holds data, cache and results at the colab and paper
+    scales (a run cut off with the session resumes there), not at smoke; DRIVE = True / False
+    decides."""
+    import types
+    mounts = []
+    fake = types.ModuleType("google.colab")
+    fake.drive = types.SimpleNamespace(mount=mounts.append)
+    monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
+    monkeypatch.setitem(sys.modules, "google.colab", fake)
+    monkeypatch.setattr(colab, "DRIVE_HOME", str(tmp_path / "drive"))
+    monkeypatch.setattr(colab, "LOCAL_HOME", str(tmp_path / "local"))
+    monkeypatch.setenv("DEFSENT_HOME", "set by the test")
+    monkeypatch.delenv("DEFSENT_HOME")
+    monkeypatch.setattr(subprocess, "run", lambda args, **k: subprocess.CompletedProcess(args, 0, "", ""))
+    colab.setup("30", scale, str(config.data_root()), drive=drive)
+    assert mounts == (["/content/drive"] if mounted else [])
+    assert os.environ["DEFSENT_HOME"] == str(tmp_path / ("drive" if mounted else "local"))
+
+
+def test_every_notebook_has_the_drive_parameter_its_install_cell_reads():
+    for nb in NOTEBOOKS:
+        code = [c for c in cells(nb) if c["cell_type"] == "code"]
+        assert "\nDRIVE = None\n" in "".join(code[0]["source"]) + "\n", nb.name
+        assert "drive=DRIVE)" in "".join(code[1]["source"]), nb.name

@@ -143,8 +143,9 @@ def test_a_checkpoints_table4_row_is_the_better_of_its_captions_poolings(monkeyp
     asked = []
     monkeypatch.setattr(senteval, "untrained_transfer", lambda model, poolings, *a, **k: asked.append(poolings) or
                         {p: {c: avg[p] for c in results.TRANSFER_COLS} for p in poolings})
-    monkeypatch.setattr(senteval, "encoder_transfer_at", lambda path, pooling, *a, **k: {c: 85.0 for c in results.TRANSFER_COLS})
-    scale = dict(encode_batch_size=8)
+    monkeypatch.setattr(senteval, "encoder_transfer", lambda path, pooling, *a, **k: {c: 85.0 for c in results.TRANSFER_COLS})
+    scale = dict(encode_batch_size=8, transfer_kfold=2, transfer_inner_search=False, transfer_max_examples=9,
+                 transfer_max_eval=9, transfer_classifier="batched")
     table = senteval.transfer_before_after("ckpt", "ours", "cls", scale, names=("checkpoint", "DefSent+"),
                                          untrained_poolings=("cls", "prompt"))
     assert asked == [["cls", "prompt"]] and table.attrs["untrained_pooling"] == "prompt"

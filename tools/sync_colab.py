@@ -23,13 +23,13 @@ CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\([^\n]*\)\n\n?"
 # The badge opens BRANCH's notebook and the cell installs BRANCH's package: the two come from the
 # same commit (the branch's tip), with no commit per package change to keep them in step (issue 69).
 INSTALL_CELL = """# Colab only: install the package from the branch the badge opened this notebook from, and fetch
-# what this notebook reads at its scale (drive=True: data, cache and results on Google Drive).
+# what this notebook reads at its scale into DRIVE's choice of home (a parameter above).
 import subprocess, sys
 if "google.colab" in sys.modules:
     package = "defsent_lite[offline] @ git+https://github.com/{repository}@{branch}"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
     from defsent_lite.repro import colab
-    colab.setup("{notebook}", {scale}, DATA_ROOT, drive=False)"""
+    colab.setup("{notebook}", {scale}, DATA_ROOT, drive=DRIVE)"""
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 

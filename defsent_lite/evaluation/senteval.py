@@ -839,11 +839,6 @@ def untrained_transfer(name_or_path, poolings, scale, data_dir=None, batch_size=
     return sts.cached_per_pooling("transfer_untrained", cfg, list(poolings), compute)
 
 
-def encoder_transfer_at(name_or_path, pooling, scale, data_dir=None, batch_size=64):
-    """SentEval scores of a (trained) encoder under one pooling, with the scale's settings."""
-    return encoder_transfer(name_or_path, pooling, transfer_settings(scale), data_dir, batch_size)
-
-
 def transfer_before_after(
     model,
     trained_path,
@@ -862,7 +857,8 @@ def transfer_before_after(
         model, list(untrained_poolings or [pooling]), scale, data_dir, batch
     )
     best = max(candidates, key=lambda p: candidates[p]["avg"])
-    rows = [candidates[best], encoder_transfer_at(trained_path, pooling, scale, data_dir, batch)]
+    trained = encoder_transfer(trained_path, pooling, transfer_settings(scale), data_dir, batch)
+    rows = [candidates[best], trained]
     table = pd.DataFrame.from_dict(
         {n: [r[c] for c in [*TASKS, "avg"]] for n, r in zip(names, rows)},
         orient="index",

@@ -46,9 +46,10 @@ def installed_commit():
     return json.loads(text or "{}").get("vcs_info", {}).get("commit_id")
 
 
-def setup(notebook, scale, data_dir=None, drive=False):
-    """On Colab: mount Drive on request, point DEFSENT_HOME there (else /content/defsent_lite) so
-    that data, cache and results survive where the user wants, print the device, then fetch what
+def setup(notebook, scale, data_dir=None, drive=None):
+    """On Colab: mount Drive (drive=None: at every scale but smoke, where a cut-off session's runs
+    are worth keeping), point DEFSENT_HOME there (else /content/defsent_lite) so that data, cache
+    and results survive where the user wants, print the device, then fetch what
     `notebook` reads at `scale` (None: a notebook without scales, 90) and lacks: the downloader's
     own command (`python -m defsent_lite.data.download fetch --for NN`), in a process of its own.
     On a GPU the smoke scale (a CPU's stand-ins) stops here unless DEFSENT_SCALE asks for it."""
@@ -58,6 +59,7 @@ def setup(notebook, scale, data_dir=None, drive=False):
             "SCALE = 'colab' (one Colab session, the papers' models) or 'paper' in the first cell, "
             "or os.environ['DEFSENT_SCALE'] = 'smoke' to run the smoke scale here on purpose"
         )
+    drive = scale not in (None, "smoke") if drive is None else drive
     if drive:
         from google.colab import drive as google_drive
 
