@@ -93,6 +93,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
         == sum(r["steps"] for r in search.values()) + sum(r["steps"] for r in runs[1:])
     sts_n, transfer_n = eval_sizes.sts_sentences(None, 20), eval_sizes.transfer_sentences(None, senteval.transfer_settings(scale))
+    sts_n += eval_sizes.sts_sentences(None, scale["dsp_sts_max_pairs"])   # and as DefSent+ scores STS
     # dev+test of each run; seeds 1-3 scored on STS, SentEval only for the first three seeds (Table 9)
     assert defsent_protocol.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
     assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
@@ -109,6 +110,8 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before
     assert "avg" in senteval.trained_transfer(again.runs[2], "cls", settings, None)
     assert "avg" in sts.trained_sts(again.runs[3], "cls", 20, None)
+    as_dsp = sts.trained_sts(again.runs[3], "cls", scale["dsp_sts_max_pairs"], None, files="senteval")
+    assert "avg" in as_dsp and len(trained) == before   # notebook 22's DefSent row: scored when trained
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):
         senteval.trained_transfer(again.runs[3], "cls", settings, None)  # the 4th seed is not a SentEval seed
     with pytest.raises(FileNotFoundError, match="checkpoint was dropped"):

@@ -78,7 +78,10 @@ def test_preflight_prints_one_line_and_the_stand_ins(capsys):
 
 
 def test_the_download_command_line_fetches_for_one_notebook(capsys):
-    assert [s["name"] for s in download.select(notebook="13", scale="paper")] == ["oxford"]
+    assert [s["name"] for s in download.select(notebook="13", scale="colab")] == ["oxford"]
+    # at paper scale DefSent's later seeds are scored on STS (both file sets) and SentEval as trained
+    paper = [s["name"] for s in download.select(notebook="13", scale="paper")]
+    assert paper[-1] == "oxford" and {"STS12", "senteval-sts", "senteval"} <= set(paper)
     assert {s["name"] for s in download.select(notebook="01")} == set(
         sources.sources_for("01")) and "senteval" in sources.sources_for("01")
     with pytest.raises(SystemExit):

@@ -118,18 +118,21 @@ def test_a_failed_write_keeps_the_old_table_and_a_table_cut_short_is_refused(tmp
 
 
 def test_a_published_seed_mean_stands_beside_the_mean_of_every_seed_of_ours(monkeypatch):
-    """Issue 45, item 2: DefSent+ Table 2's DefSent row is DefSent's 10-seed mean on the raw STS
-    files; ours is the mean over every seed DefSent's protocol scored (notebook 11's scores), not
-    the first seed's, at the pooling of the model's row (BERT-base: Mean)."""
+    """Issue 45, item 2: DefSent+ Table 2's DefSent row is DefSent's 10-seed mean; ours is the mean
+    over every seed DefSent's protocol trained, not the first seed's, at the pooling of the model's
+    row (BERT-base: Mean), scored as the DefSent+ rows beside it (issue 71: SentEval's files)."""
     from defsent_lite.paper.results import STS_COLS
-    from defsent_lite.repro import defsent_protocol, defsentplus_tables
+    from defsent_lite.repro import defsent_protocol, defsentplus_protocol, defsentplus_tables
+    from defsent_lite.runtime import config
     asked = []
 
-    def sts(scale, model, poolings, data_dir=None, variant="official"):
-        asked.append((model, poolings, variant))
+    def sts(scale, model, poolings, data_dir=None, variant="official", files="raw"):
+        asked.append((model, poolings, variant, files))
         seeds = [{c: x + i for i, c in enumerate(STS_COLS)} for x in (70.0, 72.0, 77.0)]
         return defsent_protocol.Scored({}, {poolings[0]: seeds}, {}, poolings, "pretrained", "data")
     monkeypatch.setattr(defsent_protocol, "sts", sts)
     label, pooling, row, n = defsentplus_tables.defsent_row({}, "bert-base-uncased")
-    assert (label, pooling, n) == ("DefSent (Mean)", "mean", 3) and asked == [("bert-base-uncased", ["mean"], "official")]
+    assert (label, pooling, n) == ("DefSent (Mean)", "mean", 3) and asked == [("bert-base-uncased", ["mean"], "official", "senteval")]
+    assert defsentplus_protocol.STS_FILES == "senteval" == defsent_protocol.sts_scorings(
+        defsent_protocol.seed_scoring(config.scale("smoke")))[1][1]   # scored when trained
     assert row == [73.0 + i for i in range(len(STS_COLS))]

@@ -36,8 +36,7 @@ except ImportError:  # not on Windows: the record is then written without a lock
 
 from defsent_lite.runtime import cache, config
 from defsent_lite.runtime.config import digest_of
-from defsent_lite.data import nli_readers
-from defsent_lite.data import sources as catalogue
+from defsent_lite.data import nli_readers, sources as catalogue
 from defsent_lite.data.sources import (
     RECORD_FILE,
     accepted,

@@ -295,18 +295,19 @@ def needs(notebook, scale="smoke"):
     # offline: WordNet replaces the train split
     oxford = [OXFORD_PAPER] if paper else [OXFORD_ANY, WORDNET]
     dictionary = [OXFORD_PAPER if paper else OXFORD_ANY, WORDNET]  # DefSent+ dataset a adds WordNet
+    # DefSent's later seeds are scored right after training (defsent_protocol.seed_scoring)
+    scored = [STS, STS_SENTEVAL, TRANSFER] if len(config.scale(scale)["seeds"]) > 1 else []
     nli = [NLI_EVAL, NLI_TRAIN_PAPER if paper else NLI_TRAIN_ANY]
     table = {
         "00": [STS, TRANSFER, NLI_EVAL, OXFORD_PAPER if paper else OXFORD_ANY],
         "01": [STS, TRANSFER],
-        "10": oxford,
-        "11": oxford + [STS],
-        "12": oxford + [TRANSFER],
-        "13": oxford,
-        # 22 at paper scale: DefSent's later seeds are scored on the raw STS files and SentEval
+        "10": oxford + scored,
+        "11": oxford + [STS] + scored,
+        "12": oxford + [TRANSFER] + scored,
+        "13": oxford + scored,
         "20": dictionary,
         "21": dictionary + [STS_SENTEVAL],
-        "22": dictionary + [STS_SENTEVAL] + ([STS, TRANSFER] if paper else []),
+        "22": dictionary + [STS_SENTEVAL] + scored,
         "23": dictionary + [STS_SENTEVAL],
         "24": dictionary + [STS_SENTEVAL, TRANSFER],
         "25": dictionary + [STS_SENTEVAL],
@@ -327,7 +328,7 @@ def needs(notebook, scale="smoke"):
     key = key[:2] if len(key) > 3 and key[2] == "_" else key
     if key not in table:
         raise ValueError(f"unknown notebook {notebook!r}; choose from {' '.join(sorted(table))}")
-    return table[key]
+    return list(dict.fromkeys(table[key]))  # each once
 
 
 # fmt: off

@@ -129,29 +129,30 @@ def untrained_sts(name_or_path, poolings, max_pairs, data_dir=None, batch_size=6
     return cached_per_pooling("sts_untrained", cfg, list(poolings), compute)
 
 
-def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64):
+def trained_sts(run, pooling, max_pairs, data_dir=None, batch_size=64, files="raw"):
     """STS scores of a trained run's encoder (`run`: a result with "key" and "path"), cached by the
-    run's key; computed from its checkpoint the first time only."""
+    run's key; computed from its checkpoint the first time only (files: as untrained_sts)."""
 
     def compute():
         model, tokenizer = models.load(checkpoint_of(run, "STS"))
         return evaluate(
             encode.embedder(model, tokenizer, pooling, batch_size=batch_size),
             data_dir,
+            variant=files,
             max_pairs=max_pairs,
         )
 
     return cache.cached_json(
-        "sts_trained", trained_sts_key(run, pooling, max_pairs, data_dir), compute
+        "sts_trained", trained_sts_key(run, pooling, max_pairs, data_dir, files), compute
     )
 
 
-def trained_sts_key(run, pooling, max_pairs, data_dir=None):
+def trained_sts_key(run, pooling, max_pairs, data_dir=None, files="raw"):
     return dict(
         run=run["key"],
         pooling=pooling,
         max_pairs=max_pairs,
-        data=cache.data_identity(data_dir, "sts/raw"),
+        data=cache.data_identity(data_dir, f"sts/{files}"),
     )
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import torch
 
-import defsent_lite
-from defsent_lite import encode
+from defsent_lite import __version__, encode
 from defsent_lite.runtime import config
 
 # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
@@ -67,9 +66,7 @@ def setup(notebook, scale, data_dir=None, drive=None):
     os.environ.setdefault("DEFSENT_HOME", DRIVE_HOME if drive else LOCAL_HOME)
     Path(os.environ["DEFSENT_HOME"]).mkdir(parents=True, exist_ok=True)
     print("DEFSENT_HOME:", os.environ["DEFSENT_HOME"], "| data, cache and results go there")
-    print(
-        f"defsent_lite {defsent_lite.__version__}, commit {installed_commit() or 'of this checkout'}"
-    )
+    print(f"defsent_lite {__version__}, commit {installed_commit() or 'of this checkout'}")
     print(device_report())
     done = subprocess.run(
         [sys.executable, "-m", "defsent_lite.data.download", "fetch", "--for", notebook]

@@ -20,10 +20,9 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import preflight
-from defsent_lite.evaluation import (
-    senteval as senteval_eval,
-)  # this module's `senteval`: notebook 12's
-from defsent_lite.evaluation import sts as sts_eval  # this module's `sts` is notebook 11's scores
+
+# this module's `sts` and `senteval` are notebook 11's and 12's scores
+from defsent_lite.evaluation import senteval as senteval_eval, sts as sts_eval
 from defsent_lite.runtime import cache, config, defsent_model, models, speed
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
@@ -491,9 +490,12 @@ def scored_run(cfg, dataset):
 
 def seed_scoring(scale, data_dir=None):
     """What a trained DefSent seed is scored on before its checkpoint is dropped: the STS and
-    SentEval evaluations that notebooks 11 and 12 show, with the scale's settings."""
+    SentEval evaluations that notebooks 11 and 12 show, and STS as DefSent+ scores it (SentEval's
+    tokenised files, its pairs: notebook 22's DefSent row beside the DefSent+ rows), with the
+    scale's settings."""
     return dict(
         sts_max_pairs=scale["sts_max_pairs"],
+        dsp_sts_max_pairs=scale["dsp_sts_max_pairs"],
         transfer=senteval_eval.transfer_settings(scale),
         batch_size=scale["encode_batch_size"],
         data_dir=str(config.data_root(data_dir)),
@@ -503,9 +505,10 @@ def seed_scoring(scale, data_dir=None):
 def score_trained(run, pooling, scoring):
     """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations; SentEval
     skipped where scoring["transfer"] is None)."""
-    sts_eval.trained_sts(
-        run, pooling, scoring["sts_max_pairs"], scoring["data_dir"], scoring["batch_size"]
-    )
+    for max_pairs, files in sts_scorings(scoring):
+        sts_eval.trained_sts(
+            run, pooling, max_pairs, scoring["data_dir"], scoring["batch_size"], files
+        )
     if scoring["transfer"] is not None:
         senteval_eval.trained_transfer(
             run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"]
@@ -515,9 +518,10 @@ def score_trained(run, pooling, scoring):
 def trained_scores_cached(run, pooling, scoring):
     """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
     d = scoring["data_dir"]
-    return cache.lookup_json(
-        "sts_trained", sts_eval.trained_sts_key(run, pooling, scoring["sts_max_pairs"], d)
-    ) is not None and (
+    return all(
+        cache.lookup_json("sts_trained", sts_eval.trained_sts_key(run, pooling, n, d, files))
+        for n, files in sts_scorings(scoring)
+    ) and (
         scoring["transfer"] is None
         or cache.lookup_json(
             "transfer_trained",
@@ -525,6 +529,12 @@ def trained_scores_cached(run, pooling, scoring):
         )
         is not None
     )
+
+
+def sts_scorings(scoring):
+    """(pairs per task, files) of each STS scoring of a seed: DefSent's (the raw files) and
+    DefSent+'s (SentEval's tokenised files: defsentplus_protocol.STS_FILES)."""
+    return [(scoring["sts_max_pairs"], "raw"), (scoring["dsp_sts_max_pairs"], "senteval")]
 
 
 # ----------------------------------------------------------- what a notebook will run (paper scale)
@@ -607,7 +617,7 @@ def scoring_sentences(scoring):
     from defsent_lite.repro import eval_sizes
 
     sts_count = (
-        eval_sizes.sts_sentences(scoring["data_dir"], scoring["sts_max_pairs"])
+        sum(eval_sizes.sts_sentences(scoring["data_dir"], n) for n, _ in sts_scorings(scoring))
         if scoring["sts_max_pairs"] != 0
         else 0
     )
@@ -658,23 +668,24 @@ def prepared(scale, model, data_dir=None, variant="official"):
     return base_config(scale, model, data_dir, variant=variant), dataset, loaded.head_kind
 
 
-def sts(scale, model, poolings, data_dir=None, variant="official"):
+def sts(scale, model, poolings, data_dir=None, variant="official", files="raw"):
     """Table 8's and Table 3's numbers: STS of every pooling, untrained and after DefSent (each
-    seed); the plan counts the training and the STS sentences encoded untrained and trained."""
+    seed); the plan counts the training and the STS sentences encoded untrained and trained.
+    files="senteval": scored as DefSent+ scores (its files and pairs per task; notebook 22)."""
     base, dataset, head_kind = prepared(scale, model, data_dir, variant)
-    lr_xs, seeds = scale["defsent_lr_xs"], scale["seeds"]
-    max_pairs, batch_size = scale["sts_max_pairs"], scale["encode_batch_size"]
+    lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
+    max_pairs = scale["sts_max_pairs" if files == "raw" else "dsp_sts_max_pairs"]
     encoded = len(poolings) * 2 * scoring_sentences(dict(base["scoring"], transfer=None))
     preflight.print_plan(
         scale,
         lambda: plan(base, poolings, lr_xs, seeds, dataset, extra_encoded=encoded),
     )
-    untrained = sts_eval.untrained_sts(model, poolings, max_pairs, data_dir, batch_size)
+    untrained = sts_eval.untrained_sts(model, poolings, max_pairs, data_dir, batch_size, files)
     trained, dev_mrr = {}, {}
     for pooling in poolings:
         runs = final_runs(base, pooling, lr_xs, seeds, dataset).runs
         trained[pooling] = [
-            sts_eval.trained_sts(r, pooling, max_pairs, data_dir, batch_size) for r in runs
+            sts_eval.trained_sts(r, pooling, max_pairs, data_dir, batch_size, files) for r in runs
         ]
         dev_mrr[pooling] = statistics.fmean(r["dev"]["mrr"] for r in runs)
     source = dataset[1]["source"]

@@ -48,11 +48,13 @@ def defsent_row_pooling(model):
 
 
 def defsent_row(scale, model, data_dir=None, variant="official"):
-    """(label, pooling, STS row, runs) of Table 2's DefSent row: DefSent trained and scored as
-    notebooks 10 and 11 do (`defsent_protocol.sts`), at the model's best pooling as DefSent+
-    reports it, the mean over every seed on the raw STS files (DefSent's own scoring)."""
+    """(label, pooling, STS row, runs) of Table 2's DefSent row: DefSent trained as notebook 10
+    trains it, at the model's best pooling as DefSent+ reports it, the mean over every seed,
+    scored as the DefSent+ rows beside it are (SentEval's tokenised files, the same pairs)."""
     pooling = defsent_row_pooling(aggregate.reference_model(model)[0]) or "cls"
-    seeds = defsent_protocol.sts(scale, model, [pooling], data_dir, variant).trained[pooling]
+    seeds = defsent_protocol.sts(  # on the DefSent+ rows' files
+        scale, model, [pooling], data_dir, variant, defsentplus_protocol.STS_FILES
+    ).trained[pooling]
     row = [sum(s[c] for s in seeds) / len(seeds) for c in results.STS_COLS]
     return f"DefSent ({POOLING_LABELS[pooling]})", pooling, row, len(seeds)
 

@@ -6,9 +6,9 @@ data."""
 from defsent_lite import encode
 from defsent_lite.data import eval_readers
 from defsent_lite.evaluation import sts
-from defsent_lite.repro.plans import Plan
 from defsent_lite.repro.plans import (
     ENCODE_SAMPLE,
+    Plan,
     device_name,
     parameters,
     row_tokens,
