@@ -256,6 +256,17 @@ defsent_protocol.whole_table2(t2).round(4)
 table5 = defsent_protocol.table5(best_x, t2.seeds, t2.reference)
 table5
 
+# %% [markdown]
+# The paper's whole Table 5, every model and pooling, as context: the learning rate its search
+# chose and the std over its 10 seeds of each Table 2 metric (the means are Table 2's).
+
+# %% tags=["tolerance: exact"]
+from defsent_lite.paper import defsent as paper_defsent
+
+pd.DataFrame({key: {"lr": f"2^{x:g}e-6", **{f"{c} std": f"{sd:.4f}" for c, sd in
+                    zip(paper_defsent.TABLE2_COLS, paper_defsent.TABLE5_STD[key])}}
+              for key, x in paper_defsent.TABLE5_LR_X.items()}).T
+
 # %%
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
             data=f"{report['source']}; train max {scale['defsent_train_max']}, "

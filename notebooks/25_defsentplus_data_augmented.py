@@ -107,6 +107,14 @@ pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], in
               "ours": pd.Series([f"{lr:g}" for lr in cfg["lrs"]], index=our_steps)})
 
 # %% [markdown]
+# The paper's whole Table 5, every encoder's row, as context (a data-augmented checkpoint trains
+# one or two steps; the raw models three):
+
+# %% tags=["tolerance: exact"]
+pd.DataFrame({label: dict(zip(paper_defsentplus.TABLE5_COLS, (f"{lr:g}" for lr in rates)))
+              for label, rates in paper_defsentplus.TABLE5.items()}).T.fillna("")
+
+# %% [markdown]
 # ## Tables 3 and 6: the checkpoint before and after DefSent+ (STS, Spearman x 100)
 # The untrained row is the checkpoint itself under its best pooling (Table 3's first groups);
 # each DefSent+ row is the mean over seeds under the best pooling, beside Table 6's mean.

@@ -37,20 +37,23 @@ def side_by_side(paper, ours, pairs, digits=2, compare=True, std=None, runs=1):
     (paper row key, our row key); a paper key of None (the paper has no such row) gives NaN
     paper and diff rows. With compare=False (another model stands in for the paper's, see
     aggregate.comparable) the paper's row is context: rows 'paper (context)' and 'ours', no diff.
-    std: the paper's standard deviations over its seeds (indexed like `paper`); a compared row with
-    one gets rows 'paper std' and 'z' (see spread_z), which spread_verdict reads.
+    std: the paper's standard deviations over its seeds (indexed like `paper`); a row with one gets
+    a row 'paper std' ('paper std (context)' beside a stand-in), and a compared one a row 'z' (see
+    spread_z), which spread_verdict reads.
     """
     rows = {}
     for label, (p_key, o_key) in pairs.items():
         o = ours.loc[o_key]
         p = paper.loc[p_key] if p_key is not None else pd.Series(float("nan"), index=paper.columns)
+        sd = std.loc[p_key] if std is not None and p_key in std.index else None
         rows[(label, "paper" if compare else "paper (context)")] = p
         rows[(label, "ours")] = o
         if compare:
             rows[(label, "diff")] = o - p
-            if std is not None and p_key is not None and p_key in std.index:
-                rows[(label, "paper std")] = std.loc[p_key]
-                rows[(label, "z")] = spread_z(o, p, std.loc[p_key], runs)
+        if sd is not None:
+            rows[(label, "paper std" if compare else "paper std (context)")] = sd
+        if compare and sd is not None:
+            rows[(label, "z")] = spread_z(o, p, sd, runs)
     out = pd.DataFrame(rows).T
     out.index = pd.MultiIndex.from_tuples(out.index, names=["row", "source"])
     return out[list(paper.columns)].astype(float).round(digits)
@@ -108,9 +111,7 @@ def spread_verdict(table, limit=SPREAD_Z):
     if "z" not in set(table.index.get_level_values("source")):
         return "inside the paper's spread: not judged (no paper row with a published std is compared here)"
     lines = []
-    for label in dict.fromkeys(table.index.get_level_values("row")):
-        if (label, "z") not in table.index:
-            continue
+    for label in dict.fromkeys(row for row, source in table.index if source == "z"):
         z = table.loc[(label, "z")].dropna()
         outside = z[z.abs() > limit]
         lines.append(

@@ -76,9 +76,9 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     ),
     (
         "warm-up",
-        "linear over 10% of the data, then constant",
+        "linear over 10% of the training data (after it: not stated)",
         "factor step / (0.1 x steps) from 0, then 1",
-        "(step + 1) / floor(0.1 x steps), then 1",
+        "(step + 1) / floor(0.1 x steps), then 1 (our reading: constant)",
     ),
     (
         "definition text",
