@@ -73,8 +73,10 @@ def execute(name, env, parameters=""):
 
 
 def side_by_side(table):
-    """A results.side_by_side table: columns row and source (paper or paper (context) / ours / diff)."""
-    return {"row", "source"} <= set(table.columns) and set(table["source"]) <= {"paper", "paper (context)", "ours", "diff"}
+    """A results.side_by_side table: columns row and source (paper or paper (context) / ours / diff,
+    the paper's std and z where it publishes one)."""
+    sources = {"paper", "paper (context)", "ours", "diff", "paper std", "paper std (context)", "z"}
+    return {"row", "source"} <= set(table.columns) and set(table["source"]) <= sources
 
 
 def ours_rows(table):

@@ -25,6 +25,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-background-networking", "--disable-component-update",
          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 TABS = 8   # pages open at once: 8 loaded the site about 3 s sooner than 4 on 2 cores (2026-11-28)
+NARROW = (1024, 390)   # a laptop's window and a phone, beside the 1280 px every check above runs at
 METHOD_NOTEBOOKS = ("10_defsent_word_prediction", "21_defsentplus_pst_spaces", "30_gausscse_nli")
 
 
@@ -98,9 +99,29 @@ def visited(site, tmp_path_factory):
                         "h => h.scrollIntoView()")
                     page.screenshot(path=str(shot))
                 page.close()
+        layout = {width: _layouts(browser, site, width, shot.with_name(f"10_{width}.png"))
+                  for width in NARROW}
         browser.close()
     print(f"screenshot of notebook 10's page: {shot}")
-    return dict(facts=facts, shot=shot)
+    return dict(facts=facts, shot=shot, layout=layout)
+
+
+def _layouts(browser, site, width, shot):
+    """{page file: LAYOUT's facts} of every page at a window `width` px wide (a phone's at 390),
+    and a screenshot of notebook 10's first equation there."""
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    found, pages = {}, site["pages"]
+    for start in range(0, len(pages), TABS):
+        opened = [(entry, _open(context, site["url"] + entry["file"])) for entry in pages[start:start + TABS]]
+        for entry, (page, _) in opened:
+            page.wait_for_selector("body[data-mathjax=done]", timeout=60_000)
+            found[entry["file"]] = page.evaluate(LAYOUT)
+            if entry["name"] == METHOD_NOTEBOOKS[0]:
+                page.get_by_role("heading", name="The idea in one equation").evaluate("h => h.scrollIntoView()")
+                page.screenshot(path=str(shot))
+            page.close()
+    context.close()
+    return found
 
 
 def _open(context, url):
@@ -123,6 +144,26 @@ def _read(page, record):
     seen = page.evaluate(READ)
     return dict(seen, **record)
 
+
+# What a reader at a narrow window meets: the page scrolling sideways (px beyond the window), a
+# wide equation, table or printed output that neither fits nor scrolls within its own box (cut
+# off), the Colab badges' width, printed lines wrapped mid-word, the page's height and contents.
+LAYOUT = """() => {
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const boxes = '.MathJax_Display, .jp-RenderedHTMLCommon table, .jp-OutputArea-output, .jp-OutputArea-output pre, .jp-InputArea-editor .highlight pre';
+  return {
+    wider: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    cut: [...document.querySelectorAll(boxes)].filter(e => e.scrollWidth > e.clientWidth + 1 && !scrolls(e))
+      .map(e => e.className + ': ' + (e.innerText || '').slice(0, 50)),
+    badges: [...document.querySelectorAll('img[alt="Open In Colab"]')].map(i => i.getBoundingClientRect().width),
+    wrapped: [...document.querySelectorAll('.jp-OutputArea-output pre')]
+      .filter(p => getComputedStyle(p).whiteSpace !== 'pre').length,
+    height: document.documentElement.scrollHeight,
+    contents: !!document.querySelector('.site-toc'),
+    sections: document.querySelectorAll('main h2').length,
+    banner: !!document.querySelector('.site-banner'),
+  };
+}"""
 
 READ = """() => {
   const md = [...document.querySelectorAll('.jp-MarkdownOutput')];
@@ -207,3 +248,66 @@ def test_no_link_between_pages_is_broken(site, visited):
 
 def test_a_screenshot_of_notebook_10_shows_its_equations(visited):
     assert visited["shot"].stat().st_size > 20_000
+
+
+def unreadable(layout):
+    """What a reader cannot read on a page at a narrow window (LAYOUT's facts), as messages."""
+    problems = [f"the page scrolls {layout['wider']} px sideways"] if layout["wider"] > 1 else []
+    problems += [f"cut off (neither fits nor scrolls): {c}" for c in layout["cut"]]
+    problems += [f"a Colab badge squeezed to {w:.0f} px" for w in layout["badges"] if w < 100]
+    problems += [f"{layout['wrapped']} printed outputs wrapped mid-line"] if layout["wrapped"] else []
+    if layout["height"] > 5 * 800 and layout["sections"] > 1 and not layout["contents"]:
+        problems.append(f"{layout['height']} px tall with {layout['sections']} sections and no contents")
+    return problems
+
+
+@pytest.mark.parametrize("width", NARROW)
+def test_every_page_reads_at_a_laptops_and_a_phones_width(visited, width):
+    """Issue 71: at 1024 px and at 390 px (a phone) no page scrolls sideways, every wide equation,
+    table and printed output scrolls within its own box, the badges keep their size, printed lines
+    are not broken, and a long page lists its sections at its top."""
+    found = {file: unreadable(layout) for file, layout in visited["layout"][width].items()}
+    assert {file: p for file, p in found.items() if p} == {}
+
+
+def test_the_readability_check_sees_a_page_made_unreadable(site, visited):
+    """The check above fails on a page whose boxes no longer scroll, whose badge is squeezed and
+    whose printed lines wrap (the site's style rules undone), and on a long page without contents."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    undo = (".MathJax_Display, .jp-RenderedHTMLCommon table, .jp-OutputArea-output, .jp-OutputArea-output pre"
+            " { overflow: visible !important; display: block; white-space: pre-wrap !important; }"
+            ' img[alt="Open In Colab"] { width: 40px !important; } .site-toc { display: none; }')
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 390, "height": 800})
+        page.goto(site["url"] + "20_defsentplus_datasets.html")
+        page.wait_for_selector("body[data-mathjax=done]", timeout=60_000)
+        page.add_style_tag(content=undo)
+        page.evaluate("() => document.querySelector('.site-toc') && document.querySelector('.site-toc').remove()")
+        broken = page.evaluate(LAYOUT)
+        browser.close()
+    problems = " | ".join(unreadable(broken))
+    assert "cut off" in problems or "sideways" in problems, problems
+    assert "squeezed" in problems and "wrapped" in problems and "no contents" in problems, problems
+
+
+def test_pages_that_show_a_stand_ins_numbers_say_so(site, visited):
+    """Issue 71: a notebook page whose stored outputs come from the smoke scale's stand-in model
+    says so at its top (the paper's numbers beside them are context)."""
+    for entry in (e for e in site["pages"] if e["kind"] == "notebook"):
+        banner = visited["layout"][390][entry["file"]]["banner"]
+        assert banner == build_site.shows_stand_in(entry["nb"]), entry["file"]
+    assert sum(build_site.shows_stand_in(e["nb"]) for e in site["pages"] if e["kind"] == "notebook") >= 12
+
+
+def test_stored_outputs_are_readable_text():
+    """No stored output carries a progress bar's redraws, raw TeX or hundreds of lines (a reader
+    scrolls past it; the notebooks print summaries)."""
+    for path in sorted((build_site.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            for out in cell.get("outputs", []):
+                text = str(out.get("text", "")) + str(out.get("data", {}).get("text/plain", ""))
+                where = f"{path.name} cell {i}"
+                assert "\r" not in text and "it/s]" not in text, f"{where}: a progress bar"
+                assert "\\begin{" not in text, f"{where}: raw TeX"
+                assert text.count("\n") <= 200, f"{where}: {text.count(chr(10))} lines"
