@@ -81,6 +81,11 @@ paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what i
 dataset = dictionary.defsent_dataset(tokenizer, DATA_ROOT, variant_settings["data"],
                                      paper_data=paper_data)
 splits, report = dataset
+# what the protocol below will train, and how long that takes here (printed at the protocol scales)
+base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
+preflight.print_plan(scale,
+                     lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))
 pd.Series(report, name="dataset").to_frame()
 
 # %% [markdown]
@@ -196,11 +201,7 @@ pd.DataFrame(untrained).T.round(4)
 # Runs are cached by their config, so notebooks 11-13 reuse these encoders.
 
 # %% tags=["tolerance: fraction; final loss=loss"]
-base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
-# the plan and its time estimate first (printed at the protocol scales)
-lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
-preflight.print_plan(scale,
-                     lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))
+# base, lr_xs and seed_list: the first cell's, whose plan counted these runs
 final = {p: defsent_protocol.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
 lr_table = defsent_protocol.lr_search_table(final).round(4)   # dev MRR and final loss per rate
 lr_table

@@ -92,11 +92,17 @@ import torch
 
 from defsent_lite import defsentplus, encode
 from defsent_lite.data import entries
-from defsent_lite.repro import preflight
+from defsent_lite.paper import aggregate
+from defsent_lite.repro import defsentplus_protocol, preflight
 from defsent_lite.runtime import defsentplus_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)
+# what the protocol below will train, and how long that takes here (printed at the protocol scales)
+reference, note = aggregate.reference_model(MODEL)
+cfg, why = defsentplus_protocol.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION,
+                                                 steps=PST_STEPS, variant=VARIANT)
+preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
 dataset = entries.load_entry_dataset(DATASET, scale["dsp_max_entries"], DATA_ROOT,
                                      paper_data=scale["paper_protocol"])
 # the encoder with the pooler DefSent+ trains through (RoBERTa: see "The pooler" below)
@@ -171,7 +177,6 @@ print(f"largest |h| {h.abs().max():.3f}; entry_logits = h @ space.T:",
 import copy
 
 from defsent_lite import defsent, train
-from defsent_lite.repro import defsentplus_protocol
 
 mini = entries.load_entry_dataset(DATASET, 1000, DATA_ROOT)
 train_examples, held_out = entries.held_out_split(mini)
@@ -370,16 +375,12 @@ fig.tight_layout()
 # (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
 
 # %%
-from defsent_lite.paper import aggregate, plots, results
+from defsent_lite.paper import plots, results
 from defsent_lite.evaluation import sts
 
 pd.set_option("display.width", 140)
-reference, note = aggregate.reference_model(MODEL)
-cfg, why = defsentplus_protocol.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION,
-                                                 steps=PST_STEPS, variant=VARIANT)
+# cfg: the first cell's, whose plan counted these runs
 print("combination:", defsentplus_protocol.combinations_text(cfg), f"({why})")
-# the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
 steps, report = defsentplus_protocol.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL)
 print(report)

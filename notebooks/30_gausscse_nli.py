@@ -111,6 +111,10 @@ from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)
+# what the protocol below will train, and how long that takes here (printed at the protocol scales)
+base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
+base["reduction"] = REDUCTION or base["reduction"]
+preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
 gauss = gausscse.GaussModel(encoder, gausscse_protocol.variant_settings(VARIANT)["head"])
@@ -292,13 +296,10 @@ from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
 
 pd.set_option("display.width", 140)
-base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
-base["reduction"] = REDUCTION or base["reduction"]
 baseline_model, baseline_pooling = BASELINE or gausscse_protocol.baseline_encoder(scale, MODEL)
 # before the trainings: a model that fails to load fails here
 baseline = gausscse_protocol.cosine_baseline(baseline_model, baseline_pooling, base, DATA_ROOT)
-# the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
+# base: the first cell's, whose plan counted these runs
 runs = gausscse_protocol.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
 print("scale:", scale["name"], "| variant:", base["variant"], f"({base['reduction']})",
       "| model:", MODEL)

@@ -91,32 +91,31 @@ def top(page):
     rel = page["source"].relative_to(ROOT).as_posix()
     if page["kind"] != "notebook":
         return f'<div class="site-top">source: <a href="{github(rel)}">{rel}</a></div>'
-    py = rel[:-len(".ipynb")] + ".py"
-    return (f'<div class="site-top">source: <a href="_sources/{page["name"]}.py">{py}</a>'
+    return (f'<div class="site-top">source: <a href="_sources/{page["name"]}.py">'
+            f'{rel.removesuffix(".ipynb")}.py</a>'
             f'<a href="{github(rel)}">{rel} on GitHub</a>'
             f'<a href="{sync_colab.notebook_url(page["name"] + ".ipynb")}">'
             f'<img src="_static/colab-badge.svg" alt="Open In Colab"></a></div>')
 
 
-STAND_IN = "all-MiniLM-L6-v2"   # the offline model the stored outputs' smoke scale runs
 BANNER = ('<div class="site-banner"><b>Smoke scale.</b> The outputs on this page were computed on a '
-          f'2-core CPU with {STAND_IN} standing in for the papers\' models, on subsets of the data: '
+          "2-core CPU with all-MiniLM-L6-v2 standing in for the papers' models, on subsets of the data: "
           "they show the pipeline and the method's mechanism, and the paper's numbers beside them "
           'are context, not a comparison. Open it in Colab with <code>SCALE = "colab"</code> or '
           '<code>"paper"</code> for the papers\' models.</div>')
 
 
 def shows_stand_in(nb):
-    """Whether a notebook's stored outputs come from the stand-in model (its smoke run)."""
-    return any(STAND_IN in str(cell.get("outputs", "")) for cell in nb.cells)
+    """Whether a notebook's stored outputs come from the stand-in model (the smoke scale's)."""
+    return any("all-MiniLM-L6-v2" in str(cell.get("outputs", "")) for cell in nb.cells)
 
 
 def contents(body):
     """A page's own contents: a link to each of its ## headings (none for fewer than two)."""
     found = re.findall(r'<h2 id="([^"]+)">(.*?)<a class="anchor-link"', body)
-    items = "".join(f'<li><a href="#{anchor}">{title}</a></li>' for anchor, title in found)
-    return f'<details class="site-toc" open><summary>On this page</summary><ul>{items}</ul></details>' \
-        if len(found) > 1 else ""
+    return ('<details class="site-toc" open><summary>On this page</summary><ul>'
+            + "".join(f'<li><a href="#{anchor}">{title}</a></li>' for anchor, title in found)
+            + "</ul></details>") if len(found) > 1 else ""
 
 
 def bottom(previous, following):
@@ -189,11 +188,11 @@ def render(page, exporter, pages, pages_by_source):
     site = dict(nav=nav(pages, page), top=top(page),
                 bottom=bottom(pages[index - 1] if index else None,
                               pages[index + 1] if index + 1 < len(pages) else None))
-    resources = dict(metadata=dict(name=f"{page['title']} · defsent_lite"), site=site)
-    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    body, _ = exporter.from_notebook_node(
+        nb, resources=dict(metadata=dict(name=f"{page['title']} · defsent_lite"), site=site))
     banner = BANNER if page["kind"] == "notebook" and shows_stand_in(nb) else ""
-    extra = banner + contents(body)   # below the page's top line (which holds no <div>)
-    body = re.sub(r'(<div class="site-top">.*?</div>)', lambda m: m.group(1) + extra, body, 1, re.S)
+    body = re.sub(r'(<div class="site-top">.*?</div>)',   # below the page's top line (no <div> in it)
+                  lambda m: m.group(1) + banner + contents(body), body, count=1, flags=re.S)
     return rewrite_links(body, page["source"], pages_by_source)
 
 
