@@ -36,9 +36,7 @@ MODEL = None   # None = the scale's model
 POOLINGS = ["cls", "mean", "max"]
 VARIANT = "official"  # the released code (default); "paper": the text
 # (defsent_protocol.differences())
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

@@ -40,9 +40,7 @@ DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared
 BERT = os.environ.get("DEFSENT_MODEL", "offline")  # offline: all-MiniLM-L6-v2 (BERT vocabulary)
 ROBERTA = "roberta-base"                            # needs a connected machine
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

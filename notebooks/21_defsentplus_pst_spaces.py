@@ -46,9 +46,7 @@ DATASET = "a"
 COMBINATION = None
 # None: Table 5's count (3; a data-augmented checkpoint: 1 or 2); more repeat the last rate
 PST_STEPS = None
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

@@ -49,9 +49,7 @@ MODEL = None
 VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 # {dataset: (pooling, entry pooling)} at every step; None: each step's in Table 2 for the model
 COMBINATION = None
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

@@ -43,9 +43,7 @@ VARIANT = "official"  # the released code; "paper": the text (defsentplus_protoc
 DATASET = "a"
 # (pooling, entry pooling) at every step; None: each step's in Table 2 (as notebook 21)
 COMBINATION = None
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

@@ -56,9 +56,7 @@ PAPER_LABEL = None
 MODEL = None  # None: CHECKPOINT under the paper's protocol (paper, colab), else a stand-in
 VARIANT = "official"  # the released code; "paper": the text (defsentplus_protocol.differences())
 PST_STEPS = None   # None: as many as CHECKPOINT's learning rates in Table 5
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

@@ -50,9 +50,7 @@ REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 
 # (model, pooling) of the cosine baseline row; None: supervised SimCSE-BERT-base through its
 # pooler under the paper's protocol (the paper's row), else MODEL with mean pooling
 BASELINE = None
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

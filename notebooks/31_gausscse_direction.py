@@ -48,9 +48,7 @@ MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
 REDUCTION = None  # None: the variant's ("mean_per_dim" official, "sum" = Eq. 2 as written)
 SICK_PAIRS = "one-way"  # the text's one-direction pairs; "all": every one (the official code)
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

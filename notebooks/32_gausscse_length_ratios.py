@@ -36,9 +36,7 @@ SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 MODEL = None
 VARIANT = "official"  # the released code (default); "paper": the paper's text where they differ
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch

@@ -39,9 +39,7 @@ import os
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
 BATCH_SIZE = 64
 REPEATS = 1   # timed passes per encoder (more: steadier ratios, longer CI)
-# Colab: data, cache and results on Google Drive (None: at every scale but smoke), so that a run
-# cut off with the session resumes from its cache there
-DRIVE = None
+DRIVE = None  # Colab: data, cache, results on Google Drive (None: at every scale but smoke)
 
 # %%
 # Colab only: install the package from the branch the badge opened this notebook from, and fetch
