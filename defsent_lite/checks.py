@@ -2,8 +2,18 @@
 selections over candidates are refused with a message that names what was being computed."""
 
 import math
+import os
 
 import numpy as np
+
+
+def switch(name, default):
+    """An on/off environment variable: 1 / true / yes / on or 0 / false / no / off (any case, or
+    empty); anything else is refused, naming the variable, so that a typo never flips a switch."""
+    value = os.environ.get(name, default).strip().lower()
+    if value not in ("1", "true", "yes", "on", "0", "false", "no", "off", ""):
+        raise ValueError(f"{name}={os.environ[name]!r}: use 1 or 0 (or true/false, yes/no, on/off)")
+    return value in ("1", "true", "yes", "on")
 
 
 class NonFinite(FloatingPointError):

@@ -2,12 +2,12 @@
 float32."""
 
 import contextlib
-import os
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from defsent_lite import checks
 from defsent_lite.pooling import POOLINGS, pool, prompt_text
 
 
@@ -16,7 +16,7 @@ def bars_shown(progress=None):
     given, else DEFSENT_PROGRESS (default on; 0 turns the bars off, as in tests)."""
     if progress is not None:
         return bool(progress)
-    return os.environ.get("DEFSENT_PROGRESS", "1") not in ("0", "false", "False", "")
+    return checks.switch("DEFSENT_PROGRESS", "1")
 
 
 def token_features(tokenizer, sentences, max_length):

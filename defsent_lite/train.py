@@ -108,9 +108,10 @@ def lr_factors(s, batches, desc):
             f"{desc}: settings must be a train.Settings (lr, optimizer, schedule), not "
             f"{type(s).__name__}"
         )
-    lr, warmup_ratio = (
+    lr, warmup_ratio, _ = (
         checks.rate(s.lr, f"{desc}: lr"),
         checks.fraction(s.warmup_ratio, f"{desc}: warmup_ratio"),
+        s.grad_clip is None or checks.rate(s.grad_clip, f"{desc}: grad_clip"),  # < 0: ascent
     )
     if not batches:
         raise ValueError(f"{desc}: no training batches (is the training data empty?)")

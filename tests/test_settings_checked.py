@@ -160,3 +160,29 @@ def test_an_empty_batch_of_any_kind_is_named_not_blamed_on_the_rate(batch):
     """Issue 46: an empty tensor or dict batch ran and was blamed on the learning rate."""
     with pytest.raises(ValueError, match="train: batch 2 of 2 is empty"):
         train.train(LINEAR, loss_of, [[1], batch], train.Settings(lr=1e-3))
+
+
+@pytest.mark.parametrize("value, on", [("0", False), ("no", False), ("off", False), ("FALSE", False),
+                                       ("", False), ("1", True), ("Yes", True), ("on", True), (" true ", True)])
+def test_an_on_off_variable_means_what_it_says(monkeypatch, value, on):
+    """Issue 72: DEFSENT_STANDINS=no / off / FALSE turned the stand-ins on (then a paper table took
+    no difference), DEFSENT_PROGRESS=off showed bars; both read checks.switch's words now."""
+    from defsent_lite import encode
+    from defsent_lite.runtime import config
+    monkeypatch.setenv("DEFSENT_STANDINS", value)
+    monkeypatch.setenv("DEFSENT_PROGRESS", value)
+    assert config.standins_enabled() == on and encode.bars_shown() == on
+
+
+def test_an_on_off_variable_with_another_word_is_refused_by_name(monkeypatch):
+    from defsent_lite.runtime import config
+    monkeypatch.setenv("DEFSENT_STANDINS", "maybe")
+    with pytest.raises(ValueError, match="DEFSENT_STANDINS='maybe': use 1 or 0"):
+        config.standins_enabled()
+
+
+@pytest.mark.parametrize("clip", [-1.0, 0.0, float("nan")])
+def test_a_gradient_clip_that_is_not_a_positive_number_is_named(clip):
+    """Issue 72: grad_clip=-1.0 scaled every gradient by a negative factor (gradient ascent)."""
+    with pytest.raises(ValueError, match="grad_clip="):
+        train.train(LINEAR, loss_of, [[1]], train.Settings(lr=1e-3, grad_clip=clip), progress=False)

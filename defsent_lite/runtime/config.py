@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from defsent_lite import checks
+
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # names that load the wheel's model
 OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", OFFLINE_MODEL)
@@ -277,12 +279,7 @@ def use_standins(on=True):
 def standins_enabled():
     """Whether the models of DEFSENT_MODEL_FOLDERS stand in for the hub's (DEFSENT_STANDINS=1, or
     use_standins in this process): their rows are never differenced with the papers'."""
-    return _STANDINS["on"] or os.environ.get("DEFSENT_STANDINS", "0") not in (
-        "0",
-        "false",
-        "False",
-        "",
-    )
+    return _STANDINS["on"] or checks.switch("DEFSENT_STANDINS", "0")
 
 
 def model_folders():
