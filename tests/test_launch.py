@@ -29,6 +29,21 @@ def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
         3 * launch.Training("10", "DefSent", dict(model="bert-base-uncased"), 100).gpu_hours)
 
 
+@pytest.mark.parametrize("option, value", [("--workers", "0"), ("--workers", "-1"), ("--workers", "two"),
+                                           ("--timeout-min", "0")])
+def test_a_count_that_is_not_a_positive_whole_number_is_refused_by_name(option, value, capsys):
+    """Issue 72: --workers 0 was taken as the default, -1 crashed in min() of nothing, and
+    --timeout-min 0 was accepted."""
+    with pytest.raises(SystemExit):
+        launch.main(["10", option, value, "--dry-run"])
+    assert f"argument {option}: '{value}' is not a whole number > 0" in capsys.readouterr().err
+
+
+def test_a_notebook_named_twice_is_listed_and_launched_once(capsys):
+    assert launch.main(["10", "10", "--scale", "paper", "--dry-run"]) == 0
+    assert re.search(r"^all\s+\S*\s+30\s", capsys.readouterr().out, re.M)   # not 60
+
+
 def test_an_unknown_notebook_is_named():
     with pytest.raises(ValueError, match="'14'.*10, 11"):
         launch.trainings("14")

@@ -672,6 +672,13 @@ def summary(listed):
     return table.astype({c: int for c in table.columns if c != "gpu_hours"}).round({"gpu_hours": 1})
 
 
+def positive(text):
+    """argparse's type for a count of jobs or minutes: a whole number > 0."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number > 0")
+    return int(text)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m defsent_lite.repro.launch", description=__doc__.split("\n\n")[0]
@@ -687,12 +694,13 @@ def main(argv=None):
     parser.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
     parser.add_argument("--executor", default="local", choices=("local", "slurm"))
     parser.add_argument(
-        "--workers", type=int, default=None, help="jobs at once (default: local GPUs, else 2)"
+        "--workers", type=positive, default=None, help="jobs at once (default: local GPUs, else 2)"
     )
     parser.add_argument("--partition", default=None, help="SLURM partition")
-    parser.add_argument("--timeout-min", type=int, default=24 * 60, help="a job's time limit")
+    parser.add_argument("--timeout-min", type=positive, default=24 * 60, help="a job's time limit")
     parser.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
     args = parser.parse_args(argv)
+    args.notebooks = list(dict.fromkeys(args.notebooks))  # a notebook named twice runs once
     listed = [
         t
         for nb in args.notebooks
