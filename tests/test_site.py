@@ -66,6 +66,7 @@ def site(tmp_path_factory):
     pages = build_site.build(out)
     handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.handle_error = lambda request, address: None   # a tab closed mid-response: not an error
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield dict(out=out, pages=pages, url=f"http://127.0.0.1:{server.server_port}/")
     server.shutdown()
