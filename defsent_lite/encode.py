@@ -2,6 +2,7 @@
 float32."""
 
 import contextlib
+import copy
 
 import numpy as np
 import torch
@@ -28,17 +29,24 @@ def token_features(tokenizer, sentences, max_length):
         enc = tokenizer(list(sentences), truncation=True, max_length=max_length, padding=False)
         keys = [k for k in enc.keys() if k != "attention_mask"]
         return [{k: enc[k][i] for k in keys} for i in range(len(sentences))]
-    truncation, padding = backend.truncation, backend.padding
-    backend.enable_truncation(max_length, direction=tokenizer.truncation_side)
-    backend.no_padding()
-    try:
-        encodings = backend.encode_batch(list(sentences))
-    finally:  # the tokenizer's own calls find it as they left it
-        backend.no_truncation() if truncation is None else backend.enable_truncation(**truncation)
-        backend.no_padding() if padding is None else backend.enable_padding(**padding)
+    encodings = private_backend(tokenizer, max_length).encode_batch(list(sentences))
     if "token_type_ids" in tokenizer.model_input_names:
         return [{"input_ids": e.ids, "token_type_ids": e.type_ids} for e in encodings]
     return [{"input_ids": e.ids} for e in encodings]
+
+
+def private_backend(tokenizer, max_length):
+    """A copy of a fast tokenizer's backend that cuts at max_length and never pads, kept on the
+    tokenizer (per max_length, side and vocabulary size): tokenising never changes the shared
+    tokenizer's settings (two threads encoding with one tokenizer would read each other's)."""
+    copies = tokenizer.__dict__.setdefault("_defsent_backends", {})
+    key = (max_length, tokenizer.truncation_side, len(tokenizer))
+    if key not in copies:
+        backend = copy.deepcopy(tokenizer.backend_tokenizer)
+        backend.enable_truncation(max_length, direction=tokenizer.truncation_side)
+        backend.no_padding()
+        copies[key] = backend
+    return copies[key]
 
 
 def tokenize_sorted(tokenizer, sentences, max_length):
@@ -71,28 +79,39 @@ def pad_batch(tokenizer, features, idx):
 
 
 def prompt_sentences(tokenizer, sentences, max_length):
-    """Each sentence wrapped in the prompt template; a sentence too long for max_length loses
-    words from its end (never the mask token, which truncation would cut); a first word longer
-    than max_length alone keeps its first characters, as truncation keeps the first tokens."""
+    """Each sentence wrapped in the prompt template; a sentence too long for max_length keeps the
+    most words from its start that fit (never losing the mask token, which truncation would cut);
+    a first word longer than max_length alone keeps its first characters, as truncation keeps the
+    first tokens."""
+
+    def fits(text):
+        return len(tokenizer(prompt_text(text, tokenizer.mask_token))["input_ids"]) <= max_length
+
     wrapped = [prompt_text(s, tokenizer.mask_token) for s in sentences]
-    lengths = [len(ids) for ids in tokenizer(wrapped)["input_ids"]]
-    for i, n in enumerate(lengths):
-        words = sentences[i].split()
-        while n > max_length:
-            if len(words) > 1:
-                words = words[: max(1, min(len(words) - 1, len(words) * max_length // n))]
-            elif words and len(words[0]) > 1:
-                words = [
-                    words[0][: max(1, min(len(words[0]) - 1, len(words[0]) * max_length // n))]
-                ]
-            else:
+    for i, ids in enumerate(tokenizer(wrapped)["input_ids"]):
+        if len(ids) > max_length:
+            words = sentences[i].split() or [""]
+            n = longest_prefix(len(words), lambda k: fits(" ".join(words[:k])))
+            text = (
+                " ".join(words[:n])
+                or words[0][: longest_prefix(len(words[0]), lambda c: fits(words[0][:c]))]
+            )
+            if not text:
                 raise ValueError(
                     f"prompt pooling: max_length={max_length} tokens leave no room for a sentence "
-                    f"in the prompt template ({n} tokens with one character)"
+                    "in the prompt template"
                 )
-            wrapped[i] = prompt_text(" ".join(words), tokenizer.mask_token)
-            n = len(tokenizer(wrapped[i])["input_ids"])
+            wrapped[i] = prompt_text(text, tokenizer.mask_token)
     return wrapped
+
+
+def longest_prefix(n, fits):
+    """The largest k in 0..n with fits(k), fits true up to some k and false after (bisection)."""
+    low, high = 0, n
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
 
 
 def tokenize_batch(tokenizer, sentences, pooling, max_length=128):

@@ -179,6 +179,11 @@ def test_gausscse_plan_counts_the_runs_and_steps_it_will_train(tmp_path, monkeyp
     monkeypatch.setattr(gausscse_protocol, "average_runs", lambda results: results[0])
     gausscse_protocol.run_settings(base, [0, 1], root)
     assert planned.trainings == len(asked) == 8 and planned.steps == 8 * (40 // 8)
+    # issue 72: a plan refuses what its runs refuse (it accepted 0 steps; eval_every=0 divided by 0)
+    with pytest.raises(ValueError, match="GaussCSE eval_every=0"):
+        gausscse_protocol.plan(dict(base, eval_every=0), [0], root)
+    with pytest.raises(ValueError, match="no training batches: 40 training triplets make no batch"):
+        gausscse_protocol.plan(dict(base, batch_size=64), [0], root)
 
 
 def test_evaluation_sizes_and_an_encoding_only_plan():

@@ -3,6 +3,8 @@ the bytes of its files, not its path; WordNet by the files actually read (NLTK_D
 test changes the input in place and sees a new key or a recomputed result."""
 import json
 
+import pytest
+
 from defsent_lite.data import dictionary_readers
 from defsent_lite.runtime import cache
 
@@ -62,3 +64,49 @@ def test_wordnet_read_through_nltk_data_is_keyed_by_its_files(tmp_path, monkeypa
     before = dictionary_readers.wordnet_identity(root)
     (corpus / "data.noun").write_text("00001740 03 n 01 entity 0 000 | something else\n")
     assert dictionary_readers.wordnet_identity(root) != before
+
+
+def test_a_model_rewritten_while_a_run_reads_it_leaves_no_entry_under_either_key(tmp_path):
+    """Issue 72, case 1: the key is computed once, before the run reads; a training rewriting the
+    checkpoint meanwhile leaves the result uncached (said so), never stored under the new content."""
+    folder = model_folder(tmp_path / "m")
+    cfg = dict(model=str(folder))
+
+    def read_then_rewritten():
+        score = float((folder / "model.safetensors").read_bytes()[-1])
+        (folder / "model.safetensors").write_bytes(b"weights 7")    # a training rewrites it
+        return {"score": score}
+
+    with pytest.warns(cache.InputsChanged, match="not cached"):
+        stale = cache.cached_json("test_rewritten", cfg, read_then_rewritten)
+    fresh = cache.cached_json("test_rewritten", cfg, lambda: {"score": float(ord("7"))})
+    assert stale == {"score": float(ord("1"))} and fresh == {"score": float(ord("7"))}
+    assert cache.lookup_json("test_rewritten", cfg) == fresh
+
+
+def test_a_folder_named_without_a_slash_is_keyed_by_its_content(tmp_path, monkeypatch):
+    """Issue 72, case 2: MODEL='mymodel' (a folder in the working directory)."""
+    monkeypatch.chdir(tmp_path)
+    folder = model_folder(tmp_path / "mymodel")
+    before = cache.config_key(dict(model="mymodel"))
+    (folder / "model.safetensors").write_bytes(b"replaced")
+    assert cache.config_key(dict(model="mymodel")) != before
+
+
+def test_a_hub_name_is_keyed_by_the_revision_it_resolves_to(tmp_path, monkeypatch):
+    """Issue 72, case 3: offline, the revision the local hub cache holds (refs/main)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    refs = tmp_path / "models--org--encoder" / "refs"
+    refs.mkdir(parents=True)
+    keys = []
+    for commit in ("aaa111", "bbb222"):
+        (refs / "main").write_text(commit)
+        cache.hub_revision.cache_clear()
+        keys.append(cache.config_key(dict(model="org/encoder", pooling="mean")))
+    assert keys[0] != keys[1]
+    cache.hub_revision.cache_clear()
+    cache.config_key(dict(pooling="org/encoder"))    # under another key: no model name, no lookup
+    assert cache.hub_revision.cache_info().misses == 0

@@ -1,3 +1,5 @@
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -176,3 +178,31 @@ def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folde
             assert sorted(ours) == sorted(theirs.keys())
             for key, value in theirs.items():
                 assert ours[key].dtype == torch.int64 and torch.equal(ours[key], value), (name, key)
+
+
+class SettingsFrozen:
+    """A fast tokenizer's backend that refuses every change of its settings (and copies as the
+    backend it wraps): what two threads sharing one tokenizer need from token_features."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(self.backend)
+
+    def __getattr__(self, name):
+        if name.startswith(("enable_", "no_")):
+            raise AssertionError(f"the shared tokenizer's settings changed ({name})")
+        return getattr(self.backend, name)
+
+
+def test_tokenising_never_changes_the_shared_tokenizers_settings(offline):
+    """Issue 72, case 4: token_features set and restored the shared backend's truncation and
+    padding, so a second thread encoding with the same tokenizer read the first one's (vectors off
+    by up to 0.91); it now tokenises with a private copy and gives the same ids."""
+    tok = models.load_tokenizer("offline")
+    sentences = SENTENCES + ["word " * 40]
+    expected = [tok(s, truncation=True, max_length=8)["input_ids"] for s in sentences]
+    tok._tokenizer = SettingsFrozen(tok._tokenizer)
+    got = encode.token_features(tok, sentences, 8)
+    assert [f["input_ids"] for f in got] == expected

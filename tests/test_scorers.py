@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -136,3 +138,30 @@ def test_a_published_seed_mean_stands_beside_the_mean_of_every_seed_of_ours(monk
     assert defsentplus_protocol.STS_FILES == "senteval" == defsent_protocol.sts_scorings(
         defsent_protocol.seed_scoring(config.scale("smoke")))[1][1]   # scored when trained
     assert row == [73.0 + i for i in range(len(STS_COLS))]
+
+def test_a_table_without_its_rows_line_or_unreadable_is_refused_naming_the_file(tmp_path):
+    """Issue 72, case 5 and read_csv's unclear crashes: a table without a rows line was read
+    unchecked (cut by 3 lines, 33 rows of 36 silently); a rows line that is not a number, an empty
+    file and a broken table gave pandas' errors without the file; an index named '# pooling' was
+    taken for a header line. Every committed table carries its rows line."""
+    path = tmp_path / "t.csv"
+    df = pd.DataFrame({"x": [1.0, 2.0]}, index=pd.Index(["cls", "mean"], name="# pooling"))
+    results.save_csv(df, str(path), model="m")
+    header, back = results.read_csv(path, index_col=0)
+    assert back.index.name == "# pooling" and back["x"].tolist() == [1.0, 2.0]
+    text = path.read_text()
+    cases = {
+        "no rows line": text.replace("# rows: 2\n", ""),
+        "rows not a number": text.replace("# rows: 2", "# rows: two"),
+        "empty": "",
+        "broken table": text.split("# pooling")[0] + '"unclosed,x\n',
+    }
+    for case, broken in cases.items():
+        path.write_text(broken)
+        with pytest.raises(ValueError, match="t.csv: "):
+            results.read_csv(path, index_col=0)
+    with pytest.raises(ValueError, match="'note' holds a line break"):
+        results.save_csv(df, str(path), note="two\nlines")
+    for table in sorted(Path(__file__).parents[1].glob("results/*.csv")):
+        header, rows = results.read_csv(table)
+        assert len(rows) == int(header["rows"]) > 0, table.name

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from defsent_lite import checks, defsent, gausscse, pooling, train
-from defsent_lite.runtime import cache, config
+from defsent_lite.runtime import cache, config, models
 from defsent_lite.data import nli_readers
 from defsent_lite.repro import defsent_protocol, gausscse_protocol
 
@@ -78,6 +78,17 @@ def test_contrastive_loss_refuses_a_batch_of_one():
         gausscse.contrastive_loss((mu, var), (mu, var), (mu, var))
 
 
+def test_contrastive_loss_refuses_zero_variances_and_a_plan_an_empty_batch():
+    """Issue 72: zero variances gave an infinite loss without a word; an empty batch among a
+    run's batches stopped the plan's warm-up with max() of an empty sequence."""
+    mu, var = torch.zeros(2, 4), torch.ones(2, 4)
+    with pytest.raises(ValueError, match="the variances of ent must be > 0"):
+        gausscse.contrastive_loss((mu, var), (mu, var.clone().index_fill_(1, torch.tensor([2]), 0.0)), (mu, var))
+    from defsent_lite.repro import plans
+    tok = models.load_tokenizer("offline")
+    assert plans.spread_batches(tok, [[], ["a dog runs"], []], lambda b: b, k=2) == [["a dog runs"]]
+
+
 def test_an_empty_defsent_batch_and_prompt_pooling_without_ids_are_named():
     with pytest.raises(ValueError, match="DefSent loss: an empty batch"):
         defsent.loss(None, None, dict(targets=torch.zeros(0, dtype=torch.long)), "cls")
@@ -86,7 +97,8 @@ def test_an_empty_defsent_batch_and_prompt_pooling_without_ids_are_named():
         pooling.pool("prompt", hidden, mask)
 
 
-@pytest.mark.parametrize("name,message", [("gpu", "use cpu, cuda or cuda:N"), ("cuda", "CUDA is not available")])
+@pytest.mark.parametrize("name,message", [("gpu", "use cpu, cuda or cuda:N"), ("cuda", "CUDA is not available"),
+                                          ("meta", "use cpu, cuda or cuda:N"), ("mps", "use cpu, cuda or cuda:N")])
 def test_a_device_setting_is_named(monkeypatch, name, message):
     if name == "cuda" and torch.cuda.is_available():
         pytest.skip("this machine has CUDA")

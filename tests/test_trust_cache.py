@@ -249,3 +249,23 @@ def test_a_writer_on_another_machine_is_judged_by_its_lease_not_its_process_id(t
     assert foreign.exists() and not stale.exists() and not stale.with_name(f"{stale.name}.lease").exists()
     assert not entry.folder.with_name(f"{entry.folder.name}.lease").exists()
     assert "-" not in cache.HOST
+
+
+def test_a_lease_dated_ahead_or_a_reused_process_id_keeps_no_run_busy(tmp_path, monkeypatch):
+    """Issue 72: a lease with a future mtime, or this host's dead writer whose process id was
+    reused by another program, kept the run "busy" for ever (the launcher skipped it). Both are
+    judged by the lease's freshness now; a live writer's fresh lease still keeps its folder."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    parent = cache.run_dir("busy", dict(busy=1))
+    parent.mkdir(parents=True)
+    alive_pid = os.getppid()   # a running process that is not this one (as a reused pid is)
+    ahead = parent / f"files-other_host-4242-{'a' * 12}"
+    reused, live = (parent / f"files-{cache.HOST}-{alive_pid}-{c * 12}" for c in "bc")
+    for folder in (ahead, reused, live):
+        folder.mkdir()
+        folder.with_name(f"{folder.name}.lease").touch()
+    future, old = time.time() + cache.LEASE_S + 60, time.time() - cache.LEASE_S - 60
+    for folder, t in ((ahead, future), (reused, old)):
+        for p in (folder, folder.with_name(f"{folder.name}.lease")):
+            os.utime(p, (t, t))
+    assert [cache.writer_gone(f) for f in (ahead, reused, live)] == [True, True, False]

@@ -203,3 +203,13 @@ def test_prompt_keeps_the_start_of_a_sentence_whose_first_word_alone_is_too_long
         assert "pneumono" in text
     with pytest.raises(ValueError, match="max_length=3 tokens leave no room"):
         encode.prompt_sentences(tok, ["a dog"], max_length=3)
+
+
+def test_prompt_keeps_the_words_that_fit_before_a_word_too_long(offline):
+    """Issue 72, case 6: five words then one 400-token word at max_length 64 kept only the first
+    word (a cut proportional to the length); the words that fit are kept, the long one dropped."""
+    tok = offline[1]
+    sentence = "a small domestic animal kept " + "x." * 200  # one word, 400 tokens
+    wrapped = encode.prompt_sentences(tok, [sentence], max_length=64)[0]
+    assert '"a small domestic animal kept"' in wrapped and "x." not in wrapped
+    assert len(tok(wrapped)["input_ids"]) <= 64

@@ -102,12 +102,12 @@ def evaluate_each(embeds, data_dir=None, tasks=None, variant="raw", max_pairs=No
 
 def cached_per_pooling(kind, cfg, poolings, compute_many):
     """{pooling: result}, each cached under cfg + pooling; the missing ones computed together."""
-    key = {p: dict(cfg, pooling=p) for p in poolings}
+    key = {p: cache.config_key(dict(cfg, pooling=p)) for p in poolings}  # once, before the run
     found = {p: cache.lookup_json(kind, key[p]) for p in poolings}
     missing = [p for p in poolings if found[p] is None]
     if missing:
         for p, result in compute_many(missing).items():
-            found[p] = cache.store_json(kind, key[p], result)
+            found[p] = cache.store_json(kind, dict(cfg, pooling=p), result, key[p])
     return found
 
 

@@ -6,6 +6,7 @@ The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 
 import os
 import platform
+import uuid
 from importlib import metadata
 from pathlib import Path
 
@@ -148,8 +149,11 @@ def save_csv(df, name, **meta):
     """
     path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, **versions(), rows=len(df))  # rows: read_csv refuses a table cut short
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    meta = dict(meta, **versions(), rows=len(df))  # rows, last: read_csv refuses a table cut short
+    broken = [k for k, v in meta.items() if "\n" in f"{k}{v}"]
+    if broken:
+        raise ValueError(f"save_csv {name}: the header value of {broken[0]!r} holds a line break")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.partial")
     try:  # written aside, then renamed over the old table: a failed write never loses it
         with open(partial, "w") as f:
             for k, v in meta.items():
@@ -185,20 +189,25 @@ def figure_provenance(path):
 
 def read_csv(path, **kwargs):
     """(header {key: value}, table) of a file written by `save_csv`; kwargs go to pd.read_csv.
-    A table with fewer or more rows than its header's `rows` line is refused (cut short)."""
+    The header ends at its `rows` line: a table without one, or with fewer or more rows (cut
+    short), is refused naming the file."""
     header = {}
     with open(path) as f:
         for line in f:
-            if not line.startswith("# "):
+            if not line.startswith("# ") or "rows" in header:
                 break
             key, _, value = line[2:].rstrip("\n").partition(": ")
             header[key] = value
-    table = pd.read_csv(path, skiprows=len(header), **kwargs)
-    if (
-        "rows" in header
-        and not {"nrows", "skipfooter", "header"} & set(kwargs)
-        and len(table) != int(header["rows"])
-    ):
+    if not header.get("rows", "").isdigit():
+        raise ValueError(
+            f"{path}: its header does not end with a '# rows: N' line (N a whole number): not a "
+            "table save_csv wrote; write it with save_csv, or add that line with its row count"
+        )
+    try:
+        table = pd.read_csv(path, skiprows=len(header), **kwargs)
+    except ValueError as e:  # pandas' parser and empty-data errors
+        raise ValueError(f"{path}: unreadable table ({type(e).__name__}: {e})") from None
+    if not {"nrows", "skipfooter", "header"} & set(kwargs) and len(table) != int(header["rows"]):
         raise ValueError(
             f"{path}: {len(table)} rows where its header says {header['rows']}: the table was cut "
             "short (a run stopped while writing it?); run the notebook that wrote it again"

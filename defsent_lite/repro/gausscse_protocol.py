@@ -650,7 +650,11 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     triplets = nli_readers.training_triplets(
         data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"]
     )
-    steps = base["epochs"] * (len(triplets) // base["batch_size"])
+    checks.count(base["eval_every"], "GaussCSE eval_every")  # refused as run() refuses it
+    drop_last = variant_settings(base.get("variant", "official"))["drop_last"]
+    first = dict(base, seed=seeds[0], setting=settings[0])
+    batches = training_batches(first, triplets, drop_last)  # none: refused, as by run()
+    steps = len(batches)
     dev, tests, _ = eval_data(base["test_max"], data_dir)
     dev = evenly_spaced(dev, base["dev_max"])
 
@@ -662,7 +666,6 @@ def plan(base, seeds, data_dir=None, settings=gausscse.LOSS_SETTINGS, lrs=None):
     )
     encoder, tokenizer = models.load(base["model"], eval_mode=False)
     model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
-    batches = train.batched(triplets, base["batch_size"], seed=seeds[0])  # the first seed's epoch
     dev_sentences = sorted({s for r in dev for s in (r["premise"], r["hypothesis"])})
     evaluated = plans.spaced_sample(dev_sentences, plans.ENCODE_SAMPLE)
     step_s, batch_s = plans.measure(

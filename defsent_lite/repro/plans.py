@@ -146,6 +146,7 @@ def spread_batches(tokenizer, batches, texts, k=SPREAD_BATCHES, pool=256):
     longest row's tokens, over an evenly spaced pool of the batches): the mean step over them is
     the run's mean step, which the first batch alone (short or long) is not. texts(batch) -> its
     sentences."""
+    batches = [b for b in batches if texts(b)]  # an empty batch has no step to time
     if not batches:
         raise ValueError(
             "warm-up: no training batch to time a step on (is the training data empty?)"

@@ -49,6 +49,10 @@ class CorruptEntry(UserWarning):
     """A cache entry could not be trusted (unreadable, truncated, checksum mismatch): recomputed."""
 
 
+class InputsChanged(UserWarning):
+    """What a run read changed while it ran: its result is returned, not cached."""
+
+
 class Entry(NamedTuple):
     result: object  # the JSON result
     folder: Path  # where the entry's files are (a saved model, a tensor); None for a plain result
@@ -131,34 +135,48 @@ def model_folder_identity(folder):
 
 
 def local_models(cfg, folders):
-    """{name: folder identity} of every string in `cfg` (at any depth) that names a local model
-    folder: mapped by DEFSENT_MODEL_FOLDERS, or a folder holding a config.json."""
+    """{name: identity} of every string in `cfg` (at any depth) that names a model: a local folder
+    (mapped by DEFSENT_MODEL_FOLDERS, an offline alias, or any path holding a config.json, 'mymodel'
+    too) by its content; a hub name under a key naming a model by the revision it resolves to."""
     found = {}
 
-    def visit(value):
+    def visit(value, key=""):
         if isinstance(value, dict):
-            for v in value.values():
-                visit(v)
+            for k, v in value.items():
+                visit(v, str(k))
         elif isinstance(value, (list, tuple)):
             for v in value:
-                visit(v)
-        elif isinstance(value, str) and value not in found:
+                visit(v, key)
+        elif isinstance(value, str) and value and value not in found and len(value) < 1024:
             folder = folders.get(value)
-            if (
-                folder is None
-                and len(value) < 1024
-                and ("/" in value or value.startswith((".", "~")))
-            ):
-                try:
-                    candidate = Path(value).expanduser()
-                    folder = candidate if (candidate / "config.json").is_file() else None
-                except (OSError, ValueError):  # not a path at all (a NUL byte, a name too long)
-                    folder = None
+            if folder is None and value in config.OFFLINE_ALIASES:
+                with contextlib.suppress(ImportError):  # not installed: loading it says so
+                    folder = config.offline_model_path()
+            try:
+                candidate = Path(value).expanduser()
+                folder = folder or (candidate if (candidate / "config.json").is_file() else None)
+            except (OSError, ValueError):  # not a path at all (a NUL byte, a name too long)
+                pass
             if folder is not None and Path(folder).is_dir():
                 found[value] = model_folder_identity(folder)
+            elif re.search("model|head_from", key) and re.fullmatch(r"[\w.-]+(/[\w.-]+)?", value):
+                found[value] = hub_revision(value)
 
     visit(cfg)
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def hub_revision(name):
+    """The commit a hub model name resolves to: the hub's answer when it may be asked (HF_HUB_OFFLINE
+    unset), else the one the local hub cache holds; None for a name neither knows."""
+    from huggingface_hub import constants, model_info
+
+    if not config.hub_offline():
+        with contextlib.suppress(Exception):
+            return model_info(name, timeout=10).sha
+    ref = Path(constants.HF_HUB_CACHE) / f"models--{name.replace('/', '--')}" / "refs" / "main"
+    return ref.read_text().strip() if ref.is_file() else None
 
 
 def config_key(cfg):
@@ -175,8 +193,8 @@ def config_key(cfg):
 
 
 def run_dir(kind, cfg):
-    """Folder of one cached run: <cache>/<kind>/<key>/ (not created)."""
-    return config.cache_dir() / kind / config_key(cfg)
+    """Folder of one cached run: <cache>/<kind>/<key>/ (not created); `cfg` a config or its key."""
+    return config.cache_dir() / kind / (cfg if isinstance(cfg, str) else config_key(cfg))
 
 
 # ---------------------------------------------------------------- reading and writing entries
@@ -250,7 +268,8 @@ def _read_entry(path):
 
 
 def lookup(kind, cfg):
-    """The cached Entry of (kind, cfg), or None when there is none or it is corrupt (reported)."""
+    """The cached Entry of (kind, cfg), or None when there is none or it is corrupt (reported);
+    `cfg` a config or its key."""
     path = run_dir(kind, cfg) / "result.json"
     if not path.exists():
         return None
@@ -263,15 +282,26 @@ def lookup(kind, cfg):
         return None
 
 
-def store(kind, cfg, result, folder=None):
+def store(kind, cfg, result, folder=None, key=None):
     """Cache a JSON-serialisable result (and the files under `folder`, a folder inside the run's
-    folder that the writer filled); refuses NaN/inf anywhere in the result. Returns the Entry."""
+    folder that the writer filled) under `key`, the key computed when the run looked it up: what
+    it read changed meanwhile (a model folder rewritten) and it is returned uncached (warned).
+    Refuses NaN/inf anywhere in the result. Returns the Entry."""
     result = plain_numbers(result)  # a numpy float is stored as a number, never as its string
+    now = config_key(cfg)
     bad = first_non_finite(result)
     if bad:
-        raise NonFinite(f"refusing to cache a non-finite result of {kind} {config_key(cfg)}: {bad}")
+        raise NonFinite(f"refusing to cache a non-finite result of {kind} {now}: {bad}")
+    if key not in (None, now):
+        warnings.warn(
+            f"{kind} {key}: not cached, what it read changed while it ran (a model folder "
+            "rewritten?); run it again",
+            InputsChanged,
+            stacklevel=2,
+        )
+        return Entry(json.loads(json.dumps(result, default=str)), folder and Path(folder))
     text = _canonical(result)  # sorted keys: the checksum does not depend on key order
-    path = run_dir(kind, cfg) / "result.json"
+    path = run_dir(kind, now) / "result.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     files = {}
     if folder is not None:
@@ -299,25 +329,29 @@ def lookup_json(kind, cfg):
     return None if found is None else found.result
 
 
-def store_json(kind, cfg, result):
-    """Cache a JSON-serialisable result; returns it as stored (JSON round trip)."""
-    return store(kind, cfg, result).result
+def store_json(kind, cfg, result, key=None):
+    """Cache a JSON-serialisable result (under `key`: see store); returns it as stored (JSON round
+    trip)."""
+    return store(kind, cfg, result, key=key).result
 
 
 def cached_json(kind, cfg, compute):
-    """Return compute()'s JSON-serialisable result, reusing the cached one when sound."""
-    found = lookup(kind, cfg)
-    return found.result if found is not None else store_json(kind, cfg, compute())
+    """Return compute()'s JSON-serialisable result, reusing the cached one when sound; the key is
+    computed once, before the run reads anything."""
+    key = config_key(cfg)
+    found = lookup(kind, key)
+    return found.result if found is not None else store_json(kind, cfg, compute(), key)
 
 
 def cached_run(kind, cfg, compute, need_files=True):
     """Entry of compute(folder), which writes its files (a model, a tensor) into `folder`, a new
     folder of this writer only, and returns a JSON result; reused when cached and sound. An entry
     whose files were dropped (drop_files) is reused only when need_files is False."""
-    found = lookup(kind, cfg)
+    key = config_key(cfg)
+    found = lookup(kind, key)
     if found is not None and (found.folder is not None or not need_files):
         return found
-    parent = run_dir(kind, cfg)
+    parent = run_dir(kind, key)
     parent.mkdir(parents=True, exist_ok=True)
     remove_orphans(parent)
     folder = parent / f"files-{HOST}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
@@ -325,7 +359,7 @@ def cached_run(kind, cfg, compute, need_files=True):
     try:
         with lease(folder):
             result = compute(folder)
-        entry = store(kind, cfg, result, folder)
+        entry = store(kind, cfg, result, folder, key)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -369,21 +403,23 @@ def lease(folder):
 
 
 def writer_gone(folder):
-    """Whether the writer of a files folder is gone: on this host its process is not running (or is
-    this one: a replaced entry); on another host its lease (or, without one, the folder) is older
-    than LEASE_S; a folder of the old naming without a host is judged as this host's."""
+    """Whether the writer of a files folder is gone: its lease (or, without one, the folder) is
+    untouched for LEASE_S, or dated as far ahead (a clock gone wrong), on any host; on this host
+    sooner when its process is not running (or is this one: a replaced entry). A folder of the old
+    naming without a host is judged as this host's."""
     parts = folder.name.split("-")
+    beat = folder.with_name(f"{folder.name}.lease")
+    seen = max(p.stat().st_mtime for p in (beat, folder) if p.exists())
+    stale = abs(time.time() - seen) > LEASE_S  # a live writer touches its lease every HEARTBEAT_S
     if len(parts) == 4 and parts[2].isdigit():
         host, pid = parts[1], int(parts[2])
     elif len(parts) == 3 and parts[1].isdigit():
         host, pid = HOST, int(parts[1])
     else:
         return time.time() - folder.stat().st_mtime > ORPHAN_AGE
-    if host == HOST:
-        return pid == os.getpid() or not process_alive(pid)
-    beat = folder.with_name(f"{folder.name}.lease")
-    seen = max(p.stat().st_mtime for p in (beat, folder) if p.exists())
-    return time.time() - seen > LEASE_S
+    if host == HOST:  # a process id reused by another program keeps no run busy past LEASE_S
+        return pid == os.getpid() or not process_alive(pid) or stale
+    return stale
 
 
 def remove_orphans(parent, keep=None):
@@ -441,8 +477,7 @@ def drop_files(kind, cfg):
     The entry then records that its files were dropped: cached_run(..., need_files=True)
     recomputes such an entry, need_files=False returns its result without files. `cfg` is the
     run's config or its config_key. Returns whether anything was dropped."""
-    folder = config.cache_dir() / kind / (cfg if isinstance(cfg, str) else config_key(cfg))
-    path = folder / "result.json"
+    path = run_dir(kind, cfg) / "result.json"
     if not path.exists():
         return False
     try:

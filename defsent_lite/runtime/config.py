@@ -256,9 +256,9 @@ def device(name=None):
     try:
         chosen = torch.device(name)
     except RuntimeError:
-        raise ValueError(
-            f"device {name!r} (argument or DEFSENT_DEVICE): use cpu, cuda or cuda:N"
-        ) from None
+        chosen = None
+    if chosen is None or chosen.type not in ("cpu", "cuda"):  # meta, mps, ...: never tested here
+        raise ValueError(f"device {name!r} (argument or DEFSENT_DEVICE): use cpu, cuda or cuda:N")
     if chosen.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"device {name!r} (argument or DEFSENT_DEVICE): CUDA is not available on this machine "
