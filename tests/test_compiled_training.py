@@ -3,6 +3,10 @@ torch.compile for the steps, the same losses and weights as the eager loop (on t
 "default": CUDA graphs need a GPU; dropout off, as compiled code draws its own dropout masks),
 evaluation eager, the encoder eager again after the run."""
 import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -32,7 +36,17 @@ def run(model, settings, batches, seen, mode=None):
                        progress=False, around=speed.training(model, mode))
 
 
-def test_compiled_steps_give_the_eager_losses_and_weights_and_evaluate_eagerly():
+def test_compiled_steps_give_the_eager_losses_and_weights_and_evaluate_eagerly(tmp_path):
+    """Issue 72: in a process of its own with a kernel cache of its own, so that kernels compiled
+    under another kernel set (ATEN_CPU_CAPABILITY) are never loaded (they crashed inside a kernel
+    or gave NaN), and a crash fails this test at once instead of taking down or hanging a worker."""
+    done = subprocess.run([sys.executable, "-c", "import test_compiled_training as t; t.compiled_against_eager()"],
+                          cwd=Path(__file__).parent, env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"exit code {done.returncode}:\n{done.stderr[-3000:]}"
+
+
+def compiled_against_eager():
     torch.manual_seed(0)
     eager = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                        intermediate_size=32, max_position_embeddings=32,

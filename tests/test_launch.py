@@ -138,3 +138,10 @@ def test_a_worker_runs_with_stand_ins_when_its_launcher_did(monkeypatch):
     assert not config.standins_enabled()
     launch.work([], standins=True)
     assert config.standins_enabled() and "DEFSENT_STANDINS" not in os.environ
+
+
+def test_a_launch_that_leaves_trainings_missing_exits_with_an_error(tmp_path, monkeypatch, capsys):
+    """Issue 72: a real launch with the data or model missing trained nothing and exited 0."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    assert launch.main(["10", "--scale", "paper", "--logs", str(tmp_path / "logs")]) == 1
+    assert "0 of 30 listed trainings in the cache; 30 missing" in capsys.readouterr().out

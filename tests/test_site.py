@@ -36,6 +36,30 @@ def test_build_refuses_to_empty_a_folder_it_did_not_build(tmp_path):
     assert (tmp_path / "mine.txt").read_text() == "keep me"
 
 
+def test_a_failed_rebuild_keeps_the_old_site_and_bad_sources_are_named(tmp_path, monkeypatch):
+    """Issue 72: a failed rebuild had already deleted the old site; a broken notebook stopped the
+    builder without naming it; a link to a missing figure went to GitHub without a word."""
+    out = tmp_path / "site"
+    build_site.build(out)
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+
+    def fails(page, *args):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(build_site, "render", fails)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build_site.build(out)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    monkeypatch.undo()
+    with pytest.raises(SystemExit, match="a link to results/no_such_figure.png, which the repository"):
+        build_site.rewrite_links('<img src="../results/no_such_figure.png">',
+                                 build_site.ROOT / "notebooks" / "x.ipynb", {})
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "10_broken.ipynb").write_text('{"cells": [')
+    monkeypatch.setattr(build_site, "ROOT", tmp_path)
+    with pytest.raises(SystemExit, match="notebooks/10_broken.ipynb is not a readable notebook"):
+        build_site.notebook_pages()
+
+
 def test_links_point_at_pages_results_or_github():
     pages = {"notebooks/10_defsent_word_prediction": "10_defsent_word_prediction.html",
              "docs/methods": "methods.html", "README": "index.html"}

@@ -46,7 +46,11 @@ def notebook_pages():
     """Every notebooks/NN_*.ipynb, in order: its name, title, group and page file."""
     pages = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as e:  # broken JSON, an unknown format: name the file
+            raise SystemExit(f"build_site: {path.relative_to(ROOT)} is not a readable notebook "
+                             f"({type(e).__name__}: {str(e)[:200]})") from None
         first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
         pages.append(dict(kind="notebook", name=path.stem, source=path, nb=nb,
                           title=heading(first, path.stem), group=GROUPS.get(path.name[0], "More"),
@@ -131,7 +135,9 @@ def site_target(repo_path, pages_by_source):
     stem = Path(path).with_suffix("").as_posix()
     if stem in pages_by_source:                      # a notebook (.ipynb or .py) or a Markdown page
         return pages_by_source[stem] + fragment
-    if re.match(r"^(results|docs)/[\w.-]+\.png$", path) and (ROOT / path).is_file():
+    if not (ROOT / path).exists():
+        raise SystemExit(f"build_site: a link to {path}, which the repository does not hold")
+    if re.match(r"^(results|docs)/[\w.-]+\.png$", path):
         return path + fragment                       # a figure: copied into the site
     return github(path) + fragment                   # any other file: read it on GitHub
 
@@ -197,10 +203,7 @@ def render(page, exporter, pages, pages_by_source):
 
 
 def prepare(out):
-    """An empty folder for the site; refuses to empty a folder that is not a site built here."""
-    if out.exists() and any(out.iterdir()) and not (out / MARK).is_file():
-        raise SystemExit(f"build_site: {out} exists and is not a site built by this tool "
-                         f"(no {MARK} in it); choose another --out")
+    """An empty folder for the site (a failed build's left-overs removed)."""
     shutil.rmtree(out, ignore_errors=True)
     (out / "_static").mkdir(parents=True)
     (out / "_sources").mkdir()
@@ -226,7 +229,11 @@ def copy_static(out):
 
 def build(out):
     """Build the whole site into `out`; returns the pages written (dicts with 'file', 'title')."""
-    out = Path(out).resolve()
+    final = Path(out).resolve()
+    if final.exists() and any(final.iterdir()) and not (final / MARK).is_file():
+        raise SystemExit(f"build_site: {final} exists and is not a site built by this tool "
+                         f"(no {MARK} in it); choose another --out")
+    out = final.with_name(f".{final.name}.building")   # a failed build leaves the old site as it was
     prepare(out)
     copy_static(out)
     docs = doc_pages()
@@ -240,6 +247,8 @@ def build(out):
                                         encoding="utf-8")
         if page["kind"] == "notebook":
             shutil.copy(page["source"].with_suffix(".py"), out / "_sources" / f"{page['name']}.py")
+    shutil.rmtree(final, ignore_errors=True)
+    out.rename(final)
     return pages
 
 

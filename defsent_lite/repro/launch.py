@@ -444,10 +444,12 @@ def work(jobs, threads=None, standins=False):
 
 
 class Outcome(NamedTuple):
-    """What a launch did: one record per training a job ran, and the jobs' log files."""
+    """What a launch did: one record per training a job ran, the jobs' log files, and how many
+    listed trainings are still not in the cache."""
 
     records: list
     logs: list
+    missing: int = 0
 
     @property
     def failed(self):
@@ -626,7 +628,6 @@ def launch(
                     "best run)"
                 )
                 break
-    outcome = Outcome(records, logs)
     listed = [
         t
         for nb in notebooks
@@ -634,6 +635,7 @@ def launch(
         for t in trainings(nb, scale, data_dir, model, variant, log=lambda *a: None)
     ]
     left = [t for t in listed if t.todo is not False]
+    outcome = Outcome(records, logs, len(left))
     log(
         f"{sum(r['status'] == 'trained' for r in records)} job(s) or training(s) done, "
         f"{len(outcome.failed)} failed; {len(listed) - len(left)} of {len(listed)} listed "
@@ -742,7 +744,7 @@ def main(argv=None):
         args.partition,
         args.timeout_min,
     )
-    return 1 if outcome.failed else 0
+    return 1 if outcome.failed or outcome.missing else 0  # missing data or model: not done
 
 
 if __name__ == "__main__":
