@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -88,7 +89,7 @@ transfer_rows = senteval.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, b
 # %% [markdown]
 # ## DefSent Table 3 rows (STS)
 
-# %% tags=["tolerance: inference; paper=exact"]
+# %%
 t3 = aggregate.baselines(sts_rows, paper_defsent.TABLE3, paper_defsent.UNTRAINED_ROWS,
                          results.STS_COLS, MODEL, scale)
 print(t3.note)      # whose rows the paper's are (bert-base's only); compared only for its own model
@@ -98,7 +99,7 @@ table3
 # %% [markdown]
 # ## DefSent Table 4 rows (SentEval)
 
-# %% tags=["tolerance: score; paper=exact"]
+# %%
 table4 = aggregate.baselines(transfer_rows, paper_defsent.TABLE4, paper_defsent.UNTRAINED_ROWS,
                              results.TRANSFER_COLS, MODEL, scale).table
 table4

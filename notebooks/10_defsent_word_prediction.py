@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -134,7 +135,7 @@ print("head(u)     ", tuple(word_scores.shape), "  [definitions, vocabulary]")
 # $\mathcal{L}$ of the batch (the mean over its three definitions). The same loss comes from
 # the package in one call, `defsent.loss`.
 
-# %% tags=["tolerance: loss"]
+# %%
 for (word, _, _), row in zip(examples, word_scores.topk(5, dim=1).indices):
     print(f"{word!r}: top 5 {tokenizer.convert_ids_to_tokens(row.tolist())}")
 by_hand = torch.nn.functional.cross_entropy(word_scores, batch["targets"].to(word_scores.device))
@@ -151,7 +152,7 @@ print(f"loss by hand {by_hand:.3f} | defsent.loss {by_package:.3f}")
 # `defsent.trainable_parameters` leaves the head and word embeddings frozen), then the loss of
 # the same batch again. Dropout is off here, so the two losses differ only by the step.
 
-# %% tags=["tolerance: loss"]
+# %%
 trainee = defsent_model.load(MODEL, prefix_space=variant_settings["prefix_space"])
 trainee.model.eval()
 optimizer = torch.optim.Adam(defsent.trainable_parameters(trainee.model), lr=2**7 * 1e-6)
@@ -186,7 +187,7 @@ aggregate.whole(defsent_protocol.differences())
 # (reciprocal ranks within the top 10, a gold word ranked lower counts 0) is in every result as
 # `mrr_top10`.
 
-# %% tags=["tolerance: fraction"]
+# %%
 test_eval = defsent_protocol.subsample(splits["test"], scale["defsent_eval_max"], 0)
 untrained = {p: defsent.evaluate(model, tokenizer, head, test_eval, p, max_length=max_length,
                                  mrr_cutoff=variant_settings["mrr_cutoff"])
@@ -198,7 +199,7 @@ pd.DataFrame(untrained).T.round(4)
 # One run per (pooling, learning rate); the rate with the best dev MRR is kept.
 # Runs are cached by their config, so notebooks 11-13 reuse these encoders.
 
-# %% tags=["tolerance: fraction; final loss=loss"]
+# %%
 # base, lr_xs and seed_list: the first cell's, whose plan counted these runs
 final = {p: defsent_protocol.final_runs(base, p, lr_xs, seed_list, dataset) for p in POOLINGS}
 lr_table = defsent_protocol.lr_search_table(final).round(4)   # dev MRR and final loss per rate
@@ -214,7 +215,7 @@ lr_table
 # claimed for it (a pipeline check, not a result). The levels are far below the paper's, whose
 # model has a real MLM head: the paper-scale run is the one to compare with its numbers.
 
-# %% tags=["tolerance: fraction"]
+# %%
 trained_mrr = {p: pd.Series([r["test"]["mrr"] for r in final[p].runs]).mean() for p in POOLINGS}
 effect = pd.DataFrame({p: {"untrained": untrained[p]["mrr"], "DefSent": trained_mrr[p]}
                        for p in POOLINGS}).T
@@ -232,7 +233,7 @@ print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %% tags=["tolerance: fraction; paper=exact"]
+# %%
 t2 = defsent_protocol.table2(untrained, final, MODEL, scale)
 print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t2.verdict)   # which of ours lie outside the paper's spread
@@ -243,7 +244,7 @@ table2
 # The paper's whole Table 2, every model's rows, as context: each of ours sits below the row of
 # the model it stands beside.
 
-# %% tags=["tolerance: fraction; paper=exact"]
+# %%
 defsent_protocol.whole_table2(t2).round(4)
 
 # %% [markdown]
@@ -251,7 +252,7 @@ defsent_protocol.whole_table2(t2).round(4)
 # The paper's 10 seeds; ours over the scale's seeds (one at smoke scale: the mean alone). The
 # paper's columns are those of the model named above.
 
-# %% tags=["tolerance: fraction"]
+# %%
 table5 = defsent_protocol.table5(best_x, t2.seeds, t2.reference)
 table5
 
@@ -259,7 +260,7 @@ table5
 # The paper's whole Table 5, every model and pooling, as context: the learning rate its search
 # chose and the std over its 10 seeds of each Table 2 metric (the means are Table 2's).
 
-# %% tags=["tolerance: exact"]
+# %%
 from defsent_lite.paper import defsent as paper_defsent
 
 pd.DataFrame({key: {"lr": f"2^{x:g}e-6", **{f"{c} std": f"{sd:.4f}" for c, sd in

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -81,7 +82,7 @@ aggregate.whole(defsent_protocol.differences())
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
+# %%
 t8 = defsent_protocol.table8(scored.untrained, scored.trained, MODEL, scale)
 print(t8.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t8.verdict)   # which of ours lie outside the paper's spread
@@ -92,10 +93,10 @@ table8
 # The paper's whole Table 8, every model's three poolings, as context: each of ours sits below the
 # row it stands beside (the untrained rows have none: Table 8 has DefSent rows only).
 
-# %% tags=["tolerance: check; paper=exact; ours: untrained*=inference"]
+# %%
 results.whole_beside(paper_defsent.TABLE8, results.STS_COLS, t8.ours, t8.pairs).round(2)
 
-# %% tags=["tolerance: check"]
+# %%
 aggregate.mean_pm_std(t8.seeds)
 
 # %% [markdown]
@@ -105,7 +106,7 @@ aggregate.mean_pm_std(t8.seeds)
 # within its seed spread). The untrained baselines of Table 3 were computed with bert-base, so
 # they stand beside ours only for BERT-base and its stand-in.
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=inference"]
+# %%
 t3 = defsent_protocol.table3(t8, scored.dev_mrr, MODEL, scale)
 print(t3.note)
 table3 = t3.table
@@ -114,7 +115,7 @@ table3
 # %% [markdown]
 # The paper's whole Table 3, every method and model, as context, ours below the row it stands beside.
 
-# %% tags=["tolerance: check; paper=exact; ours: untrained*=inference"]
+# %%
 results.whole_beside(paper_defsent.TABLE3, results.STS_COLS, t3.ours, t3.pairs).round(2)
 
 # %%

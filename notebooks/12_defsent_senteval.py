@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -61,7 +62,7 @@ if "google.colab" in sys.modules:
     from defsent_lite.repro import colab
     colab.setup("12", SCALE, DATA_ROOT, drive=DRIVE)
 
-# %% tags=["tolerance: check; untrained=score"]
+# %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.evaluation import senteval
 from defsent_lite.repro import defsent_protocol, preflight
@@ -92,7 +93,7 @@ aggregate.whole(defsent_protocol.differences())
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained*=score"]
+# %%
 print(t4.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t4.verdict)   # which of ours lie outside the paper's spread
 table4 = t4.table
@@ -102,13 +103,13 @@ table4
 # The paper's whole Tables 9 and 4, every model's rows, as context: each of ours sits below the
 # row it stands beside.
 
-# %% tags=["tolerance: check; paper=exact"]
+# %%
 defsent_protocol.whole_table9(t4).round(2)
 
-# %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
+# %%
 defsent_protocol.whole_table4(t4).round(2)
 
-# %% tags=["tolerance: check"]
+# %%
 aggregate.mean_pm_std(t4.seeds)
 
 # %%

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -90,7 +91,7 @@ aggregate.whole(defsent_protocol.differences())
 # %% [markdown]
 # ## Table 6: definitions
 
-# %% tags=["tolerance: count"]
+# %%
 defs = [d for _, d, _ in paper_defsent.TABLE6]
 top_k = defsent_protocol.top_k_strings  # each sentence's top words, joined
 table6 = pd.DataFrame({"word": [w for w, _, _ in paper_defsent.TABLE6], "definition": defs,

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -122,7 +123,7 @@ for e in range(4):
 # Each definition scored against the four entries (a row per definition, the largest score
 # should sit under its own entry once trained), and the loss of the batch.
 
-# %% tags=["tolerance: inference"]
+# %%
 batch = encode.tokenize_batch(tokenizer, definitions, "cls")
 with torch.no_grad():
     logits = defsentplus.entry_logits(model, dict(batch), "cls", space)   # [definitions, entries]
@@ -140,7 +141,7 @@ pd.DataFrame(logits.cpu().numpy(), columns=dataset["names"][:4],
 # layer of the MLM head into it and uses GELU (`defsentplus.roberta_pooler_from_mlm_head`). It is
 # trained with the encoder: the definitions move towards frozen entries through it.
 
-# %% tags=["tolerance: inference"]
+# %%
 from defsent_lite import pooling
 
 with torch.no_grad():
@@ -240,7 +241,7 @@ def held_out_mrr(encoder, space):
 # The loop, the method core's: build, train, keep the best run, rebuild with its encoder, repeat.
 # Each step prints its line as it ends.
 
-# %% tags=["tolerance: fraction"]
+# %%
 mini_steps = defsentplus.progressive_separate_training(
     model, rates, build_entries, train_against, encoder_of=lambda run: run["encoder"])
 
@@ -250,7 +251,7 @@ mini_steps = defsentplus.progressive_separate_training(
 # after it, against the space it trained on and against one fixed space for every row (the 1st
 # step's, built by the original model). The row "before" is the original model.
 
-# %% tags=["tolerance: fraction; loss first 3=loss; loss last 3=loss"]
+# %%
 def step_rows(steps, original):
     """A row per step of a PST run (and "before": the original model), as described above."""
     first = steps[0]["space"]   # built by the original model: the fixed space
@@ -309,7 +310,7 @@ del mini_steps
 # synthetic cone: raw BERT's anisotropy also lives in a few outlying dimensions, which this
 # does not imitate.
 
-# %% tags=["tolerance: fraction"]
+# %%
 from functools import partial
 
 direction = torch.randn(model.config.hidden_size, generator=torch.Generator().manual_seed(1234))
@@ -321,7 +322,7 @@ cone_steps = defsentplus.progressive_separate_training(
     cone, rates, build_entries, partial(train_against, original=cone),
     encoder_of=lambda run: run["encoder"])
 
-# %% tags=["tolerance: fraction"]
+# %%
 columns = ["space mean cos", "held-out MRR", "held-out MRR, fixed space"]
 cone_table = step_rows(cone_steps, cone)
 starts = pd.concat({"as loaded": mini_table[columns], "cone": cone_table[columns]}, axis=1)
@@ -397,7 +398,7 @@ aggregate.whole(defsentplus_protocol.differences())
 # Each step keeps the run with the best STS average (under its best inference pooling); the
 # candidates' averages (pipeline checks at smoke scale, see above):
 
-# %% tags=["tolerance: check"]
+# %%
 pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_protocol.best_sts_avg(run)
                                      for (space, seed), run in st["runs"].items()}
               for st in steps}).round(2)
@@ -418,7 +419,7 @@ views = {f"for {st['step']}. Training": st["views"] for st in steps}
 views[f"for {len(steps) + 1}. Training (Fig. 7, not run)"] = following
 space_fig = plots.entry_space_views(list(views.values()), list(views))
 
-# %% tags=["tolerance: fraction"]
+# %%
 pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()},
              index=["variance share axis 1", "axis 2"]).round(3)
 
@@ -442,7 +443,7 @@ loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # within 19 batches (here 0.11 and 0.05): those rows, and the ICA run's (its space is scaled x100,
 # as the official code does), are pipeline checks.
 
-# %% tags=["tolerance: loss; 2nd Training=check; 3rd Training=check"]
+# %%
 defsentplus_protocol.loss_drop(steps).round(3)
 
 # %% [markdown]
@@ -451,7 +452,7 @@ defsentplus_protocol.loss_drop(steps).round(3)
 # the 3rd step. At smoke scale the untrained rows are compared tightly and the trained rows are
 # a pipeline check (see the top of this notebook): no trend among them is a result.
 
-# %% tags=["tolerance: inference; 1st Training=check; 2nd Training=check; 3rd Training=check"]
+# %%
 untrained = sts.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
 table = defsentplus_protocol.steps_table(steps, untrained).round(2)

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -96,7 +97,7 @@ aggregate.whole(defsentplus_protocol.differences())
 # %% [markdown]
 # ## Our rows: untrained, DefSent, DefSent+ 1st on c / b / a, 2nd and 3rd on a
 
-# %% tags=["tolerance: check; untrained=inference"]
+# %%
 untrained = sts.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
 # Table 2's DefSent row: DefSent at the model's best pooling, the mean over its seeds, trained as
@@ -111,7 +112,7 @@ ours.table.round(2)
 # paper's std over its seeds and z = (ours - paper) / (std / sqrt(our runs)): one seed of ours (colab
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact"]
+# %%
 t2 = defsentplus_tables.table2(ours, MODEL, scale, runs=len(cfg["seeds"]))
 print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t2.verdict)   # which of ours lie outside the paper's spread
@@ -122,10 +123,10 @@ table2
 # The paper's whole Table 2, every model's rows, as context: each of ours sits below the row it
 # stands beside.
 
-# %% tags=["tolerance: check; paper=exact"]
+# %%
 results.whole_beside(paper_defsentplus.TABLE2, results.STS_COLS, ours.table, t2.pairs).round(2)
 
-# %% tags=["tolerance: check"]
+# %%
 if len(cfg["seeds"]) > 1:  # the std over seeds of each DefSent+ row (Table 2 gives mean ± std)
     print(pd.DataFrame(ours.stds).T.round(2))
 

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -55,7 +56,7 @@ if "google.colab" in sys.modules:
     from defsent_lite.repro import colab
     colab.setup("24", SCALE, DATA_ROOT, drive=DRIVE)
 
-# %% tags=["tolerance: check; untrained (mean)=score"]
+# %%
 import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
@@ -86,7 +87,7 @@ aggregate.whole(defsentplus_protocol.differences())
 # (its ICA row only when our last step kept the ICA space); the paper's DefSent and SimCSE rows
 # of the model below, for context (the paper has no untrained row).
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact; untrained (mean)=score"]
+# %%
 t4 = defsentplus_tables.table4(final.ours, final.steps, MODEL, scale)
 print(t4.note)   # whose rows the paper's are, and the paper's row in our encoder's space
 table4 = t4.table
@@ -96,7 +97,7 @@ table4
 # The paper's whole Table 4, every model's DefSent, DefSent+ and data-augmented rows, as context:
 # ours below the row it stands beside (the paper has no untrained raw-model row).
 
-# %% tags=["tolerance: check; paper=exact; ours: untrained*=score"]
+# %%
 results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, final.ours,
                      t4.pairs).round(2)
 
@@ -104,7 +105,7 @@ results.whole_beside(paper_defsentplus.TABLE4, results.TRANSFER_COLS, final.ours
 # The paper's Table 7: the pooling each released encoder uses for STS and for SentEval (ours
 # used the one printed at the top).
 
-# %% tags=["tolerance: exact"]
+# %%
 pd.DataFrame.from_dict(paper_defsentplus.TABLE7, orient="index", columns=["STS", "SentEval"])
 
 # %%

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -98,7 +99,7 @@ print(report)
 # %% [markdown]
 # ## Table 5: the learning rates of each step, ours beside the paper's row
 
-# %% tags=["tolerance: exact"]
+# %%
 paper_steps = paper_defsentplus.TABLE5_COLS[:len(release.lrs)]
 our_steps = [f"{defsentplus_protocol.ordinal(k)} Training" for k in range(1, len(cfg["lrs"]) + 1)]
 pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], index=paper_steps),
@@ -108,7 +109,7 @@ pd.DataFrame({"paper (Table 5)": pd.Series([f"{lr:g}" for lr in release.lrs], in
 # The paper's whole Table 5, every encoder's row, as context (a data-augmented checkpoint trains
 # one or two steps; the raw models three):
 
-# %% tags=["tolerance: exact"]
+# %%
 pd.DataFrame({label: dict(zip(paper_defsentplus.TABLE5_COLS, (f"{lr:g}" for lr in rates)))
               for label, rates in paper_defsentplus.TABLE5.items()}).T.fillna("")
 
@@ -117,7 +118,7 @@ pd.DataFrame({label: dict(zip(paper_defsentplus.TABLE5_COLS, (f"{lr:g}" for lr i
 # The untrained row is the checkpoint itself under its best pooling (Table 3's first groups);
 # each DefSent+ row is the mean over seeds under the best pooling, beside Table 6's mean.
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=inference"]
+# %%
 untrained = sts.untrained_sts(MODEL, cfg["inference_poolings"], cfg["sts_max_pairs"], DATA_ROOT,
                                  files=cfg["sts_files"])
 ours, poolings, counts = defsentplus_protocol.release_rows(untrained, steps)
@@ -132,16 +133,16 @@ table
 # names and numbers are out of step (a row holds a lower "best" than Table 6's mean for the name
 # beside it), so they are not transcribed; Table 6's means stand for them.
 
-# %% tags=["tolerance: exact; ours: checkpoint=inference"]
+# %%
 results.whole_beside(paper_defsentplus.TABLE3, STS_COLS, ours,
                      {"checkpoint": (release.table3_key, "checkpoint")}).round(2)
 
-# %% tags=["tolerance: check; paper=exact"]
+# %%
 last = ours.index[-1]
 results.whole_beside(paper_defsentplus.TABLE6, STS_COLS, ours,
                      {last: (release.table6_key, last)}).round(2)
 
-# %% tags=["tolerance: exact"]
+# %%
 pd.Series(poolings, name="best pooling")
 
 # %% [markdown]
@@ -150,7 +151,7 @@ pd.Series(poolings, name="best pooling")
 # caption says, under its own pooling or, where the average is higher, Prompt (SimCSE, SynCSE) or
 # CLS or Mean (SNCSE, whose own is Prompt); beside the paper's rows.
 
-# %% tags=["tolerance: check; paper=exact; paper (context)=exact; checkpoint=score"]
+# %%
 final_path = steps[-1]["best_run"]["path"]
 pooling = release.senteval_pooling
 transfer = senteval.transfer_before_after(MODEL, final_path, pooling, scale, DATA_ROOT,
@@ -165,7 +166,7 @@ table4
 # %% [markdown]
 # The paper's whole Table 4 as context, the checkpoint and our final encoder below their rows.
 
-# %% tags=["tolerance: check; paper=exact; ours: checkpoint=score"]
+# %%
 results.whole_beside(paper_defsentplus.TABLE4, TRANSFER_COLS, transfer,
                      {"checkpoint": (release.table4_keys[0], "checkpoint"),
                       "DefSent+": (release.table4_keys[1], "DefSent+")}).round(2)

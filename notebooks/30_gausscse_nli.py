@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -99,7 +100,7 @@ if "google.colab" in sys.modules:
 # The original encoder with a new (seeded, untrained) Gaussian head: two sentences of an
 # entailment pair, their means and variances, and both directions of the similarity.
 
-# %% tags=["tolerance: inference"]
+# %%
 import pandas as pd
 import torch
 
@@ -134,7 +135,7 @@ for reduction in ("sum", "mean_per_dim"):
 # the larger one. The loss of four training triplets, with every in-batch negative, beside
 # log(number of candidates): the loss a head that scores every candidate alike would have.
 
-# %% tags=["tolerance: loss"]
+# %%
 import math
 
 from defsent_lite.data import nli_readers
@@ -216,7 +217,7 @@ def train_head(setting, seed=0, epochs=3, batch_size=32, lr=1e-3):
 # Direction, measured: for each SNLI-test entailment pair, which way round the head's similarity
 # is larger, and which sentence it gives the larger variance; then the two settings trained.
 
-# %% tags=["tolerance: direction; loss epoch 1=loss; loss epoch 3=loss"]
+# %%
 def direction(head):
     """On SNLI test's entailment pairs: sim(hyp||pre) - sim(pre||hyp) of each pair, the share
     where the premise is predicted to entail, and where its variance is the larger."""
@@ -319,7 +320,7 @@ aggregate.whole(gausscse_protocol.differences())
 # GaussCSE reports each row as a mean of 5 seeds without its spread: a one-seed run of ours (colab
 # scale) cannot be placed inside or outside it, only beside it.
 
-# %% tags=["tolerance: check; paper (context)=exact; paper=exact; cosine baseline*=score"]
+# %%
 _, tests, sick_full = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
 t3 = gausscse_protocol.table3(runs, baseline, (baseline_model, baseline_pooling), tests,
                                  sick_full, MODEL, scale)
@@ -334,18 +335,18 @@ table3
 # Table 1 is Table 3's accuracy columns and their average: a paper row's is the average Table 1
 # prints (blank for BERT-large and RoBERTa-base, which Table 1 leaves out), ours is computed.
 
-# %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
+# %%
 whole3 = gausscse_protocol.whole_table3(t3)
 whole3.round(2)
 
-# %% tags=["tolerance: check; paper=exact; ours: cosine baseline*=score"]
+# %%
 gausscse_protocol.table1(whole3).round(2)
 
 # %% [markdown]
 # ## Model selection and thresholds
 # SNLI-dev AUPRC was checked every 100 steps and at the end; the best check is kept.
 
-# %% tags=["tolerance: check"]
+# %%
 pd.DataFrame({s: dict(best_step=r["best_step"], steps=r["steps"],
                       dev_auprc=round(100 * r["dev_auprc"], 2), threshold=round(r["threshold"], 4))
               for s, r in runs.items()}).T

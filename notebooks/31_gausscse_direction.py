@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -101,7 +102,7 @@ aggregate.whole(gausscse_protocol.differences())
 # pairs with one direction only. The length baseline needs no model, so the full SICK test set
 # decides between the two readings: the one that gives the paper's Length-baseline row.
 
-# %% tags=["tolerance: exact"]
+# %%
 _, full_tests, _ = gausscse_protocol.eval_data(None, DATA_ROOT)
 for reading in gausscse_protocol.SICK_PAIRS:
     sick_test = {"SICK": full_tests["SICK"]}
@@ -114,7 +115,7 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 # GaussCSE reports each row as a mean of 5 seeds without its spread: a one-seed run of ours (colab
 # scale) cannot be placed inside or outside it, only beside it.
 
-# %% tags=["tolerance: check; paper (context)=exact; paper=exact; Length-baseline=exact"]
+# %%
 t2 = gausscse_protocol.table2(runs, tests, sick_full, SICK_PAIRS, MODEL, scale)
 print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
 table2 = t2.table
@@ -125,7 +126,7 @@ table2
 # our rows sits below the row it stands beside (the model's block; the length baseline below the
 # paper's, which at smoke scale counts 100 pairs per set, not the full test sets).
 
-# %% tags=["tolerance: check; paper=exact; ours: Length-baseline=exact"]
+# %%
 whole2 = gausscse_protocol.whole_table2(t2)
 whole2.round(2)
 
@@ -133,7 +134,7 @@ whole2.round(2)
 # ## McNemar's test between loss settings (direction and NLI accuracy, per test set)
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 
-# %% tags=["tolerance: check"]
+# %%
 mcnemar = gausscse_protocol.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -86,7 +87,7 @@ pd.DataFrame({name: {"pairs": len(r),
 # model's counts are a **pipeline check** (notebook 31: two steps teach no direction); the
 # pair counts per bin involve no model and are exact.
 
-# %% tags=["tolerance: check; pairs=exact"]
+# %%
 base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 # the plan and its time estimate first (printed at the protocol scales)

@@ -1,6 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-tolerance
 #     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
@@ -79,7 +80,7 @@ print("triplets per training:", base["train_max"] or "all", "| batch sizes:", ba
 # %% [markdown]
 # ## Table 5: SNLI-dev AUPRC x100 per batch size and learning rate, beside the paper's
 
-# %% tags=["tolerance: check; paper (context)=exact; paper=exact"]
+# %%
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
@@ -90,7 +91,7 @@ table5
 # The paper's whole Table 5, every model's 16 cells, as context: our batch sizes below the
 # model's rows they stand beside.
 
-# %% tags=["tolerance: check; paper=exact"]
+# %%
 lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
 pairs5 = {f"batch {b}": ((reference, b) if (reference, b) in paper_gausscse.TABLE5 else None, b)
           for b in grid.index}
@@ -100,7 +101,7 @@ results.whole_beside(paper_gausscse.TABLE5, lrs, grid.reindex(columns=lrs), pair
 # The best cell is a selection: it is named only where it leads the next cell by more than
 # 4 points, so that float noise between machines never flips what this notebook prints.
 
-# %% tags=["tolerance: check"]
+# %%
 print(gausscse_protocol.best_grid_cell(grid, reference, margin=4.0))
 
 # %%

@@ -9,11 +9,12 @@ their numbers). A displayed DataFrame is compared through its HTML (where each n
 and row labels are known), not its text twin, whose line wrapping follows the numbers' widths.
 Images are not compared (as in nbval).
 
-A cell states the kind of the numbers it shows in a tag of its metadata (out of the reader's
-code; in a jupytext .py: `# %% tags=["tolerance: score"]`); without one they are exact:
+A cell states the kind of the numbers it shows in its .ipynb metadata, under "tolerance", out of
+the reader's way (the .py files filter it out: `cell_metadata_filter: tags,-tolerance`); without
+one they are exact:
 
-    tolerance: score                       every number is an x100 score
-    tolerance: fraction; final loss=loss   default fraction, the column "final loss" a loss
+    "tolerance": "score"                       every number is an x100 score
+    "tolerance": "fraction; final loss=loss"   default fraction, the column "final loss" a loss
 
 `label=kind` applies to the table cells under a column or beside a row label of that name
 (HTML tables, as pandas displays DataFrames); `prefix*=kind` to every label starting with prefix.
@@ -56,8 +57,9 @@ SKIP_KEYS = {"metadata", "traceback", "prompt_number", "output_type", "name", "e
 
 
 def directive(cell):
-    """A notebook cell's tolerance tag (the text tolerance_spec reads), '' when it has none."""
-    return "\n".join(t for t in cell.get("metadata", {}).get("tags", []) if t.startswith("tolerance:"))
+    """A notebook cell's tolerance (the text tolerance_spec reads), '' when it has none."""
+    kind = cell.get("metadata", {}).get("tolerance")
+    return f"tolerance: {kind}" if kind else ""
 
 
 def ignored(cell):
