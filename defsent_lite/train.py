@@ -8,6 +8,9 @@ hard stop with the step number when the loss is NaN or inf.
 import contextlib
 import copy
 import math
+import os
+import time
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
@@ -58,6 +61,17 @@ def is_empty_batch(batch):
     if isinstance(batch, dict):
         return not batch or any(torch.is_tensor(v) and v.shape[:1] == (0,) for v in batch.values())
     return isinstance(batch, (list, tuple)) and not batch
+
+
+def one_number(loss, what, step):
+    """The loss as returned, when it is a one-number tensor; anything else is an error."""
+    if not torch.is_tensor(loss) or loss.numel() != 1:
+        raise TypeError(
+            f"{what} returned {type(loss).__name__} "
+            f"{tuple(loss.shape) if torch.is_tensor(loss) else loss!r:.80} at step {step}; "
+            "it must return the batch's loss as a one-number tensor"
+        )
+    return loss
 
 
 def read_losses(pending, history, total, lr, describe_batch=None):
@@ -158,6 +172,7 @@ def train(
     progress=None,
     desc="train",
     around=None,
+    resume=None,
 ):
     """Run one pass over `batches` (a list), minimising `loss_fn(model, batch)` as `settings` (a
     Settings) say; params: the parameters trained (default all).
@@ -165,7 +180,9 @@ def train(
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
     the best state is loaded back into `model` before returning. Returns a history dict. around: a
     context the steps run in, yielding one that runs evaluation eagerly (runtime/speed.training:
-    the encoders compiled; None: eager).
+    the encoders compiled; None: eager). resume: a file where the run's state is saved every
+    RESUME_EVERY_S seconds (save_state); a run that finds one continues from its step, ending with
+    the weights an uninterrupted run ends with (a preempted job, a Colab session reconnecting).
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
     lr, factors = lr_factors(settings, batches, desc)
@@ -179,21 +196,17 @@ def train(
     amp = amp_dtype(device) if s.mixed_precision else None
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
-    best_state = None
+    parts = dict(model=model, opt=opt, sched=sched, scaler=scaler)
+    start, history, best_state = load_state(resume, parts, history, device, desc)
+    saved = time.monotonic()
     read_every = LOSS_READ_EVERY.get(device.type, LOSS_READ_EVERY_ACCELERATOR)
     pending = []  # (step, batch, loss) not yet read on the host
     model.train()
     with around or contextlib.nullcontext(contextlib.nullcontext) as eager:
-        bar = tqdm(batches, desc=desc, disable=not bars_shown(progress), leave=False)
-        for step, batch in enumerate(bar, 1):
+        bar = tqdm(batches[start:], desc=desc, disable=not bars_shown(progress), leave=False)
+        for step, batch in enumerate(bar, start + 1):
             with autocast_for(device, enabled=s.mixed_precision):
-                loss = loss_fn(model, batch)
-            if not torch.is_tensor(loss) or loss.numel() != 1:
-                raise TypeError(
-                    f"{desc}: loss_fn returned {type(loss).__name__} "
-                    f"{tuple(loss.shape) if torch.is_tensor(loss) else loss!r:.80} at step {step}; "
-                    "it must return the batch's loss as a one-number tensor"
-                )
+                loss = one_number(loss_fn(model, batch), f"{desc}: loss_fn", step)
             pending.append((step, batch, loss.detach().reshape(())))
             if read_every == 1:  # checked before its update: a NaN never reaches the weights
                 read_losses(pending, history, total, lr, describe_batch)
@@ -207,7 +220,8 @@ def train(
             scaler.update()
             sched.step()
             evaluate = eval_fn and ((eval_every and step % eval_every == 0) or step == total)
-            if len(pending) >= read_every or evaluate or step == total:
+            save = resume and step < total and time.monotonic() - saved >= RESUME_EVERY_S
+            if len(pending) >= read_every or evaluate or save or step == total:
                 read_losses(pending, history, total, lr, describe_batch)
             if evaluate:
                 with eager():
@@ -216,11 +230,49 @@ def train(
                     model, history, step, score, best_state, f"{desc} (lr {lr:g})"
                 )
                 model.train()
+            if save:
+                save_state(resume, step, parts, history, best_state)
+                saved = time.monotonic()
     if best_state is not None:
         model.load_state_dict(best_state)
     require_finite_weights(model, f"{desc}: after step {total} of {total} (lr {lr:g})")
     model.eval()
     return history
+
+
+RESUME_EVERY_S = 600  # a resumable run's state (weights, optimizer: GBs) is written this often
+
+
+def save_state(path, step, parts, history, best_state):
+    """What a run resumes from after `step`: the weights, optimizer, schedule and scaler states, the
+    history, the best state so far and torch's generators (the loop draws from no other), written
+    aside and renamed (a kill mid-write leaves the last one)."""
+    state = {k: v.state_dict() for k, v in parts.items()}
+    rng = dict(cpu=torch.get_rng_state(), cuda=torch.cuda.get_rng_state_all())
+    state.update(step=step, history=history, best=best_state, rng=rng)
+    tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def load_state(path, parts, history, device, desc):
+    """(step, history, best state) of a saved run, loaded into `parts`; (0, history, None) without
+    one. A file that cannot be read, or is another run's, is an error naming it."""
+    if path is None or not Path(path).is_file():
+        return 0, history, None
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+        if state["history"]["steps"] != history["steps"]:
+            raise ValueError(f"{state['history']['steps']} steps, not {history['steps']}")
+        for k, part in parts.items():
+            part.load_state_dict(state[k])
+    except Exception as e:  # the parts may be half loaded: never train on from there
+        why = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+        raise ValueError(f"{desc}: cannot resume from {path} ({why}); delete it") from None
+    torch.set_rng_state(state["rng"]["cpu"])
+    if state["rng"]["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+    return state["step"], state["history"], state["best"]
 
 
 def require_finite_weights(model, what):

@@ -189,8 +189,8 @@ def test_files_of_gone_writers_are_removed_and_nothing_else(tmp_path, monkeypatc
     parent.mkdir(parents=True)
     dead = subprocess.Popen(["true"])
     dead.wait()
-    killed = parent / f"files-{dead.pid}-aaaaaaaaaaaa"
-    alive = parent / f"files-{os.getppid()}-bbbbbbbbbbbb"   # another writer, still running
+    killed = parent / f"files-{cache.HOST}-{dead.pid}-aaaaaaaaaaaa"
+    alive = parent / f"files-{cache.HOST}-{os.getppid()}-bbbbbbbbbbbb"   # another writer, running
     for folder in (killed, alive):
         (folder / "model").mkdir(parents=True)
 

@@ -243,6 +243,7 @@ def train_and_score(cfg, dataset, folder, what):
         describe_batch=lambda b: f"words {[w for w, _, _ in b.examples[:4]]}...",
         desc=what,
         around=speed.training(model),  # opt-in: DEFSENT_COMPILE
+        resume=cache.resume_file(folder),
     )
     evals = {
         k: defsent.evaluate(

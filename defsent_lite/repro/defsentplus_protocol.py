@@ -297,6 +297,7 @@ def train_and_score(cfg, space, ds, data_dir, folder):
         describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
         desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
         around=speed.training(model),  # opt-in: DEFSENT_COMPILE
+        resume=cache.resume_file(folder),
     )
     model.save_pretrained(folder / "model")
     tokenizer.save_pretrained(folder / "model")

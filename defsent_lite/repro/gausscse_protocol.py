@@ -514,9 +514,10 @@ def training_batches(cfg, triplets, drop_last):
     return batches
 
 
-def train_and_score(cfg, data_dir=None, folder=None):
+def train_and_score(cfg, data_dir=None, folder=None, resume=None):
     """One GaussCSE training (Eq. 3 on batches of triplets, the checkpoint with the best SNLI-dev
-    AUPRC kept), then its scores of Tables 1-4; the trained model saved in `folder` when given."""
+    AUPRC kept), then its scores of Tables 1-4; the trained model saved in `folder` when given;
+    resume: train.train's (a file to go on from)."""
     v, what = variant_settings(cfg.get("variant", "official")), run_name(cfg)
     config.set_seed(cfg["seed"])
     encoder, tokenizer = models.load(cfg["model"], eval_mode=False)
@@ -541,6 +542,7 @@ def train_and_score(cfg, data_dir=None, folder=None):
         describe_batch=describe_batch(model, tokenizer),
         desc=what,
         around=speed.training(model),  # opt-in: DEFSENT_COMPILE
+        resume=resume,
     )
     tests = tests if cfg.get("evaluate_tests", True) else {}  # the grid needs SNLI dev's AUPRC only
     result = evaluate(
@@ -572,7 +574,9 @@ def run(cfg, data_dir=None, keep_model=False):
     entry = cache.cached_run(
         "gausscse",
         key,
-        lambda folder: train_and_score(cfg, data_dir, folder / "model" if keep_model else None),
+        lambda folder: train_and_score(
+            cfg, data_dir, folder / "model" if keep_model else None, cache.resume_file(folder)
+        ),
         need_files=keep_model,
     )
     model = entry.folder / "model" if entry.folder is not None else None

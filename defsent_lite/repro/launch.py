@@ -10,7 +10,9 @@ Each job runs its share of the trainings one after another through the very func
 calls (defsent_protocol.seed_run, gausscse_protocol.run), so every result lands under the key the
 notebook looks up. The cache makes many writers safe: an entry is written whole by a rename, a
 writer's files live in a folder of its own, a killed writer leaves no result.json (so nothing reads
-as done) and its folder is removed by the next writer; relaunching runs only what is missing.
+as done) and its folder is removed by the next writer; relaunching runs only what is missing. A
+training saves its state every 10 minutes (train.RESUME_EVERY_S) beside the run's folders; a job
+preempted or out of time is requeued by submitit and goes on from there.
 """
 
 import argparse
@@ -440,6 +442,20 @@ def work(jobs, threads=None, standins=False):
     return records
 
 
+class Work:
+    """work() as submitit runs it: a preempted or timed-out job is requeued (submitit calls
+    checkpoint and submits the same trainings again), and each goes on from its saved state
+    (train.train's resume) or is found in the cache."""
+
+    def __call__(self, *args):
+        return work(*args)
+
+    def checkpoint(self, *args):
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(self, *args)
+
+
 # ---------------------------------------------------------------- launching
 
 
@@ -529,12 +545,12 @@ def start(todo, kind="local", workers=2, folder="launch_logs", partition=None, t
     )
     if kind == "local":
         jobs = [
-            ex.submit(work, job_inputs(p), threads, config.standins_enabled())
+            ex.submit(Work(), job_inputs(p), threads, config.standins_enabled())
             for ex, p in zip(exs, parts)
         ]
     else:
         jobs = exs[0].map_array(
-            work,
+            Work(),
             [job_inputs(p) for p in parts],
             [None] * len(parts),
             [config.standins_enabled()] * len(parts),

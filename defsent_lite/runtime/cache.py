@@ -360,16 +360,22 @@ def cached_run(kind, cfg, compute, need_files=True):
         with lease(folder):
             result = compute(folder)
         entry = store(kind, cfg, result, folder, key)
-    except BaseException:
+    except BaseException:  # a preempted training's resume_file stays: the next writer goes on
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    resume_file(folder).unlink(missing_ok=True)
     remove_orphans(parent, keep=folder)  # e.g. the files of the corrupt entry this one replaced
     return entry
 
 
-ORPHAN_AGE = (
-    3600  # seconds: a files folder of the old naming (no writer pid) unreferenced this long is gone
-)
+def resume_file(folder):
+    """Where a training in a writer's `folder` keeps its state to resume from (train.train's
+    resume): beside the writers' folders, so that the next writer of the run (a requeued job, a
+    reconnected Colab session) finds it; removed once the run's entry is stored."""
+    return Path(folder).parent / "resume.pt"
+
+
+ORPHAN_AGE = 3600  # seconds: a files folder of an older naming unreferenced this long is gone
 # A writer's folder is named by its host and process: files-<host>-<pid>-<random>. On this host a
 # writer is alive while its process is; on another host (a cache on Drive or a cluster's shared
 # filesystem, where its process id means nothing here) while its lease file is fresh: the writer
@@ -405,16 +411,14 @@ def lease(folder):
 def writer_gone(folder):
     """Whether the writer of a files folder is gone: its lease (or, without one, the folder) is
     untouched for LEASE_S, or dated as far ahead (a clock gone wrong), on any host; on this host
-    sooner when its process is not running (or is this one: a replaced entry). A folder of the old
-    naming without a host is judged as this host's."""
+    sooner when its process is not running (or is this one: a replaced entry). A folder named
+    otherwise (an older naming) is gone ORPHAN_AGE after its last change."""
     parts = folder.name.split("-")
     beat = folder.with_name(f"{folder.name}.lease")
     seen = max(p.stat().st_mtime for p in (beat, folder) if p.exists())
     stale = abs(time.time() - seen) > LEASE_S  # a live writer touches its lease every HEARTBEAT_S
     if len(parts) == 4 and parts[2].isdigit():
         host, pid = parts[1], int(parts[2])
-    elif len(parts) == 3 and parts[1].isdigit():
-        host, pid = HOST, int(parts[1])
     else:
         return time.time() - folder.stat().st_mtime > ORPHAN_AGE
     if host == HOST:  # a process id reused by another program keeps no run busy past LEASE_S
