@@ -2,6 +2,8 @@
 executor's runs, a killed worker and the notebooks that then train nothing: test_rehearsal.py)."""
 import os
 import re
+import signal
+import sys
 
 import pytest
 
@@ -145,3 +147,31 @@ def test_a_launch_that_leaves_trainings_missing_exits_with_an_error(tmp_path, mo
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     assert launch.main(["10", "--scale", "paper", "--logs", str(tmp_path / "logs")]) == 1
     assert "0 of 30 listed trainings in the cache; 30 missing" in capsys.readouterr().out
+
+
+def trains_then_dies(key):
+    """A job's second training: the first is in the cache, then the process is killed."""
+    (config.cache_dir() / "gausscse" / key).mkdir(parents=True)
+    (config.cache_dir() / "gausscse" / key / "result.json").write_text("{}")
+    print("progress 37%|####      | 3/8", file=sys.stderr, flush=True)   # a bar's fragment in the log
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_job_killed_midway_reports_its_cached_runs_as_done_and_the_rest_with_its_own_reason(tmp_path, monkeypatch):
+    """Issue 70: a worker killed after its first run was cached printed "3 FAILED" with 1 of the 3
+    cached, each FAILED line giving the log's last line (another run's progress bar) as the reason."""
+    submitit = pytest.importorskip("submitit")
+    monkeypatch.setenv("PYTHONPATH", os.path.dirname(__file__))
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    labels = [dict(seed=s) for s in range(3)]
+    calls = [("defsent_lite.checks:count", dict(value=1, name="x")), ("test_launch:trains_then_dies", dict(key="k1")),
+             ("defsent_lite.checks:count", dict(value=1, name="x"))]
+    part = [launch.Training("30", "GaussCSE", label, 1, key=f"k{i}", call=call)
+            for i, (label, call) in enumerate(zip(labels, calls))]
+    (tmp_path / "cache" / "gausscse" / "k0").mkdir(parents=True)
+    (tmp_path / "cache" / "gausscse" / "k0" / "result.json").write_text("{}")
+    executor = submitit.LocalExecutor(folder=tmp_path / "logs")
+    job = executor.submit(launch.Work(), launch.job_inputs(part))
+    records = launch.collect([(job, part)]).records
+    assert [r["status"] for r in records] == ["trained", "trained", "failed"]
+    assert "died" in records[2]["error"] and "37%" not in records[2]["error"] and records[2]["seed"] == 2

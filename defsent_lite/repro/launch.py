@@ -571,15 +571,13 @@ def collect(started):
         try:
             records += job.result()
             print(f"job {job.job_id}: {len(part)} training(s) done", flush=True)
-        except Exception as e:
+        except Exception as e:  # killed, out of memory, out of time: its own words, not its log's
+            why = f"job {job.job_id} died: {str(e).strip().splitlines()[0][:300]}"
             records += [
-                dict(
-                    label,
-                    status="failed",
-                    error=f"job {job.job_id} died: {str(e)[-2000:]}",
-                    log=logs[-1],
-                )
-                for label, _, _, _ in job_inputs(part)
+                dict(label, status="trained", seconds=None)  # done before the job died
+                if (cache.run_dir(kind, key) / "result.json").exists()
+                else dict(label, status="failed", error=why, log=logs[-1])
+                for label, kind, key, _ in job_inputs(part)
             ]
     return Outcome(records, logs)
 
