@@ -59,19 +59,43 @@ def test_shares_are_balanced_by_steps():
     assert len(launch.shares(todo[:1], 4)) == 1   # no empty job
 
 
-def test_slurm_jobs_ask_one_gpu_each_on_the_partition(tmp_path, monkeypatch):
+def sbatch_script(tmp_path, monkeypatch, argv):
     fake = tmp_path / "bin"
-    fake.mkdir()
+    fake.mkdir(exist_ok=True)
     (fake / "srun").write_text("#!/bin/sh\nexit 0\n")
     (fake / "srun").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
-    (ex,) = launch.executors("slurm", 16, tmp_path / "logs", partition="gpu", timeout_min=600)
-    script = ex._executor._make_submission_file_text("cmd", "uid")
-    for line in ("--partition=gpu", "--gpus-per-node=1", "--ntasks-per-node=1", "--time=600"):
-        assert f"#SBATCH {line}" in script
+    args = launch.parser().parse_args(["10", "--executor", "slurm", *argv])
+    (ex,) = launch.executors("slurm", 16, tmp_path / "logs", launch.slurm_options(args), args.timeout_min)
     assert ex._executor.parameters["array_parallelism"] == 16
+    return ex._executor._make_submission_file_text("cmd", "uid")
+
+
+def test_slurm_jobs_ask_one_gpu_each_on_the_partition(tmp_path, monkeypatch):
+    script = sbatch_script(tmp_path, monkeypatch, ["--partition", "gpu", "--timeout-min", "600"])
+    for line in ("--partition=gpu", "--gpus-per-node=1", "--ntasks-per-node=1", "--time=600", "--cpus-per-task=8"):
+        assert f"#SBATCH {line}\n" in script
     with pytest.raises(ValueError, match="executor 'ray'"):
         launch.executors("ray", 2, tmp_path)
+
+
+def test_every_cluster_option_reaches_the_sbatch_script(tmp_path, monkeypatch, capsys):
+    """Issue 70, Deliver 3: account, qos, the GPU type (gres), memory, CPUs per task, time, setup
+    lines and any other #SBATCH option pass through submitit into the job script."""
+    script = sbatch_script(tmp_path, monkeypatch, [
+        "--account", "proj", "--qos", "high", "--gres", "gpu:a100:1", "--mem", "64G", "--cpus-per-task", "16",
+        "--timeout-min", "90", "--setup", "module load cuda", "--setup", "source env/bin/activate",
+        "--sbatch", "constraint=h100", "--sbatch", "exclude=node7"])
+    for line in ("--account=proj", "--qos=high", "--gres=gpu:a100:1", "--mem=64G", "--cpus-per-task=16",
+                 "--time=90", "--constraint=h100", "--exclude=node7"):
+        assert f"#SBATCH {line}\n" in script, line
+    assert "--gpus-per-node" not in script   # the gres says how many GPUs of which type
+    assert script.index("module load cuda\nsource env/bin/activate\n") < script.index("srun")
+    with pytest.raises(SystemExit):
+        launch.parser().parse_args(["10", "--sbatch", "constraint"])
+    assert "'constraint' is not KEY=VALUE" in capsys.readouterr().err
+    help_text = launch.parser().format_help()
+    assert "rehearsal" in help_text and "--executor slurm --workers 16" in help_text
 
 
 def test_local_jobs_see_one_gpu_each():

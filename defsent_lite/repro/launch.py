@@ -2,9 +2,7 @@
 run through submitit (SLURM job arrays, or its local executor with one GPU per job) into the shared
 run cache, where the notebook then finds them and trains nothing.
 
-    python -m defsent_lite.repro.launch 10 21 30 33 --scale paper --dry-run python -m
-    defsent_lite.repro.launch 10 --scale paper --executor slurm --partition gpu --workers 16 python
-    -m defsent_lite.repro.launch 10 30 --scale paper --executor local --workers 4
+    python -m defsent_lite.repro.launch --help     (the scales, the cluster options, examples)
 
 Each job runs its share of the trainings one after another through the very functions the notebook
 calls (defsent_protocol.seed_run, gausscse_protocol.run), so every result lands under the key the
@@ -495,9 +493,10 @@ def job_inputs(share):
     ]
 
 
-def executors(kind, workers, folder, partition=None, timeout_min=24 * 60, gpus=None):
+def executors(kind, workers, folder, slurm=None, timeout_min=4 * 60, gpus=None):
     """One submitit executor per job: local (job i sees GPU i % gpus alone; none on a CPU machine)
-    or SLURM (one GPU per array task, `workers` at a time)."""
+    or SLURM (one GPU per array task, `workers` at a time; slurm: submitit's slurm_* parameters and
+    cpus_per_task, from slurm_options)."""
     import submitit
 
     if kind == "local":
@@ -513,18 +512,28 @@ def executors(kind, workers, folder, partition=None, timeout_min=24 * 60, gpus=N
             out.append(ex)
         return out
     if kind == "slurm":
+        slurm = slurm or {}
         ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
         ex.update_parameters(
             timeout_min=timeout_min,
-            gpus_per_node=1,
             tasks_per_node=1,
-            cpus_per_task=8,
-            slurm_partition=partition,
             slurm_array_parallelism=workers,
             name="defsent_lite",
+            **{
+                "cpus_per_task": 8,
+                **({} if "slurm_gres" in slurm else {"gpus_per_node": 1}),
+                **slurm,
+            },
         )
         return [ex]
     raise ValueError(f"executor {kind!r}: choose local or slurm")
+
+
+def slurm_options(args):
+    """submitit's parameters of the cluster options given on the command line (none: its own)."""
+    named = dict(partition=args.partition, account=args.account, qos=args.qos, gres=args.gres,
+                 mem=args.mem, setup=args.setup, additional_parameters=dict(args.sbatch))  # fmt: skip
+    return dict({f"slurm_{k}": v for k, v in named.items() if v}, cpus_per_task=args.cpus_per_task)
 
 
 def torch_gpus():
@@ -533,11 +542,11 @@ def torch_gpus():
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def start(todo, kind="local", workers=2, folder="launch_logs", partition=None, timeout_min=24 * 60):
+def start(todo, kind="local", workers=2, folder="launch_logs", slurm=None, timeout_min=4 * 60):
     """Submit the trainings as up to `workers` jobs; returns [(job, its trainings)] without
     waiting."""
     parts = shares(todo, workers)
-    exs = executors(kind, workers, folder, partition, timeout_min)
+    exs = executors(kind, workers, folder, slurm, timeout_min)
     threads = (
         max(1, (os.cpu_count() or 1) // len(parts))
         if kind == "local" and not torch_gpus()
@@ -597,7 +606,7 @@ def launch(
     kind="local",
     workers=2,
     folder="launch_logs",
-    partition=None,
+    slurm=None,
     timeout_min=24 * 60,
     log=print,
 ):
@@ -614,7 +623,7 @@ def launch(
         log(
             f"launching {len(todo)} trainings as {min(workers, len(todo))} {kind} job(s) ({folder})"
         )
-        out = collect(start(todo, kind, workers, folder, partition, timeout_min))
+        out = collect(start(todo, kind, workers, folder, slurm, timeout_min))
         tried |= {t.key for t in todo}
         records, logs = records + out.records, logs + out.logs
         for r in out.failed:
@@ -628,7 +637,7 @@ def launch(
             outs = [
                 built_here(jobs)
                 if jobs is space and kind == "local"
-                else collect(start(jobs, kind, len(jobs), folder, partition, timeout_min))
+                else collect(start(jobs, kind, len(jobs), folder, slurm, timeout_min))
                 for jobs in (space, shares)
                 if jobs
             ]
@@ -695,27 +704,57 @@ def positive(text):
     return int(text)
 
 
+EXAMPLES = f"""scales: {", ".join(config.SCALES)} (README's Scales; default DEFSENT_SCALE, else smoke)
+
+examples:
+  python -m defsent_lite.repro.launch 10 21 30 33 --scale paper --dry-run --list
+  python -m defsent_lite.repro.launch 10 30 --scale paper --executor local --workers 4
+  python -m defsent_lite.repro.launch 10 30 33 --scale paper --executor slurm --workers 16 \\
+      --partition gpu --account proj --qos normal --gres gpu:a100:1 --mem 64G --cpus-per-task 8 \\
+      --setup "module load cuda" --setup "source ~/venv/bin/activate" --sbatch constraint=h100
+"""
+
+
+def parser():
+    """The launcher's command line."""
+    p = argparse.ArgumentParser(
+        prog="python -m defsent_lite.repro.launch",
+        description=__doc__.split("\n\n")[0],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("notebooks", nargs="+", help=f"notebook numbers ({', '.join(NOTEBOOKS)})")
+    p.add_argument("--scale", default=None, help="a scale (below)")
+    p.add_argument("--data", default=None, help="data root (default DEFSENT_DATA, else found)")
+    p.add_argument("--model", default=None, help="default: the scale's model")
+    p.add_argument("--variant", default="official", choices=("official", "paper"))
+    p.add_argument("--dry-run", action="store_true", help="list the trainings; run nothing")
+    p.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
+    p.add_argument("--executor", default="local", choices=("local", "slurm"))
+    p.add_argument("--workers", type=positive, help="jobs at once (default: local GPUs, else 2)")
+    p.add_argument("--timeout-min", type=positive, default=4 * 60, help="a job's time limit "
+                   "(default 240; a job out of time is requeued and goes on)")  # fmt: skip
+    p.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
+    for flag in ("--partition", "--account", "--qos", "--mem"):
+        p.add_argument(flag, help=f"SLURM {flag[2:]}")
+    p.add_argument("--gres", help="SLURM gres, e.g. gpu:a100:1 (default: --gpus-per-node=1)")
+    p.add_argument("--cpus-per-task", type=positive, default=8, help="SLURM (default 8)")
+    p.add_argument("--setup", action="append", default=[], help="a line a job runs first")
+    p.add_argument("--sbatch", action="append", default=[], type=key_value, metavar="KEY=VALUE",
+                   help="another #SBATCH option, e.g. constraint=h100")  # fmt: skip
+    return p
+
+
+def key_value(text):
+    """argparse's type for KEY=VALUE."""
+    key, sep, value = text.partition("=")
+    if not (key and sep):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m defsent_lite.repro.launch", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument("notebooks", nargs="+", help=f"notebook numbers ({', '.join(NOTEBOOKS)})")
-    parser.add_argument("--scale", default=None, help="default DEFSENT_SCALE, else smoke")
-    parser.add_argument("--data", default=None, help="data root (default DEFSENT_DATA, else found)")
-    parser.add_argument("--model", default=None, help="default: the scale's model")
-    parser.add_argument("--variant", default="official", choices=("official", "paper"))
-    parser.add_argument(
-        "--dry-run", action="store_true", help="list the trainings and their GPU-hours; run nothing"
-    )
-    parser.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
-    parser.add_argument("--executor", default="local", choices=("local", "slurm"))
-    parser.add_argument(
-        "--workers", type=positive, default=None, help="jobs at once (default: local GPUs, else 2)"
-    )
-    parser.add_argument("--partition", default=None, help="SLURM partition")
-    parser.add_argument("--timeout-min", type=positive, default=24 * 60, help="a job's time limit")
-    parser.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     args.notebooks = list(dict.fromkeys(args.notebooks))  # a notebook named twice runs once
     listed = [
         t
@@ -755,7 +794,7 @@ def main(argv=None):
         args.executor,
         workers,
         args.logs,
-        args.partition,
+        slurm_options(args),
         args.timeout_min,
     )
     return 1 if outcome.failed or outcome.missing else 0  # missing data or model: not done
