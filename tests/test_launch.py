@@ -199,3 +199,45 @@ def test_a_job_killed_midway_reports_its_cached_runs_as_done_and_the_rest_with_i
     records = launch.collect([(job, part)]).records
     assert [r["status"] for r in records] == ["trained", "trained", "failed"]
     assert "died" in records[2]["error"] and "37%" not in records[2]["error"] and records[2]["seed"] == 2
+
+
+def test_status_counts_done_running_failed_and_missing_with_the_failures_own_reason(tmp_path, monkeypatch, capsys):
+    """Issue 70, Deliver 2: a status command reads the cache: done, running (a live writer),
+    failed (the training's own last line, kept beside its entry by the job) and missing."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10, key=f"k{s}", todo=s != 0, call=("m:f", {}))
+              for s in range(4)]
+    monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
+    (tmp_path / "cache" / "gausscse" / "k1" / f"files-{cache.HOST}-{os.getppid()}-abc").mkdir(parents=True)
+    failing = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=-1, name="steps")))]
+    assert [r["status"] for r in launch.work(failing)] == ["failed"]
+    capsys.readouterr()
+    assert launch.main(["30", "--status"]) == 0
+    out = capsys.readouterr().out
+    assert "1 done, 1 running, 1 failed, 1 missing" in out
+    assert "failed: notebook 30 seed 2: ValueError: steps=-1: a whole number >= 1 or None (all) is needed" in out
+    ok = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=1, name="steps")))]
+    assert [r["status"] for r in launch.work(ok)] == ["trained"]   # a later success clears the failure
+    assert launch.status(["30"], log=lambda *a: None)["failed"] == 0
+
+
+def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path, monkeypatch, capsys):
+    """Issue 70, Deliver 2: no slow task holds the rest (one training per array task, at most
+    --workers at once), and the launcher exits once they are submitted."""
+    listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10 * (s + 1), key=f"k{s}", todo=True,
+                              call=("m:f", {})) for s in range(3)]
+    monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
+    arrays = []
+
+    class Job:
+        job_id = "4242_0"
+
+    class Executor:
+        def map_array(self, fn, jobs, *rest):
+            arrays.append([[key for _, _, key, _ in job] for job in jobs])
+            return [Job() for _ in jobs]
+    monkeypatch.setattr(launch, "executors", lambda kind, workers, *a: [Executor()])
+    monkeypatch.setattr(launch, "collect", lambda started: pytest.fail("a SLURM launch waited"))
+    assert launch.main(["30", "--executor", "slurm", "--workers", "2"]) == 0
+    assert arrays == [[["k0"], ["k1"], ["k2"]]]
+    assert "submitted as array job 4242" in capsys.readouterr().out

@@ -404,6 +404,10 @@ def busy_elsewhere(kind, key):
     return any(f.suffix != ".lease" and not cache.writer_gone(f) for f in parent.glob("files-*"))
 
 
+FAILED = "failed.txt"  # beside a run's entry: the traceback of its last failed training
+KINDS = {"DefSent": "defsent", "DefSent+": "defsentplus", "GaussCSE": "gausscse"}  # cache kinds
+
+
 def work(jobs, threads=None, standins=False):
     """One job: run each (label, kind, key, call) in turn; a failure is recorded with its traceback
     (also in the job's log) and the others go on. Returns one record per training. standins: the
@@ -423,12 +427,16 @@ def work(jobs, threads=None, standins=False):
             )
             continue
         module, function = target.split(":")
+        failed = config.cache_dir() / kind / key / FAILED  # what --status reports
         try:
             getattr(importlib.import_module(module), function)(**kwargs)
             records.append(dict(label, status="trained", seconds=time.time() - start))
+            failed.unlink(missing_ok=True)
         except Exception:
             print(f"FAILED {label}", file=sys.stderr)
             traceback.print_exc()
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            cache.atomic_write_text(failed, traceback.format_exc())
             records.append(
                 dict(
                     label,
@@ -485,7 +493,7 @@ def job_inputs(share):
     return [
         (
             dict(t.settings, notebook=t.notebook, method=t.method),
-            "defsent" if t.method == "DefSent" else "gausscse",
+            KINDS[t.method],
             t.key,
             t.call,
         )
@@ -545,7 +553,7 @@ def torch_gpus():
 def start(todo, kind="local", workers=2, folder="launch_logs", slurm=None, timeout_min=4 * 60):
     """Submit the trainings as up to `workers` jobs; returns [(job, its trainings)] without
     waiting."""
-    parts = shares(todo, workers)
+    parts = [[t] for t in todo] if kind == "slurm" else shares(todo, workers)  # a task each
     exs = executors(kind, workers, folder, slurm, timeout_min)
     threads = (
         max(1, (os.cpu_count() or 1) // len(parts))
@@ -607,11 +615,12 @@ def launch(
     workers=2,
     folder="launch_logs",
     slurm=None,
-    timeout_min=24 * 60,
+    timeout_min=4 * 60,
     log=print,
 ):
     """List the notebooks' trainings, submit the missing ones, and repeat while a round unlocks more
-    (DefSent's seeds wait for its rate search when rates are searched). Returns the Outcome."""
+    (DefSent's seeds wait for its rate search when rates are searched). On SLURM, submit the
+    first round and return (run again for the next). Returns the Outcome."""
     records, logs, tried = [], [], set()
     while True:
         listed = [
@@ -620,9 +629,12 @@ def launch(
         todo = [t for t in listed if t.todo and t.call and t.key not in tried]
         if not todo:
             break
-        log(
-            f"launching {len(todo)} trainings as {min(workers, len(todo))} {kind} job(s) ({folder})"
-        )
+        log(f"launching {len(todo)} trainings as {kind} job(s) ({folder})")
+        if kind == "slurm":  # submit and leave: --status says how they go
+            jobs = start(todo, kind, workers, folder, slurm, timeout_min)
+            log(f"submitted as array job {jobs[0][0].job_id.split('_')[0]}; the same command "
+                "with --status shows them, without it submits what is still missing")  # fmt: skip
+            return Outcome([], [], 0)
         out = collect(start(todo, kind, workers, folder, slurm, timeout_min))
         tried |= {t.key for t in todo}
         records, logs = records + out.records, logs + out.logs
@@ -665,6 +677,23 @@ def launch(
         "trainings in the cache" + (f"; {len(left)} missing (relaunch to retry)" if left else "")
     )
     return outcome
+
+
+def status(notebooks, scale=None, data_dir=None, model=None, variant="official", log=print):
+    """Each notebook's trainings as the cache holds them: done, running (a live writer), failed
+    (with the failure's last line) or missing. Returns {state: count}."""
+    counts = {"done": 0, "running": 0, "failed": 0, "missing": 0}
+    for t in [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]:
+        kind = KINDS[t.method]
+        failed = config.cache_dir() / kind / str(t.key) / FAILED
+        state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
+                 else "failed" if t.key and failed.exists() else "missing")  # fmt: skip
+        counts[state] += 1
+        if state == "failed":
+            log(f"failed: notebook {t.notebook} {describe(t.settings)}: "
+                f"{failed.read_text().strip().splitlines()[-1]} ({failed})")  # fmt: skip
+    log(", ".join(f"{n} {state}" for state, n in counts.items()))
+    return counts
 
 
 def describe(label):
@@ -730,6 +759,7 @@ def parser():
     p.add_argument("--variant", default="official", choices=("official", "paper"))
     p.add_argument("--dry-run", action="store_true", help="list the trainings; run nothing")
     p.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
+    p.add_argument("--status", action="store_true", help="done, running, failed, missing; exit")
     p.add_argument("--executor", default="local", choices=("local", "slurm"))
     p.add_argument("--workers", type=positive, help="jobs at once (default: local GPUs, else 2)")
     p.add_argument("--timeout-min", type=positive, default=4 * 60, help="a job's time limit "
@@ -756,6 +786,9 @@ def key_value(text):
 def main(argv=None):
     args = parser().parse_args(argv)
     args.notebooks = list(dict.fromkeys(args.notebooks))  # a notebook named twice runs once
+    if args.status:
+        status(args.notebooks, args.scale, args.data, args.model, args.variant)
+        return 0
     listed = [
         t
         for nb in args.notebooks
