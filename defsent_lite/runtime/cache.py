@@ -376,11 +376,23 @@ def resume_file(folder):
 
 
 ORPHAN_AGE = 3600  # seconds: a files folder of an older naming unreferenced this long is gone
+
+
 # A writer's folder is named by its host and process: files-<host>-<pid>-<random>. On this host a
 # writer is alive while its process is; on another host (a cache on Drive or a cluster's shared
 # filesystem, where its process id means nothing here) while its lease file is fresh: the writer
 # touches it every HEARTBEAT_S seconds, and a lease untouched for LEASE_S is judged gone.
-HOST = re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "unknown_host"
+def host_name():
+    """This machine's name in a writer's folder name, with its process-id namespace: containers
+    under one hostname see different processes, so each judges the others' writers by their
+    leases, never by a process id it cannot see."""
+    name = socket.gethostname()
+    with contextlib.suppress(OSError):  # Linux: the namespace's inode; elsewhere the name alone
+        name += f".{os.stat('/proc/self/ns/pid').st_ino}"
+    return re.sub(r"[^A-Za-z0-9_.]", "_", name) or "unknown_host"
+
+
+HOST = host_name()
 HEARTBEAT_S, LEASE_S = 60, 1800
 
 
