@@ -165,3 +165,14 @@ def test_a_table_without_its_rows_line_or_unreadable_is_refused_naming_the_file(
     for table in sorted(Path(__file__).parents[1].glob("results/*.csv")):
         header, rows = results.read_csv(table)
         assert len(rows) == int(header["rows"]) > 0, table.name
+
+
+def test_two_saves_of_one_table_in_one_process_write_under_different_temporary_names(tmp_path, monkeypatch):
+    """Issue 72: the temporary name was the table's and the process id, shared by two threads
+    saving one table (one renamed the other's half-written file)."""
+    import os
+    seen, replace = [], os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: seen.append(str(a)) or replace(a, b))
+    for _ in range(2):
+        results.save_csv(pd.DataFrame({"x": [1.0]}), str(tmp_path / "t.csv"), model="m")
+    assert len(seen) == 2 and seen[0] != seen[1]
