@@ -206,7 +206,9 @@ def test_status_counts_done_running_failed_and_missing_with_the_failures_own_rea
     failed (the training's own last line, kept beside its entry by the job) and missing."""
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10, key=f"k{s}", todo=s != 0, call=("m:f", {}))
-              for s in range(4)]
+              for s in range(5)]
+    (tmp_path / "cache" / "gausscse" / "k4").mkdir(parents=True)
+    (tmp_path / "cache" / "gausscse" / "k4" / "submitted.txt").write_text("4242_4")   # pending on SLURM
     monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
     (tmp_path / "cache" / "gausscse" / "k1" / f"files-{cache.HOST}-{os.getppid()}-abc").mkdir(parents=True)
     failing = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=-1, name="steps")))]
@@ -214,7 +216,7 @@ def test_status_counts_done_running_failed_and_missing_with_the_failures_own_rea
     capsys.readouterr()
     assert launch.main(["30", "--status"]) == 0
     out = capsys.readouterr().out
-    assert "1 done, 1 running, 1 failed, 1 missing" in out
+    assert "1 done, 1 running, 1 failed, 1 submitted, 1 missing" in out
     assert "failed: notebook 30 seed 2: ValueError: steps=-1: a whole number >= 1 or None (all) is needed" in out
     ok = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=1, name="steps")))]
     assert [r["status"] for r in launch.work(ok)] == ["trained"]   # a later success clears the failure
@@ -223,7 +225,8 @@ def test_status_counts_done_running_failed_and_missing_with_the_failures_own_rea
 
 def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path, monkeypatch, capsys):
     """Issue 70, Deliver 2: no slow task holds the rest (one training per array task, at most
-    --workers at once), and the launcher exits once they are submitted."""
+    --workers at once), and the launcher exits once they are submitted, noting each task."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10 * (s + 1), key=f"k{s}", todo=True,
                               call=("m:f", {})) for s in range(3)]
     monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
@@ -240,4 +243,5 @@ def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path,
     monkeypatch.setattr(launch, "collect", lambda started: pytest.fail("a SLURM launch waited"))
     assert launch.main(["30", "--executor", "slurm", "--workers", "2"]) == 0
     assert arrays == [[["k0"], ["k1"], ["k2"]]]
+    assert (config.cache_dir() / "gausscse" / "k2" / "submitted.txt").read_text() == "4242_0"
     assert "submitted as array job 4242" in capsys.readouterr().out

@@ -405,6 +405,7 @@ def busy_elsewhere(kind, key):
 
 
 FAILED = "failed.txt"  # beside a run's entry: the traceback of its last failed training
+SUBMITTED = "submitted.txt"  # beside it too: the SLURM task last submitted to train it
 KINDS = {"DefSent": "defsent", "DefSent+": "defsentplus", "GaussCSE": "gausscse"}  # cache kinds
 
 
@@ -632,6 +633,9 @@ def launch(
         log(f"launching {len(todo)} trainings as {kind} job(s) ({folder})")
         if kind == "slurm":  # submit and leave: --status says how they go
             jobs = start(todo, kind, workers, folder, slurm, timeout_min)
+            for job, (t,) in jobs:  # what --status says of it until it runs
+                (config.cache_dir() / KINDS[t.method] / t.key).mkdir(parents=True, exist_ok=True)
+                (config.cache_dir() / KINDS[t.method] / t.key / SUBMITTED).write_text(job.job_id)
             log(f"submitted as array job {jobs[0][0].job_id.split('_')[0]}; the same command "
                 "with --status shows them, without it submits what is still missing")  # fmt: skip
             return Outcome([], [], 0)
@@ -681,19 +685,26 @@ def launch(
 
 def status(notebooks, scale=None, data_dir=None, model=None, variant="official", log=print):
     """Each notebook's trainings as the cache holds them: done, running (a live writer), failed
-    (with the failure's last line) or missing. Returns {state: count}."""
-    counts = {"done": 0, "running": 0, "failed": 0, "missing": 0}
+    (with the failure's last line), submitted (to SLURM, not started: pending, or its task died
+    before a word) or missing. Returns {state: count}."""
+    counts = {"done": 0, "running": 0, "failed": 0, "submitted": 0, "missing": 0}
     for t in [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]:
         kind = KINDS[t.method]
-        failed = config.cache_dir() / kind / str(t.key) / FAILED
+        failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
+        failed_last = failed.exists() and (not sent.exists() or mtime(failed) >= mtime(sent))
         state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
-                 else "failed" if t.key and failed.exists() else "missing")  # fmt: skip
+                 else "failed" if t.key and failed_last else "submitted" if t.key and sent.exists()
+                 else "missing")  # fmt: skip
         counts[state] += 1
         if state == "failed":
             log(f"failed: notebook {t.notebook} {describe(t.settings)}: "
                 f"{failed.read_text().strip().splitlines()[-1]} ({failed})")  # fmt: skip
     log(", ".join(f"{n} {state}" for state, n in counts.items()))
     return counts
+
+
+def mtime(path):
+    return path.stat().st_mtime
 
 
 def describe(label):
