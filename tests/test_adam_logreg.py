@@ -157,18 +157,18 @@ def real_task(task, n):
 
 def test_nested_cv_protocol_is_senteval_s(float64_classifier):
     X, y = real_task("MR", 240)
-    ours = senteval.batched_nested_cv_accuracy(X.numpy(), y.numpy(), kfold=3, classifier="senteval_torch")
+    ours = senteval.nested_cv_accuracy(X.numpy(), y.numpy(), kfold=3, classifier="senteval_torch")
     assert ours == pytest.approx(senteval_inner_kfold(X, y, 3, 2), abs=1e-9)
 
 
 def test_kfold_and_split_protocols_are_senteval_s(float64_classifier):
     X, y = real_task("TREC", 300)
     train, test = np.arange(220), np.arange(220, 300)
-    ours = senteval.batched_cv_then_test_accuracy(X[train].numpy(), y[train].numpy(), X[test].numpy(),
+    ours = senteval.cv_then_test_accuracy(X[train].numpy(), y[train].numpy(), X[test].numpy(),
                                                   y[test].numpy(), kfold=3, classifier="senteval_torch")
     assert ours == pytest.approx(senteval_kfold(X, y, train, test, 3, int(y.max()) + 1), abs=1e-9)
     dev = np.arange(180, 220)
-    ours = senteval.batched_dev_then_test_accuracy(*(a for rows in (np.arange(180), dev, test)
+    ours = senteval.dev_then_test_accuracy(*(a for rows in (np.arange(180), dev, test)
                                                      for a in (X[rows].numpy(), y[rows].numpy())),
                                                    classifier="senteval_torch")
     assert ours == pytest.approx(senteval_split(X, y, np.arange(180), dev, test, int(y.max()) + 1), abs=1e-9)

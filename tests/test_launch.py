@@ -27,6 +27,11 @@ def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
     steps = 275_601 // 16   # all SimCSE triplets at Table 5's batch 16, one epoch (the official code)
     assert {t.steps for t in listed} == {steps}
     assert listed[0].gpu_hours == pytest.approx(steps * plans.STEP_FLOOR_S["gausscse"] / 3600)
+    assert launch.main(["22", "23", "24", "25", "--scale", "paper", "--dry-run"]) == 0
+    out = capsys.readouterr().out   # 22: the 1st Training on c and b, PST with ICA on a; 23: four
+    rows = {m.group(1): int(m.group(2))   # combinations' 1st; 24: 21's; 25: the release's one step
+            for m in re.finditer(r"^(\d\d|all)\s+\S*\s+(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+[\d.]+$", out, re.M)}
+    assert rows == {"22": 60, "23": 40, "24": 40, "25": 10, "all": 150}, out
     assert launch.Training("10", "DefSent", dict(model="bert-large-uncased"), 100).gpu_hours == pytest.approx(
         3 * launch.Training("10", "DefSent", dict(model="bert-base-uncased"), 100).gpu_hours)
 
@@ -140,7 +145,6 @@ def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(
     rows = [(w, f"a definition of {w}", i) for i, w in enumerate(["cat", "dog", "tree", "stone"] * 8)]
     small = (dict(train=rows, dev=rows[:8], test=rows[8:16]), dict(source="test"))
     monkeypatch.setattr(dictionary, "defsent_dataset", lambda *a, **k: small)
-    monkeypatch.setattr(launch, "_DATASETS", {})
 
     def cls_runs():
         return [t for t in launch.defsent_trainings("10", scale, scale["model"], "official", None, None)
@@ -245,3 +249,29 @@ def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path,
     assert arrays == [[["k0"], ["k1"], ["k2"]]]
     assert (config.cache_dir() / "gausscse" / "k2" / "submitted.txt").read_text() == "4242_0"
     assert "submitted as array job 4242" in capsys.readouterr().out
+
+
+def test_a_slurm_relaunch_leaves_tasks_still_in_the_queue_and_submits_the_rest(tmp_path, monkeypatch, capsys):
+    """Issue 70: the same command run again while tasks wait in SLURM's queue submits only the
+    trainings whose task is gone (failed, died, never submitted), never a second copy."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10, key=f"k{s}", todo=True, call=("m:f", {}))
+              for s in range(3)]
+    for s in (0, 1):
+        (tmp_path / "cache" / "gausscse" / f"k{s}").mkdir(parents=True)
+        (tmp_path / "cache" / "gausscse" / f"k{s}" / "submitted.txt").write_text(f"4242_{s}")
+    monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
+    queued_jobs = launch.queued_jobs
+    monkeypatch.setattr(launch, "queued_jobs", lambda: {"4242_0", "999_1"})   # 4242_1 left the queue
+    arrays = []
+
+    class Executor:
+        def map_array(self, fn, jobs, *rest):
+            arrays.append([[key for _, _, key, _ in job] for job in jobs])
+            return [type("Job", (), {"job_id": f"5000_{i}"})() for i in range(len(jobs))]
+    monkeypatch.setattr(launch, "executors", lambda kind, workers, *a: [Executor()])
+    assert launch.main(["30", "--executor", "slurm"]) == 0
+    assert arrays == [[["k1"], ["k2"]]]
+    assert "1 training(s) still queued or running on SLURM" in capsys.readouterr().out
+    monkeypatch.setattr(launch.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("squeue")))
+    assert queued_jobs() == set()   # no SLURM here: nothing is queued

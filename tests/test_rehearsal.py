@@ -113,13 +113,13 @@ def check_table(path, name, scale=S):
 REHEARSED = [nb for nb in sources.NOTEBOOKS if nb != "90"]
 
 
-LAUNCHED = ("10", "21", "30")   # issue 49: their trainings are run by the launcher first
+LAUNCHED = ("10", "21", "22", "23", "24", "25", "30")   # their trainings are run by the launcher first
 
 
 @pytest.fixture(scope="module")
 def launched(rehearsal, tmp_path_factory):
-    """Notebooks 10's, 21's and 30's trainings run by the launcher (submitit's local executor, 2
-    workers, one thread each; 21's PST a step at a time) into the rehearsal cache, before those
+    """The LAUNCHED notebooks' trainings run by the launcher (submitit's local executor, 2 workers,
+    one thread each; DefSent+'s PST a step at a time) into the rehearsal cache, before those
     notebooks run; a relaunch then trains nothing."""
     pytest.importorskip("submitit")
     outcome = launch.launch(LAUNCHED, kind="local", workers=2, folder=str(tmp_path_factory.mktemp("launch")))
@@ -143,10 +143,10 @@ def test_notebook_runs_at_rehearsal_scale(rehearsal, name, request):
         request.getfixturevalue("launched")
         before = training_entries()
     nb_path, csvs = execute(name, rehearsal)
-    if name in LAUNCHED:   # no new entry; 10's and 30's unchanged (21 drops checkpoints: its entries say so)
+    if name in LAUNCHED:   # no new entry; 10's and 30's unchanged (PST drops checkpoints: its entries say so)
         after = training_entries()
         assert set(after) == set(before), f"notebook {name} trained {len(set(after) - set(before))} run(s)"
-        if name != "21":
+        if name in ("10", "30"):
             assert after == before, f"notebook {name} rewrote a run the launcher had cached"
     assert "stand-in models: hub names" in nb_path.read_text()
     assert bool(csvs) == (name != "32"), f"notebook {name}: {[p.name for p in csvs]}"  # 32: a figure, no table

@@ -177,7 +177,7 @@ def memoised(embed):
     return cached
 
 
-def transfer_classifiers(model_name="offline", pooling="mean", tasks=None, data_dir=None, classifiers=("sklearn", "batched"),
+def transfer_classifiers(model_name="offline", pooling="mean", tasks=None, data_dir=None, classifiers=("senteval_torch", "batched"),
                          kfold=10, inner_search=True, max_examples=None, max_eval=None, batch_size=64):
     """Accuracy and classifier time of each SentEval classifier per task, on the same embeddings
     (encoded once, before any timing); ratios against the first classifier named."""
@@ -228,7 +228,7 @@ if __name__ == "__main__":  # python tools/bench.py entries | sts | transfer
     elif sys.argv[1:] == ["sts"]:
         print(json.dumps(full_sts(), indent=1))
     elif sys.argv[1:2] == ["transfer"]:   # transfer [baseline classifier] [other classifiers ...]
-        print(json.dumps(transfer_classifiers(classifiers=tuple(sys.argv[2:]) or ("sklearn", "batched")), indent=1))
+        print(json.dumps(transfer_classifiers(classifiers=tuple(sys.argv[2:]) or ("senteval_torch", "batched")), indent=1))
     else:
         sys.exit("usage: python tools/bench.py entries | sts | transfer [classifier ...] "
-                 "(the first named is the baseline; default: sklearn batched)")
+                 "(the first named is the baseline; default: senteval_torch batched)")

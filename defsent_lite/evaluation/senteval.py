@@ -6,18 +6,17 @@ Protocols follow SentEval's defaults (tools/validation.py):
 - TREC, MRPC: k-fold over C in {2^-1 .. 2^5} on train, refit, score the test set
   (MRPC features [|u - v|, u * v]);
 - SST-2: C in {2^-2 .. 2^3} chosen on dev, score test.
-Accuracy in %. Two classifiers with the same objective (scikit-learn's LogisticRegression):
-`classifier="batched"` fits every fold and every C of a task at once (`fit_many`, on the
-GPU when there is one); `classifier="sklearn"` fits them one by one with scikit-learn's L-BFGS
-(the reference). `classifier="senteval_torch"` is the classifier the papers ran: SentEval's
-torch logistic regression (Adam, batch 64, early stopping on a dev set, tenacity 5, epoch_size 4)
-with its weight-decay grid {1e-5 .. 1e-2}, every fit of a task at once (`fit_many_adam`).
+Accuracy in %. `classifier="batched"` minimises scikit-learn's LogisticRegression objective for
+every fold and every C of a task at once (`fit_many`, on the GPU when there is one; the tests
+check it against scikit-learn fitted one by one). `classifier="senteval_torch"` is the classifier
+the papers ran: SentEval's torch logistic regression (Adam, batch 64, early stopping on a dev set,
+tenacity 5, epoch_size 4) with its weight-decay grid {1e-5 .. 1e-2}, every fit of a task at once
+(`fit_many_adam`).
 SentEval rounds mean accuracies to 2 decimals (in %) before choosing; so do we. Below the tasks:
 the batched classifiers, then an encoder's scores cached per pooling (as evaluation/sts caches
 STS). scikit-learn loads where SentEval runs, not with this module.
 """
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +31,7 @@ from defsent_lite.evaluation.sts import as_numpy
 from defsent_lite.runtime import cache, config, models
 
 TASKS = ["MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC"]
-CLASSIFIERS = ("batched", "sklearn", "senteval_torch")
+CLASSIFIERS = ("batched", "senteval_torch")
 C_INNER = [2.0**t for t in range(-2, 4)]  # InnerKFold and Split classifiers
 C_KFOLD = [2.0**t for t in range(-1, 6)]  # KFold classifier (TREC, MRPC)
 L2REGS = [10.0**t for t in range(-5, -1)]  # the torch classifier's weight decay, every protocol
@@ -54,64 +53,7 @@ def selection_score(accuracies):
     return round(100 * float(np.mean(accuracies)), 2)
 
 
-def fit_score(X_train, y_train, X_test, y_test, C, seed):
-    """Accuracy (0-1) of a logistic regression with inverse L2 strength C."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = LogisticRegression(C=C, max_iter=1000, random_state=seed).fit(X_train, y_train)
-    return clf.score(X_test, y_test)
-
-
-def best_c_by_cv(X, y, grid, kfold, seed):
-    """The C of `grid` with the highest mean k-fold accuracy."""
-    folds = stratified_folds(y, kfold, seed)
-    means = [
-        selection_score([fit_score(X[tr], y[tr], X[te], y[te], C, seed) for tr, te in folds])
-        for C in grid
-    ]
-    return grid[int(np.argmax(means))]
-
-
-def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
-    """MR/CR/SUBJ/MPQA: outer k-fold; each fold's C from an inner k-fold (or C=1 when off)."""
-    if classifier != "sklearn":
-        return batched_nested_cv_accuracy(X, y, kfold, seed, inner_search, classifier)
-    scores = []
-    for tr, te in stratified_folds(y, kfold, seed):
-        C = best_c_by_cv(X[tr], y[tr], C_INNER, kfold, seed) if inner_search else 1.0
-        scores.append(fit_score(X[tr], y[tr], X[te], y[te], C, seed))
-    return 100.0 * float(np.mean(scores))
-
-
-def cv_then_test_accuracy(
-    X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"
-):
-    """TREC/MRPC: choose C by k-fold on train, refit on all train, score test."""
-    if classifier != "sklearn":
-        return batched_cv_then_test_accuracy(
-            X_train, y_train, X_test, y_test, kfold, seed, search, classifier
-        )
-    C = best_c_by_cv(X_train, y_train, C_KFOLD, kfold, seed) if search else 1.0
-    return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
-
-
-def dev_then_test_accuracy(
-    X_train, y_train, X_dev, y_dev, X_test, y_test, seed=1111, search=True, classifier="batched"
-):
-    """SST-2: choose C on dev, score test."""
-    if classifier != "sklearn":
-        return batched_dev_then_test_accuracy(
-            X_train, y_train, X_dev, y_dev, X_test, y_test, search, classifier
-        )
-    dev = lambda c: selection_score([fit_score(X_train, y_train, X_dev, y_dev, c, seed)])  # noqa: E731
-    C = C_INNER[int(np.argmax([dev(c) for c in C_INNER]))] if search else 1.0
-    return 100.0 * fit_score(X_train, y_train, X_test, y_test, C, seed)
-
-
-# ---------------------------------------------------------------- the same protocols, batched
+# ---------------------------------------------------------------- the protocols, every fit batched
 
 
 class Problems:
@@ -182,9 +124,9 @@ def chosen(search, predicted, y, grid):
     return grid[int(np.argmax(means))]
 
 
-def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
-    """nested_cv_accuracy with all outer folds x C x inner folds (and every outer refit) in one
-    batch."""
+def nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, classifier="batched"):
+    """MR/CR/SUBJ/MPQA: outer k-fold, each fold's C from an inner k-fold (or C=1 when off); all
+    outer folds x C x inner folds (and every outer refit) in one batch."""
     problems, grid = Problems(len(y), classifier), search_grid(classifier, False, inner_search)
     outer = []
     for tr, te in stratified_folds(y, kfold, seed):
@@ -206,10 +148,11 @@ def batched_nested_cv_accuracy(X, y, kfold=10, seed=1111, inner_search=True, cla
     )
 
 
-def batched_cv_then_test_accuracy(
+def cv_then_test_accuracy(
     X_train, y_train, X_test, y_test, kfold=10, seed=1111, search=True, classifier="batched"
 ):
-    """cv_then_test_accuracy with the k-fold search and every refit in one batch."""
+    """TREC/MRPC: C chosen by k-fold on train, refit on all train, test scored; the search and
+    every refit in one batch."""
     X, y = np.vstack([X_train, X_test]), np.concatenate([y_train, y_test])
     train, test = np.arange(len(y_train)), np.arange(len(y_train), len(y))
     problems, grid = Problems(len(y), classifier), search_grid(classifier, True, search)
@@ -221,11 +164,11 @@ def batched_cv_then_test_accuracy(
     )
 
 
-def batched_dev_then_test_accuracy(
+def dev_then_test_accuracy(
     X_train, y_train, X_dev, y_dev, X_test, y_test, search=True, classifier="batched"
 ):
-    """dev_then_test_accuracy: one fit per value (the dev set also early-stops the torch
-    classifier), chosen on dev, scored on test (SentEval's refit is the same seeded fit)."""
+    """SST-2: one fit per value (the dev set also early-stops the torch classifier), chosen on
+    dev, scored on test (SentEval's refit is the same seeded fit)."""
     X, y = np.vstack([X_train, X_dev, X_test]), np.concatenate([y_train, y_dev, y_test])
     a, b = len(y_train), len(y_train) + len(y_dev)
     problems, grid = Problems(len(y), classifier), search_grid(classifier, False, search)
@@ -317,7 +260,6 @@ def evaluate_task(
             np.array(d["dev"][1]),
             Xte,
             np.array(d["test"][1]),
-            seed,
             inner_search,
             classifier,
         )

@@ -14,9 +14,12 @@ preempted or out of time is requeued by submitit and goes on from there.
 """
 
 import argparse
+import getpass
 import importlib
+import json
 import math
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -27,7 +30,7 @@ from defsent_lite.runtime import cache, config
 DEFSENT_NOTEBOOKS, GAUSSCSE_NOTEBOOKS, PST_NOTEBOOKS = (
     ("10", "11", "12", "13"),
     ("30", "31", "32", "33"),
-    ("21",),
+    ("21", "22", "23", "24", "25"),
 )
 NOTEBOOKS = DEFSENT_NOTEBOOKS + PST_NOTEBOOKS + GAUSSCSE_NOTEBOOKS
 # GPU time of a run: its steps at the host-bound step measured on an H100 with BERT-base
@@ -70,7 +73,7 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
         raise ValueError(
             f"notebook {notebook!r}: the launcher knows the trainings of {', '.join(NOTEBOOKS)}"
         )
-    settings = config.scale(scale)
+    settings, given = config.scale(scale), model
     model = model or settings["model"]
     try:
         preflight.check(notebook, settings["name"], data_dir, [model], log=lambda *a: None)
@@ -87,7 +90,7 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
     if notebook in DEFSENT_NOTEBOOKS:
         return defsent_trainings(notebook, settings, model, variant, data_dir, missing)
     if notebook in PST_NOTEBOOKS:
-        return pst_trainings(notebook, settings, model, variant, data_dir)
+        return pst_trainings(notebook, settings, given, variant)
     return gausscse_trainings(notebook, settings, model, variant, data_dir, missing)
 
 
@@ -95,9 +98,7 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
     """defsent_protocol.final_runs over the three poolings: the rate search's runs (first seed), then
     every seed at the chosen rate (one pinned rate: no search, every seed at once)."""
     from defsent_lite.paper import defsent as paper_defsent
-    from defsent_lite.data import dictionary
     from defsent_lite.repro import defsent_protocol
-    from defsent_lite.runtime import models
 
     base = defsent_protocol.base_config(scale, model, data_dir, variant)
     if missing:
@@ -105,12 +106,7 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         n_train = paper_defsent.TABLE1[(label, "Train")][1]
         dataset = None
     else:
-        dataset = dictionary.defsent_dataset(
-            models.load_tokenizer(model),
-            data_dir,
-            defsent_protocol.variant_settings(variant)["data"],
-            paper_data=base["paper_data"],
-        )
+        dataset = defsent_dataset(model, data_dir, base["paper_data"], variant)
         n_train = len(dataset[0]["train"])
     steps = math.ceil(min(n_train, base["train_max"] or math.inf) / base["batch_size"])
     out = []
@@ -283,69 +279,59 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     return out
 
 
-def pst_trainings(notebook, scale, model, variant, data_dir):
-    """Notebook 21's PST on a: steps x seeds (+ the ICA candidate's seeds at the last step), counted
-    from Table 1's sizes; launched by pst_stages, a step at a time (each step trains against the
-    space its previous step's best encoder builds)."""
-    from defsent_lite.paper import aggregate
-    from defsent_lite.paper import defsentplus as paper_defsentplus
+def pst_configs(notebook, scale, model, variant):
+    """The PST configs a DefSent+ notebook trains (defsentplus_protocol.notebook_configs)."""
     from defsent_lite.repro import defsentplus_protocol
 
-    cfg, _ = defsentplus_protocol.model_pst_config(
-        scale, model, "a", aggregate.reference_model(model)[0], variant=variant
-    )
-    definitions, entries = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][:2]
-    n = (
-        definitions
-        if cfg["max_entries"] is None
-        else round(cfg["max_entries"] * definitions / entries)
-    )
-    steps, out = math.ceil(n / cfg["batch_size"]), []
-    for k, lr in enumerate(cfg["lrs"], 1):
-        spaces = ["plain"] + (["ICA"] if cfg["ica"] and k == len(cfg["lrs"]) else [])
-        out += [
-            Training(
-                notebook,
-                "DefSent+",
-                dict(model=model, step=k, space=space, seed=s, lr=lr, batch=cfg["batch_size"]),
-                steps,
-                waits_for="launched step by step (pst_stages): each step needs the last's best",
-            )
-            for space in spaces
-            for s in cfg["seeds"]
-        ]
+    return defsentplus_protocol.notebook_configs(notebook, config.scale(scale), model, variant)
+
+
+def pst_trainings(notebook, scale, model, variant):
+    """A DefSent+ notebook's PST runs: steps x seeds (+ the ICA candidate's seeds at the last step)
+    of each config, counted from Table 1's sizes; launched by pst_stages, a step at a time (each
+    step trains against the space its previous step's best encoder builds)."""
+    from defsent_lite.paper import defsentplus as paper_defsentplus
+
+    out = []
+    for cfg in pst_configs(notebook, scale["name"], model, variant):
+        sizes = next(v for k, v in paper_defsentplus.TABLE1.items() if k[0] == cfg["dataset"])
+        definitions, entries = sizes[:2]
+        n = (
+            definitions
+            if cfg["max_entries"] is None
+            else cfg["max_entries"] * definitions / entries
+        )
+        steps = math.ceil(round(n) / cfg["batch_size"])
+        for k, lr in enumerate(cfg["lrs"], 1):
+            spaces = ["plain"] + (["ICA"] if cfg["ica"] and k == len(cfg["lrs"]) else [])
+            shown = dict(model=cfg["model"], data=cfg["dataset"], step=k, lr=lr,
+                         batch=cfg["batch_size"])  # fmt: skip
+            out += [
+                Training(notebook, "DefSent+", dict(shown, space=space, seed=s), steps,
+                         waits_for="launched step by step (pst_stages): each needs the last's best")
+                for space in spaces
+                for s in cfg["seeds"]
+            ]  # fmt: skip
     return out
 
 
-def pst_stages(notebook, scale, model, variant, data_dir, workers):
-    """Notebook 21's PST as stages, one per step: a job that builds the step's space and its
-    candidates (from the previous step's best encoder, cached), then up to `workers` jobs that
-    train a share of the seeds each against every candidate (defsentplus_protocol.run_share). A stage starts when
+def pst_stages(notebook, cfg, data_dir, workers):
+    """A PST config as stages, one per step: a job that builds the step's space and its candidates
+    (from the previous step's best encoder, cached), then up to `workers` jobs that train a share
+    of the seeds each against every candidate (defsentplus_protocol.run_share). A stage starts when
     the one before has finished; one worker builds and trains in the same job. With the local
     executor the launching process builds the space itself (launch: built_here)."""
-    from defsent_lite.paper import aggregate
-    from defsent_lite.repro import defsentplus_protocol
-
-    model = model or config.scale(scale)["model"]
-    cfg, _ = defsentplus_protocol.model_pst_config(
-        config.scale(scale), model, "a", aggregate.reference_model(model)[0], variant=variant
-    )
     shares = [s for s in (cfg["seeds"][i::workers] for i in range(workers)) if s]
+    tag = cache.config_key(cfg)[:12]
 
     def job(step, seeds, name):
         call = (
             "defsent_lite.repro.defsentplus_protocol:run_share",
             dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds),
         )
-        return Training(
-            notebook,
-            "DefSent+",
-            dict(model=model, step=step, seeds=seeds),
-            len(seeds),
-            f"pst-{step}-{name}",
-            True,
-            call,
-        )
+        shown = dict(model=cfg["model"], data=cfg["dataset"], step=step, seeds=seeds)
+        return Training(notebook, "DefSent+", shown, len(seeds), f"pst-{tag}-{step}-{name}",
+                        True, call)  # fmt: skip
 
     return [
         (
@@ -358,24 +344,17 @@ def pst_stages(notebook, scale, model, variant, data_dir, workers):
 
 # ---------------------------------------------------------------- what a worker runs
 
-_DATASETS = {}
-
 
 def defsent_dataset(model, data_dir, paper_data, variant):
-    """The DefSent dataset, built once per worker process."""
+    """The DefSent dataset (cached on disk: a worker reads it, it is built once)."""
     from defsent_lite.data import dictionary
     from defsent_lite.repro import defsent_protocol
     from defsent_lite.runtime import models
 
-    key = (model, data_dir, paper_data, variant)
-    if key not in _DATASETS:
-        _DATASETS[key] = dictionary.defsent_dataset(
-            models.load_tokenizer(model),
-            data_dir,
-            defsent_protocol.variant_settings(variant)["data"],
-            paper_data=paper_data,
-        )
-    return _DATASETS[key]
+    data = defsent_protocol.variant_settings(variant)["data"]
+    return dictionary.defsent_dataset(
+        models.load_tokenizer(model), data_dir, data, paper_data=paper_data
+    )
 
 
 def defsent_seed_run(base, pooling, seed, lr, index, data_dir):
@@ -628,6 +607,12 @@ def launch(
             t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log=log)
         ]
         todo = [t for t in listed if t.todo and t.call and t.key not in tried]
+        if kind == "slurm":  # a task still in SLURM's queue is not submitted again
+            waiting = queued_jobs()
+            todo = [t for t in todo if submitted_id(t) not in waiting]
+            if waiting & {submitted_id(t) for t in listed}:
+                log(f"{len(waiting & {submitted_id(t) for t in listed})} training(s) still queued "
+                    "or running on SLURM: left as they are")  # fmt: skip
         if not todo:
             break
         log(f"launching {len(todo)} trainings as {kind} job(s) ({folder})")
@@ -645,11 +630,12 @@ def launch(
         for r in out.failed:
             where = f" (log {r['log']})" if "log" in r else ""
             log(f"FAILED {describe(r)}: {r['error'].strip().splitlines()[-1]}{where}")
-    for notebook in [nb for nb in notebooks if str(nb) in PST_NOTEBOOKS]:
-        for k, (space, shares) in enumerate(
-            pst_stages(notebook, scale, model, variant, data_dir, workers), 1
-        ):
-            log(f"notebook {notebook}: PST step {k} in {len(space) + len(shares)} job(s)")
+    pst = {json.dumps(cfg, sort_keys=True): (nb, cfg) for nb in map(str, notebooks)
+           if nb in PST_NOTEBOOKS for cfg in pst_configs(nb, scale, model, variant)}  # fmt: skip
+    for notebook, cfg in pst.values():  # 21 and 24 train the same: once
+        for k, (space, shares) in enumerate(pst_stages(notebook, cfg, data_dir, workers), 1):
+            log(f"notebook {notebook}: PST on {cfg['dataset']} step {k} in "
+                f"{len(space) + len(shares)} job(s)")  # fmt: skip
             outs = [
                 built_here(jobs)
                 if jobs is space and kind == "local"
@@ -662,10 +648,8 @@ def launch(
                 logs + [f for o in outs for f in o.logs],
             )
             if any(o.failed for o in outs):
-                log(
-                    f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
-                    "best run)"
-                )
+                log(f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
+                    "best run)")  # fmt: skip
                 break
     listed = [
         t
@@ -703,6 +687,23 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
     return counts
 
 
+def submitted_id(t):
+    """The SLURM task last submitted to train `t` (its submitted.txt), else None."""
+    sent = config.cache_dir() / KINDS[t.method] / str(t.key) / SUBMITTED
+    return sent.read_text().strip() if t.key and sent.exists() else None
+
+
+def queued_jobs():
+    """This user's SLURM tasks still queued or running, as "<array>_<task>" ids (squeue; none
+    where there is no SLURM)."""
+    command = ["squeue", "--noheader", "--array", "--user", getpass.getuser(), "--format", "%i"]
+    try:
+        return set(subprocess.run(command, capture_output=True, text=True, timeout=120,
+                                  check=True).stdout.split())  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return set()
+
+
 def mtime(path):
     return path.stat().st_mtime
 
@@ -720,19 +721,10 @@ def summary(listed):
     """Per notebook and method: trainings, how many are cached, steps and estimated GPU-hours."""
     import pandas as pd
 
-    rows = {}
-    for t in listed:
-        row = rows.setdefault(
-            (t.notebook, t.method),
-            dict(trainings=0, cached=0, unknown=0, waiting=0, steps=0, gpu_hours=0.0),
-        )
-        row["trainings"] += 1
-        row["cached"] += t.todo is False
-        row["unknown"] += t.todo is None and not t.waits_for
-        row["waiting"] += bool(t.waits_for)
-        row["steps"] += t.steps
-        row["gpu_hours"] += t.gpu_hours
-    table = pd.DataFrame(rows).T.rename_axis(["notebook", "method"])
+    table = pd.DataFrame([dict(notebook=t.notebook, method=t.method, trainings=1, cached=t.todo is False,
+                               unknown=t.todo is None and not t.waits_for, waiting=bool(t.waits_for),
+                               steps=t.steps, gpu_hours=t.gpu_hours) for t in listed])  # fmt: skip
+    table = table.groupby(["notebook", "method"], sort=False).sum()
     table.loc[("all", ""), :] = table.sum()
     return table.astype({c: int for c in table.columns if c != "gpu_hours"}).round({"gpu_hours": 1})
 
