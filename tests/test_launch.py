@@ -152,13 +152,13 @@ def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(
     listed = cls_runs()
     assert [(t.settings["seed"], t.todo, bool(t.waits_for)) for t in listed] == [
         (0, True, False), (0, True, False), (1, None, True), (2, None, True)]
-    dataset = launch.defsent_dataset(scale["model"], None, False, "official")
+    dataset = defsent_protocol.dataset_of(dict(model=scale["model"], variant="official"))
     for t, mrr in zip(listed[:2], (0.2, 0.1)):   # the search's runs cached: 2^6 wins
         cache.store("defsent", defsent_protocol.run_key(t.call[1]["cfg"], dataset[0]), dict(dev=dict(mrr=mrr)))
     listed = cls_runs()
     assert [t.todo for t in listed[:2]] == [False, False]
     assert [(t.settings["seed"], t.settings["lr"], t.todo) for t in listed[2:]] == [(1, 64e-6, True), (2, 64e-6, True)]
-    assert {t.call[0] for t in listed[2:]} == {"defsent_lite.repro.launch:defsent_seed_run"}
+    assert {t.call[0] for t in listed[2:]} == {"defsent_lite.repro.defsent_protocol:seed_run"}
 
 
 def test_a_worker_runs_with_stand_ins_when_its_launcher_did(monkeypatch):
@@ -248,7 +248,7 @@ def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path,
     assert launch.main(["30", "--executor", "slurm", "--workers", "2"]) == 0
     assert arrays == [[["k0"], ["k1"], ["k2"]]]
     assert (config.cache_dir() / "gausscse" / "k2" / "submitted.txt").read_text() == "4242_0"
-    assert "submitted as array job 4242" in capsys.readouterr().out
+    assert "3 training(s) submitted" in capsys.readouterr().out
 
 
 def test_a_slurm_relaunch_leaves_tasks_still_in_the_queue_and_submits_the_rest(tmp_path, monkeypatch, capsys):
@@ -275,3 +275,47 @@ def test_a_slurm_relaunch_leaves_tasks_still_in_the_queue_and_submits_the_rest(t
     assert "1 training(s) still queued or running on SLURM" in capsys.readouterr().out
     monkeypatch.setattr(launch.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("squeue")))
     assert queued_jobs() == set()   # no SLURM here: nothing is queued
+
+
+def test_pst_on_slurm_submits_its_steps_chained_and_leaves_then_resumes_from_the_first_unfinished(
+        tmp_path, monkeypatch, capsys):
+    """Issue 70: a PST config's steps go to SLURM at once, each step's space job after the last
+    step's shares and its shares after the space (afterok), every cluster option kept; a relaunch
+    leaves a chain still queued, and once step 1's shares have ended well submits from step 2."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DEFSENT_DATA", str(tmp_path / "data"))
+    cfg = dict(model="m", dataset="a", seeds=[0, 1, 2], lrs=[1e-5, 2e-5])
+    monkeypatch.setattr(launch, "pst_configs", lambda *a: [cfg])
+    monkeypatch.setattr(launch, "trainings", lambda *a, **k: [])
+    monkeypatch.setattr(launch, "queued_jobs", lambda: set())
+    sent = []
+
+    class Executor:
+        def __init__(self, slurm):
+            self.slurm = slurm
+
+        def map_array(self, fn, jobs, *rest):
+            array = 100 + len(sent)
+            sent.append(([[key for _, _, key, _ in job] for job in jobs], self.slurm["slurm_additional_parameters"]))
+            return [type("Job", (), {"job_id": f"{array}_{i}"})() for i in range(len(jobs))]
+    script = sbatch_script(tmp_path, monkeypatch, ["--sbatch", "dependency=afterok:100"])
+    assert "#SBATCH --dependency=afterok:100\n" in script   # what SLURM is told
+    monkeypatch.setattr(launch, "executors", lambda kind, workers, folder, slurm=None, *a: [Executor(slurm)])
+    argv = ["21", "--executor", "slurm", "--workers", "2", "--sbatch", "constraint=h100"]
+    assert launch.main(argv) == 0
+    tag = launch.pst_tag(cfg, None)
+    assert [keys for keys, _ in sent] == [[[f"{tag}-1-space"]], [[f"{tag}-1-0"], [f"{tag}-1-1"]],
+                                          [[f"{tag}-2-space"]], [[f"{tag}-2-0"], [f"{tag}-2-1"]]]
+    assert [extra for _, extra in sent] == [{"constraint": "h100"}] + [
+        {"constraint": "h100", "dependency": f"afterok:{a}"} for a in (100, 101, 102)]
+    assert "steps 1-2: 6 task(s), each step after the one before" in capsys.readouterr().out
+    monkeypatch.setattr(launch, "queued_jobs", lambda: {"102_0"})   # the chain still waits
+    assert launch.main(argv) == 0 and len(sent) == 4
+    for share in ("1-0", "1-1"):   # step 1 ended well
+        launch.note("defsentplus", f"{tag}-{share}", launch.DONE, "now")
+    monkeypatch.setattr(launch, "queued_jobs", lambda: set())
+    del sent[:]
+    assert launch.main(argv) == 0
+    assert [keys for keys, _ in sent] == [[[f"{tag}-2-space"]], [[f"{tag}-2-0"], [f"{tag}-2-1"]]]
+    assert [extra for _, extra in sent] == [{"constraint": "h100"}, {"constraint": "h100", "dependency": "afterok:100"}]
+    assert "steps 2-2" in capsys.readouterr().out

@@ -8,9 +8,8 @@
 One table, printed and written as JSON with --out DIR:
 - DefSent and GaussCSE training at the papers' batch 16 with a full-size BERT-base architecture
   (the hub's bert-base-uncased when it is in the local cache, else random weights, and the table
-  says so), a fixed number of steps: steps/s of train.train against the loop it replaced (the
-  losses read on the host after every step, the optimizer not fused), and against batches
-  tokenised before the loop; the plan's estimate (plans.measure, what every plan prints) beside
+  says so), a fixed number of steps: steps/s of train.train, and with batches tokenised before
+  the loop; the plan's estimate (plans.measure, what every plan prints) beside
   the measured time of the same steps; on a GPU (or with --compile) the step with the encoder
   under torch.compile (DEFSENT_COMPILE=1, reduce-overhead; --compile-modes for others), after
   a pass that compiles (about 130 s a model on an H100).
@@ -27,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -77,21 +75,6 @@ def sync():
         torch.cuda.synchronize()
 
 
-@contextmanager
-def loop_before_issue_44():
-    """train.train as it was: the losses read on the host after every step, Adam/AdamW unfused."""
-    read_every, make = train.LOSS_READ_EVERY_ACCELERATOR, train.make_optimizer
-
-    def unfused(params, name, lr, weight_decay, eps=1e-8):
-        opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[name]
-        return opt([p for p in params if p.requires_grad], lr=lr, weight_decay=weight_decay, eps=eps)
-    train.LOSS_READ_EVERY_ACCELERATOR, train.make_optimizer = 1, unfused
-    try:
-        yield
-    finally:
-        train.LOSS_READ_EVERY_ACCELERATOR, train.make_optimizer = read_every, make
-
-
 def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
     """Seconds of train.train over `batches` (lr tiny: the timing, not the weights, matters)."""
     sync()
@@ -103,18 +86,16 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
 
 def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None,
                   modes=("reduce-overhead",), runs_prepared=False, tokenizer=None, texts=None):
-    """steps/s of the current loop, the loop before issue 44, and batches tokenised before the
-    loop (prepare(batches) -> the prepared batches, its seconds in the row), each timed after one
-    untimed pass over the same batches (every padded shape seen once: allocator and kernels warm
-    for all three); the plan's estimate beside the warm time. loss_fn takes either kind of batch.
+    """steps/s of the loop, and with batches tokenised before it (prepare(batches) -> the prepared
+    batches, its seconds in the row), each timed after one untimed pass over the same batches
+    (every padded shape seen once: allocator and kernels warm for both); the plan's estimate
+    beside the warm time. loss_fn takes either kind of batch.
     encoder: also time the loop with it compiled (compiled_row) in each torch.compile mode of
     `modes`, last, on the batches the package's runs train on (prepared if runs_prepared).
     tokenizer, texts(batch) -> its sentences: the plan's warm-up steps through a spread of the
     batches (plans.spread_batches), as every plan does."""
     steps = len(raw_batches)
     cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
-    with loop_before_issue_44():
-        before = timed_training(model, loss_fn, raw_batches, params, optimizer)
     ours = timed_training(model, loss_fn, raw_batches, params, optimizer)
     t0 = time.perf_counter()
     prepared = prepare(raw_batches)
@@ -126,8 +107,7 @@ def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimize
     compiled = [] if encoder is None else [compiled_row(method, model, loss_fn, runs, params, optimizer, mode)
                                           for mode in modes]
     return [
-        dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours,
-             baseline=steps / before, ratio=before / ours, baseline_is="the loop before issue 44 (a host read each step, unfused optimizer)"),
+        dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours),
         dict(what=f"{method} training, batch 16, tokenised before the loop", measure="steps/s", value=steps / pre,
              baseline=steps / ours, ratio=ours / pre,
              baseline_is=f"tokenised in the loop; tokenising all {steps} batches before it took {prepare_s:.2f} s"

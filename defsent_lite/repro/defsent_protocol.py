@@ -292,12 +292,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     returned with path None.
     """
     checks.rate(cfg["lr"], "DefSent lr")  # before a message formats it
-    dataset = dataset or dictionary.defsent_dataset(
-        models.load_tokenizer(cfg["model"]),
-        data_dir,
-        variant_settings(cfg["variant"])["data"],
-        paper_data=cfg.get("paper_data", False),
-    )
+    dataset = dataset or dataset_of(cfg, data_dir)
     if dataset[1].get("prep") != run_settings(cfg)["data"]:
         raise ValueError(
             f"DefSent variant {cfg['variant']!r} trains on data prepared as "
@@ -317,6 +312,15 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
         entry.result,
         path=str(entry.folder / "model") if entry.folder else None,
         key=cache.config_key(key),
+    )
+
+
+def dataset_of(cfg, data_dir=None):
+    """dictionary.defsent_dataset as cfg's model, variant and data ask (cached)."""
+    data = variant_settings(cfg["variant"])["data"]
+    tokenizer = models.load_tokenizer(cfg["model"])
+    return dictionary.defsent_dataset(
+        tokenizer, data_dir, data, paper_data=cfg.get("paper_data", False)
     )
 
 
@@ -421,13 +425,7 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     STS and SentEval (`base["scoring"]`, cached by run key) right after training, then its
     checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
-    if dataset is None:
-        dataset = dictionary.defsent_dataset(
-            models.load_tokenizer(base["model"]),
-            data_dir,
-            variant_settings(base["variant"])["data"],
-            paper_data=base.get("paper_data", False),
-        )
+    dataset = dataset or dataset_of(base, data_dir)
     best_x, search = lr_search(
         dict(base, pooling=pooling, seed=seeds[0]),
         lr_exponents(xs, base["model"], pooling),
@@ -439,9 +437,10 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
     )
 
 
-def seed_run(base, pooling, seed, lr, index, dataset):
+def seed_run(base, pooling, seed, lr, index, dataset=None, data_dir=None):
     """final_runs' training of its `index`-th seed: the first keeps its checkpoint (notebooks 13
     and 22 load it), every later one is scored and its checkpoint dropped (scored_run)."""
+    dataset = dataset or dataset_of(base, data_dir)
     if index == 0:
         return run(dict(base, pooling=pooling, seed=seed, lr=lr), dataset)
     return scored_run(seed_config(base, pooling, seed, lr, index), dataset)

@@ -106,7 +106,7 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         n_train = paper_defsent.TABLE1[(label, "Train")][1]
         dataset = None
     else:
-        dataset = defsent_dataset(model, data_dir, base["paper_data"], variant)
+        dataset = defsent_protocol.dataset_of(base, data_dir)
         n_train = len(dataset[0]["train"])
     steps = math.ceil(min(n_train, base["train_max"] or math.inf) / base["batch_size"])
     out = []
@@ -120,8 +120,13 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
             cfg = dict(base, pooling=pooling, seed=seeds[0], lr=defsent_protocol.lr_grid([x])[x])
             out.append(
                 defsent_training(
-                    notebook, cfg, steps, dataset, "search_run", dict(cfg=cfg, data_dir=data_dir)
-                )
+                    notebook,
+                    cfg,
+                    steps,
+                    dataset,
+                    "run",
+                    dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False),
+                )  # fmt: skip
             )
         best = xs[0] if not searched else chosen_rate(base, pooling, seeds[0], xs, dataset)
         # pinned: every seed at once; searched: the best rate's run is the first seed's, the later
@@ -208,7 +213,7 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
         )
     else:
         todo = defsent_protocol.needs_training(cfg, dataset[0], need_checkpoint=False)
-    call = (f"defsent_lite.repro.launch:defsent_{function}", kwargs)
+    call = (f"defsent_lite.repro.defsent_protocol:{function}", kwargs)
     return Training(notebook, "DefSent", shown, steps, key, todo, call)
 
 
@@ -320,9 +325,9 @@ def pst_stages(notebook, cfg, data_dir, workers):
     (from the previous step's best encoder, cached), then up to `workers` jobs that train a share
     of the seeds each against every candidate (defsentplus_protocol.run_share). A stage starts when
     the one before has finished; one worker builds and trains in the same job. With the local
-    executor the launching process builds the space itself (launch: built_here)."""
+    executor the launching process builds the space itself (launch)."""
     shares = [s for s in (cfg["seeds"][i::workers] for i in range(workers)) if s]
-    tag = cache.config_key(cfg)[:12]
+    tag = pst_tag(cfg, data_dir)
 
     def job(step, seeds, name):
         call = (
@@ -330,7 +335,7 @@ def pst_stages(notebook, cfg, data_dir, workers):
             dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds),
         )
         shown = dict(model=cfg["model"], data=cfg["dataset"], step=step, seeds=seeds)
-        return Training(notebook, "DefSent+", shown, len(seeds), f"pst-{tag}-{step}-{name}",
+        return Training(notebook, "DefSent+", shown, len(seeds), f"{tag}-{step}-{name}",
                         True, call)  # fmt: skip
 
     return [
@@ -342,36 +347,20 @@ def pst_stages(notebook, cfg, data_dir, workers):
     ]
 
 
-# ---------------------------------------------------------------- what a worker runs
-
-
-def defsent_dataset(model, data_dir, paper_data, variant):
-    """The DefSent dataset (cached on disk: a worker reads it, it is built once)."""
-    from defsent_lite.data import dictionary
-    from defsent_lite.repro import defsent_protocol
-    from defsent_lite.runtime import models
-
-    data = defsent_protocol.variant_settings(variant)["data"]
-    return dictionary.defsent_dataset(
-        models.load_tokenizer(model), data_dir, data, paper_data=paper_data
+def pst_tag(cfg, data_dir):
+    """The name a PST config's jobs go by in the cache: its config, the code and the dictionary
+    data (a job's done.txt stands for this code on this data only)."""
+    return (
+        "pst-" + cache.config_key(dict(cfg, data=cache.data_identity(data_dir, "dictionary")))[:12]
     )
 
 
-def defsent_seed_run(base, pooling, seed, lr, index, data_dir):
-    """defsent_protocol.seed_run, as final_runs runs it (the first seed keeps its checkpoint)."""
-    from defsent_lite.repro import defsent_protocol
-
-    dataset = defsent_dataset(base["model"], data_dir, base["paper_data"], base["variant"])
-    return defsent_protocol.seed_run(base, pooling, seed, lr, index, dataset)
+def finished(stage):
+    """Whether every share of a PST stage ended well (each job's done.txt)."""
+    return all((config.cache_dir() / "defsentplus" / t.key / DONE).exists() for t in stage[1])
 
 
-def defsent_search_run(cfg, data_dir):
-    """One rate of defsent_protocol.lr_search (its checkpoint stays until the notebook's search drops
-    it)."""
-    from defsent_lite.repro import defsent_protocol
-
-    dataset = defsent_dataset(cfg["model"], data_dir, cfg["paper_data"], cfg["variant"])
-    return defsent_protocol.run(cfg, dataset, need_checkpoint=False)
+# ---------------------------------------------------------------- what a worker runs
 
 
 def busy_elsewhere(kind, key):
@@ -385,6 +374,8 @@ def busy_elsewhere(kind, key):
 
 FAILED = "failed.txt"  # beside a run's entry: the traceback of its last failed training
 SUBMITTED = "submitted.txt"  # beside it too: the SLURM task last submitted to train it
+DONE = "done.txt"  # ... and when its last training ended well
+CHAIN = "chain.txt"  # beside a PST config's jobs: the SLURM tasks of its steps, last submitted
 KINDS = {"DefSent": "defsent", "DefSent+": "defsentplus", "GaussCSE": "gausscse"}  # cache kinds
 
 
@@ -412,11 +403,11 @@ def work(jobs, threads=None, standins=False):
             getattr(importlib.import_module(module), function)(**kwargs)
             records.append(dict(label, status="trained", seconds=time.time() - start))
             failed.unlink(missing_ok=True)
+            note(kind, key, DONE, time.strftime("%Y-%m-%d %H:%M:%S"))
         except Exception:
             print(f"FAILED {label}", file=sys.stderr)
             traceback.print_exc()
-            failed.parent.mkdir(parents=True, exist_ok=True)
-            cache.atomic_write_text(failed, traceback.format_exc())
+            note(kind, key, FAILED, traceback.format_exc())
             records.append(
                 dict(
                     label,
@@ -579,12 +570,6 @@ def collect(started):
     return Outcome(records, logs)
 
 
-def built_here(space):
-    """A PST step's space job run by the launching process itself (local executor: the same
-    machine, its imports already paid), before the workers train the step's seeds against it."""
-    return Outcome(work(job_inputs(space), standins=config.standins_enabled()), [])
-
-
 def launch(
     notebooks,
     scale=None,
@@ -598,47 +583,36 @@ def launch(
     timeout_min=4 * 60,
     log=print,
 ):
-    """List the notebooks' trainings, submit the missing ones, and repeat while a round unlocks more
-    (DefSent's seeds wait for its rate search when rates are searched). On SLURM, submit the
-    first round and return (run again for the next). Returns the Outcome."""
+    """List the notebooks' trainings, run the missing ones, and repeat while a round unlocks more
+    (DefSent's seeds wait for its rate search when rates are searched); then PST a step at a time.
+    On SLURM, submit and return (`submit`). Returns the Outcome."""
+    pst = {json.dumps(cfg, sort_keys=True): (nb, cfg) for nb in map(str, notebooks)
+           if nb in PST_NOTEBOOKS for cfg in pst_configs(nb, scale, model, variant)}  # fmt: skip
+    if kind == "slurm":
+        args = (scale, data_dir, model, variant, workers, folder, slurm, timeout_min, log)
+        return submit(notebooks, pst.values(), *args)
     records, logs, tried = [], [], set()
     while True:
         listed = [
             t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log=log)
         ]
         todo = [t for t in listed if t.todo and t.call and t.key not in tried]
-        if kind == "slurm":  # a task still in SLURM's queue is not submitted again
-            waiting = queued_jobs()
-            todo = [t for t in todo if submitted_id(t) not in waiting]
-            if waiting & {submitted_id(t) for t in listed}:
-                log(f"{len(waiting & {submitted_id(t) for t in listed})} training(s) still queued "
-                    "or running on SLURM: left as they are")  # fmt: skip
         if not todo:
             break
         log(f"launching {len(todo)} trainings as {kind} job(s) ({folder})")
-        if kind == "slurm":  # submit and leave: --status says how they go
-            jobs = start(todo, kind, workers, folder, slurm, timeout_min)
-            for job, (t,) in jobs:  # what --status says of it until it runs
-                (config.cache_dir() / KINDS[t.method] / t.key).mkdir(parents=True, exist_ok=True)
-                (config.cache_dir() / KINDS[t.method] / t.key / SUBMITTED).write_text(job.job_id)
-            log(f"submitted as array job {jobs[0][0].job_id.split('_')[0]}; the same command "
-                "with --status shows them, without it submits what is still missing")  # fmt: skip
-            return Outcome([], [], 0)
         out = collect(start(todo, kind, workers, folder, slurm, timeout_min))
         tried |= {t.key for t in todo}
         records, logs = records + out.records, logs + out.logs
         for r in out.failed:
             where = f" (log {r['log']})" if "log" in r else ""
             log(f"FAILED {describe(r)}: {r['error'].strip().splitlines()[-1]}{where}")
-    pst = {json.dumps(cfg, sort_keys=True): (nb, cfg) for nb in map(str, notebooks)
-           if nb in PST_NOTEBOOKS for cfg in pst_configs(nb, scale, model, variant)}  # fmt: skip
     for notebook, cfg in pst.values():  # 21 and 24 train the same: once
         for k, (space, shares) in enumerate(pst_stages(notebook, cfg, data_dir, workers), 1):
             log(f"notebook {notebook}: PST on {cfg['dataset']} step {k} in "
                 f"{len(space) + len(shares)} job(s)")  # fmt: skip
-            outs = [
-                built_here(jobs)
-                if jobs is space and kind == "local"
+            outs = [  # the space built by this process (the same machine, its imports paid)
+                Outcome(work(job_inputs(jobs), standins=config.standins_enabled()), [])
+                if jobs is space
                 else collect(start(jobs, kind, len(jobs), folder, slurm, timeout_min))
                 for jobs in (space, shares)
                 if jobs
@@ -667,6 +641,39 @@ def launch(
     return outcome
 
 
+def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slurm, timeout, log):
+    """SLURM, submit and leave: each missing training not still in the queue as an array task of
+    its own, and each PST config's steps from its first unfinished one as array jobs that start
+    once the one before has ended well (afterok). --status says how they go; the same command
+    again submits what is missing and not queued. Returns an empty Outcome."""
+    waiting = queued_jobs()
+    listed = [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]
+    todo = [t for t in listed if t.todo and t.call and submitted_id(t) not in waiting]
+    if waiting & {submitted_id(t) for t in listed}:
+        log(f"{len(waiting & {submitted_id(t) for t in listed})} training(s) still queued or "
+            "running on SLURM: left as they are")  # fmt: skip
+    for job, (t,) in start(todo, "slurm", workers, folder, slurm, timeout) if todo else []:
+        note(KINDS[t.method], t.key, SUBMITTED, job.job_id)  # what --status says until it runs
+    for notebook, cfg in pst:
+        stages = [st for st in pst_stages(notebook, cfg, data_dir, workers) if not finished(st)]
+        chain = config.cache_dir() / "defsentplus" / pst_tag(cfg, data_dir) / CHAIN
+        if not stages or chain.exists() and waiting & set(chain.read_text().split()):
+            continue  # PST done, or its chain still queued or running
+        ids, after = [], None
+        for jobs in [jobs for stage in stages for jobs in stage if jobs]:
+            extra = dict((slurm or {}).get("slurm_additional_parameters") or {})
+            extra.update({"dependency": f"afterok:{after}"} if after else {})
+            options = dict(slurm or {}, slurm_additional_parameters=extra)
+            started = start(jobs, "slurm", len(jobs), folder, options, timeout)
+            after, ids = started[0][0].job_id.split("_")[0], ids + [j.job_id for j, _ in started]
+        note("defsentplus", pst_tag(cfg, data_dir), CHAIN, "\n".join(ids))
+        log(f"notebook {notebook}: PST on {cfg['dataset']}, steps {len(cfg['lrs']) - len(stages) + 1}"
+            f"-{len(cfg['lrs'])}: {len(ids)} task(s), each step after the one before")  # fmt: skip
+    log(f"{len(todo)} training(s) submitted; the same command with --status shows them, without "
+        "it submits what is still missing")  # fmt: skip
+    return Outcome([], [], 0)
+
+
 def status(notebooks, scale=None, data_dir=None, model=None, variant="official", log=print):
     """Each notebook's trainings as the cache holds them: done, running (a live writer), failed
     (with the failure's last line), submitted (to SLURM, not started: pending, or its task died
@@ -675,7 +682,9 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
     for t in [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]:
         kind = KINDS[t.method]
         failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
-        failed_last = failed.exists() and (not sent.exists() or mtime(failed) >= mtime(sent))
+        failed_last = failed.exists() and (
+            not sent.exists() or failed.stat().st_mtime >= sent.stat().st_mtime
+        )
         state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
                  else "failed" if t.key and failed_last else "submitted" if t.key and sent.exists()
                  else "missing")  # fmt: skip
@@ -685,6 +694,13 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
                 f"{failed.read_text().strip().splitlines()[-1]} ({failed})")  # fmt: skip
     log(", ".join(f"{n} {state}" for state, n in counts.items()))
     return counts
+
+
+def note(kind, key, name, text):
+    """Write `name` beside the cache entry `key` of `kind` (what --status and a relaunch read)."""
+    path = config.cache_dir() / kind / key / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cache.atomic_write_text(path, text)
 
 
 def submitted_id(t):
@@ -704,10 +720,6 @@ def queued_jobs():
         return set()
 
 
-def mtime(path):
-    return path.stat().st_mtime
-
-
 def describe(label):
     return ", ".join(
         f"{k} {v}" for k, v in label.items() if k not in ("status", "error", "seconds", "log")
@@ -721,9 +733,18 @@ def summary(listed):
     """Per notebook and method: trainings, how many are cached, steps and estimated GPU-hours."""
     import pandas as pd
 
-    table = pd.DataFrame([dict(notebook=t.notebook, method=t.method, trainings=1, cached=t.todo is False,
-                               unknown=t.todo is None and not t.waits_for, waiting=bool(t.waits_for),
-                               steps=t.steps, gpu_hours=t.gpu_hours) for t in listed])  # fmt: skip
+    columns = [
+        "notebook",
+        "method",
+        "trainings",
+        "cached",
+        "unknown",
+        "waiting",
+        "steps",
+        "gpu_hours",
+    ]
+    table = pd.DataFrame([(t.notebook, t.method, 1, t.todo is False, t.todo is None and not t.waits_for,
+                           bool(t.waits_for), t.steps, t.gpu_hours) for t in listed], columns=columns)  # fmt: skip
     table = table.groupby(["notebook", "method"], sort=False).sum()
     table.loc[("all", ""), :] = table.sum()
     return table.astype({c: int for c in table.columns if c != "gpu_hours"}).round({"gpu_hours": 1})
