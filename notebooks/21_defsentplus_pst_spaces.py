@@ -404,12 +404,15 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_protoc
               for st in steps}).round(2)
 
 # %% [markdown]
-# ## The entry space at each step (Figure 1: SVD; Figure 2: whitened PCA; Figure 7)
+# ## The entry space at each step (Figures 1-2, 4-7 for one model)
 # Each column is the space *used for* that step's training, built by the previous step's
 # best encoder (step 1: the original model); the last column is the space the final encoder
-# builds for one more Training (Figure 7 shows it after the 3rd). The dotted circle has
-# radius 2 (two standard deviations of a whitened axis). With `MODEL` set to BERT-large or a
-# RoBERTa the same cell draws that model's columns of Figures 4-6; with a data-augmented
+# builds for one more Training (Figure 7 shows it after the 3rd). The top row is the SVD view of
+# Figures 1 and 4 (Figure 4: the paper's four models' PST streamlines), the bottom row the whitened
+# PCA of Figures 2, 5 and 6; the dotted circle has radius 2 (two standard deviations of a
+# whitened axis). The figure's title names the model: at the smoke scale the offline stand-in,
+# whose spaces are not the paper's. With `MODEL` set to BERT-base, BERT-large or a RoBERTa this
+# cell draws that model's column of Figure 4 and its panels of Figures 5-6; with a data-augmented
 # checkpoint (`princeton-nlp/unsup-simcse-...`), Figure 8's.
 
 # %%
@@ -417,7 +420,9 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_protoc
 following = defsentplus_protocol.following_space_views(steps, cfg, DATA_ROOT)
 views = {f"for {st['step']}. Training": st["views"] for st in steps}
 views[f"for {len(steps) + 1}. Training (Fig. 7, not run)"] = following
-space_fig = plots.entry_space_views(list(views.values()), list(views))
+who = "the paper's model" if aggregate.comparable(MODEL, scale) else "a stand-in, not the paper's"
+space_fig = plots.entry_space_views(list(views.values()), list(views),
+                                    heading=f"{MODEL.split('/')[-1]} ({who}): PST on {DATASET}")
 
 # %%
 pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()},

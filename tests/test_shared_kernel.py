@@ -45,3 +45,18 @@ def test_a_notebook_in_the_shared_kernel_starts_clean(tmp_path, monkeypatch):
     assert f"False two {tmp_path / 'b'}" in text, text
     assert "%reset" not in text   # the reset cell is not written with the notebook
     assert os.environ["SHARED_KERNEL_PROBE"] == "two"
+
+
+def test_a_stored_run_keeps_the_cell_metadata_the_py_leaves_out(tmp_path):
+    """A cell's `tolerance` lives in the .ipynb only (the .py's header filters it out): re-running
+    the stored notebook from its .py keeps it (it was dropped, and nbval then compared exactly)."""
+    import jupytext
+    py = tmp_path / "n.py"
+    py.write_text('# ---\n# jupyter:\n#   jupytext:\n#     cell_metadata_filter: tags,-tolerance\n# ---\n\n'
+                  '# %%\nprint(0.5)\n')
+    nb = jupytext.read(py)
+    nb.cells[0].metadata["tolerance"] = "fraction"
+    jupytext.write(nb, tmp_path / "n.ipynb")
+    stored, _ = run_notebooks.run(py, timeout=120)
+    cell = jupytext.read(stored).cells[0]
+    assert cell.metadata.get("tolerance") == "fraction" and cell.outputs[0]["text"] == "0.5\n"

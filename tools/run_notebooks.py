@@ -36,10 +36,13 @@ def run(py_path, timeout=None, out=None, parameters="", kernel=None):
     kernel: a SharedKernel to run in (default: a fresh kernel, as a reader's)."""
     import jupytext
     import nbformat
+    from jupytext.combine import combine_inputs_with_outputs
     from nbclient import NotebookClient
 
-    nb_path = Path(out) if out else py_path.with_suffix(".ipynb")
-    nb = jupytext.read(py_path)
+    nb_path, stored = Path(out) if out else py_path.with_suffix(".ipynb"), py_path.with_suffix(".ipynb")
+    # the cell metadata the .py leaves out (a cell's `tolerance`) kept from the stored notebook
+    nb = (combine_inputs_with_outputs(jupytext.read(py_path), jupytext.read(stored)) if stored.exists()
+          else jupytext.read(py_path))
     if parameters:
         cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         cell.source += "\n" + parameters

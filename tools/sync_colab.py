@@ -69,16 +69,10 @@ def synced_readme(text, repository=colab.REPOSITORY):
 
 def out_of_date(repository=colab.REPOSITORY):
     """{path: synced text} for every notebook .py and README.md that differs from its synced form."""
-    out = {}
-    for py in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")):
-        text = py.read_text()
-        new = synced_notebook(text, py.with_suffix(".ipynb").name, repository)
-        if new != text:
-            out[py] = new
-    text = README.read_text()
-    if synced_readme(text, repository) != text:
-        out[README] = synced_readme(text, repository)
-    return out
+    texts = {path: path.read_text() for path in [*sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")), README]}
+    synced = {path: synced_readme(text, repository) if path == README
+              else synced_notebook(text, path.with_suffix(".ipynb").name, repository) for path, text in texts.items()}
+    return {path: text for path, text in synced.items() if text != texts[path]}
 
 
 def main(argv=None):

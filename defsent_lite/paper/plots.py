@@ -61,9 +61,9 @@ def save_ours_minus_paper(table, columns, what, model, reference, name, /, unit=
 # ---------------------------------------------------------------- the methods at work
 
 
-def entry_space_views(views, titles, kinds=("svd", "pca_whitened")):
-    """DefSent+ Figures 1-2: one column per entry space, rows = 2-d SVD (uncentered) and whitened
-    PCA."""
+def entry_space_views(views, titles, kinds=("svd", "pca_whitened"), heading=None):
+    """DefSent+ Figures 1-2 and 4-8: one column per entry space, rows = 2-d SVD (uncentered) and
+    whitened PCA; `heading` above them (the model, and whether it stands in for the paper's)."""
     labels = {"svd": "SVD (uncentered)", "pca_whitened": "PCA, whitened"}
     fig, axes = plt.subplots(
         len(kinds), len(views), figsize=(3.2 * len(views), 3.0 * len(kinds)), squeeze=False
@@ -77,6 +77,8 @@ def entry_space_views(views, titles, kinds=("svd", "pca_whitened")):
             if kind == "pca_whitened":
                 ax.add_patch(plt.Circle((0, 0), 2.0, fill=False, ls=":", color="k"))  # 2 sd
                 ax.set_aspect("equal", "datalim")
+    if heading:
+        fig.suptitle(heading, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -682,12 +682,10 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
     for t in [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]:
         kind = KINDS[t.method]
         failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
-        failed_last = failed.exists() and (
-            not sent.exists() or failed.stat().st_mtime >= sent.stat().st_mtime
-        )
         state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
-                 else "failed" if t.key and failed_last else "submitted" if t.key and sent.exists()
-                 else "missing")  # fmt: skip
+                 else "failed" if t.key and failed.exists() and (not sent.exists() or
+                                                                 failed.stat().st_mtime >= sent.stat().st_mtime)
+                 else "submitted" if t.key and sent.exists() else "missing")  # fmt: skip
         counts[state] += 1
         if state == "failed":
             log(f"failed: notebook {t.notebook} {describe(t.settings)}: "
