@@ -12,6 +12,7 @@ in headless Chromium. Install with `pip install -e ".[docs]"`.
 """
 import argparse
 import html
+import posixpath
 import re
 import shutil
 import sys
@@ -64,13 +65,11 @@ def doc_pages():
     listed = re.findall(r"`docs/([\w-]+)\.md`", readme)
     docs = sorted((ROOT / "docs").glob("*.md"),
                   key=lambda p: (listed.index(p.stem) if p.stem in listed else len(listed), p.stem))
-    pages = [dict(kind="markdown", name="index", source=ROOT / "README.md", title="Home",
-                  group="Start here", file="index.html")]
-    for path in docs:
-        text = path.read_text(encoding="utf-8")
-        pages.append(dict(kind="markdown", name=path.stem, source=path, group="Documents",
-                          title=heading(text, path.stem), file=f"{path.stem}.html"))
-    return pages
+    return [dict(kind="markdown", name="index", source=ROOT / "README.md", title="Home",
+                 group="Start here", file="index.html")] + [
+        dict(kind="markdown", name=path.stem, source=path, group="Documents",
+             title=heading(path.read_text(encoding="utf-8"), path.stem), file=f"{path.stem}.html")
+        for path in docs]
 
 
 def nav(pages, current):
@@ -155,8 +154,9 @@ def rewrite_links(text, source, pages_by_source):
         if re.match(r"^([a-z][a-z0-9+.-]*:|#|//|_static/|_sources/)", value, flags=re.I) or \
                 value.split("#")[0] in site_files:     # the site's own: absolute, or written here
             return match.group(0)
-        repo_path = Path(*(base / value.split("#")[0]).parts).as_posix()
-        repo_path = _normalise(repo_path) + ("#" + value.split("#", 1)[1] if "#" in value else "")
+        # relative to the repository, never above its root
+        repo_path = re.sub(r"^(\.\./)+", "", posixpath.normpath((base / value.split("#")[0]).as_posix()))
+        repo_path += "#" + value.split("#", 1)[1] if "#" in value else ""
         return f'{name}="{html.escape(site_target(repo_path, pages_by_source))}"'
 
     text = re.sub(r'\b(href|src)="([^"]*)"', attribute, text)
@@ -171,16 +171,6 @@ def rewrite_links(text, source, pages_by_source):
     # <code> not already inside a link: docs/x.md, README.md, a notebook's name
     return re.sub(r'(?<!">)<code>((?:docs/[\w-]+\.md|README\.md|\d\d_\w+(?:\.ipynb|\.py)?))</code>'
                   r'(?!</a>)', code, text)
-
-
-def _normalise(path):
-    parts = []
-    for part in path.split("/"):
-        if part == "..":
-            parts = parts[:-1]
-        elif part not in ("", "."):
-            parts.append(part)
-    return "/".join(parts)
 
 
 def render(page, exporter, pages, pages_by_source):
