@@ -304,18 +304,21 @@ def test_pst_on_slurm_submits_its_steps_chained_and_leaves_then_resumes_from_the
     argv = ["21", "--executor", "slurm", "--workers", "2", "--sbatch", "constraint=h100"]
     assert launch.main(argv) == 0
     tag = launch.pst_tag(cfg, None)
-    assert [keys for keys, _ in sent] == [[[f"{tag}-1-space"]], [[f"{tag}-1-0"], [f"{tag}-1-1"]],
-                                          [[f"{tag}-2-space"]], [[f"{tag}-2-0"], [f"{tag}-2-1"]]]
+    assert [keys for keys, _ in sent] == [stage for k in (1, 2) for stage in (
+        [[f"{tag}-{k}-space"]], [[f"{tag}-{k}-seed{s}"] for s in (0, 1, 2)])]   # a space job, then a task a seed
     assert [extra for _, extra in sent] == [{"constraint": "h100"}] + [
         {"constraint": "h100", "dependency": f"afterok:{a}"} for a in (100, 101, 102)]
-    assert "steps 1-2: 6 task(s), each step after the one before" in capsys.readouterr().out
+    assert "steps 1-2: 8 task(s), each step after the one before" in capsys.readouterr().out
+    assert launch.status(["21"], log=lambda *a: None) == dict(done=0, running=0, failed=0, submitted=8, missing=0)
     monkeypatch.setattr(launch, "queued_jobs", lambda: {"102_0"})   # the chain still waits
     assert launch.main(argv) == 0 and len(sent) == 4
-    for share in ("1-0", "1-1"):   # step 1 ended well
-        launch.note("defsentplus", f"{tag}-{share}", launch.DONE, "now")
+    for seed in (0, 1, 2):   # step 1's seeds ended well, one of step 2's failed
+        launch.note("defsentplus", f"{tag}-1-seed{seed}", launch.DONE, "now")
+    launch.work([(dict(step=2), "defsentplus", f"{tag}-2-seed1", ("defsent_lite.checks:count", dict(value=-1, name="steps")))])
+    assert launch.status(["21"], log=lambda *a: None) == dict(done=3, running=0, failed=1, submitted=4, missing=0)
     monkeypatch.setattr(launch, "queued_jobs", lambda: set())
     del sent[:]
     assert launch.main(argv) == 0
-    assert [keys for keys, _ in sent] == [[[f"{tag}-2-space"]], [[f"{tag}-2-0"], [f"{tag}-2-1"]]]
+    assert [keys for keys, _ in sent] == [[[f"{tag}-2-space"]], [[f"{tag}-2-seed{s}"] for s in (0, 1, 2)]]
     assert [extra for _, extra in sent] == [{"constraint": "h100"}, {"constraint": "h100", "dependency": "afterok:100"}]
     assert "steps 2-2" in capsys.readouterr().out

@@ -320,31 +320,29 @@ def pst_trainings(notebook, scale, model, variant):
     return out
 
 
-def pst_stages(notebook, cfg, data_dir, workers):
+def pst_stages(notebook, cfg, data_dir):
     """A PST config as stages, one per step: a job that builds the step's space and its candidates
-    (from the previous step's best encoder, cached), then up to `workers` jobs that train a share
-    of the seeds each against every candidate (defsentplus_protocol.run_share). A stage starts when
-    the one before has finished; one worker builds and trains in the same job. With the local
-    executor the launching process builds the space itself (launch)."""
-    shares = [s for s in (cfg["seeds"][i::workers] for i in range(workers)) if s]
+    (from the previous step's best encoder, cached), then a job per seed that trains it against
+    every candidate (defsentplus_protocol.run_share), each marked done by its done.txt. A stage
+    starts when the one before has finished. With the local executor the launching process builds
+    the space itself and the seeds' jobs share the workers (launch)."""
     tag = pst_tag(cfg, data_dir)
 
     def job(step, seeds, name):
-        call = (
-            "defsent_lite.repro.defsentplus_protocol:run_share",
-            dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds),
-        )
+        key, call = f"{tag}-{step}-{name}", dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds)
         shown = dict(model=cfg["model"], data=cfg["dataset"], step=step, seeds=seeds)
-        return Training(notebook, "DefSent+", shown, len(seeds), f"{tag}-{step}-{name}",
-                        True, call)  # fmt: skip
+        todo = not (config.cache_dir() / "defsentplus" / key / DONE).exists()  # done.txt: done
+        return Training(notebook, "DefSent+", shown, len(seeds), key, todo,
+                        ("defsent_lite.repro.defsentplus_protocol:run_share", call))  # fmt: skip
 
-    return [
-        (
-            [job(k, [], "space")] if len(shares) > 1 else [],
-            [job(k, s, i) for i, s in enumerate(shares)],
-        )
-        for k in range(1, len(cfg["lrs"]) + 1)
-    ]
+    steps = range(1, len(cfg["lrs"]) + 1)
+    return [([job(k, [], "space")], [job(k, [s], f"seed{s}") for s in cfg["seeds"]]) for k in steps]
+
+
+def pst_jobs(notebook, scale, model, variant, data_dir):
+    """Every PST job of a DefSent+ notebook's configs, as --status reads them."""
+    return [t for cfg in pst_configs(notebook, scale, model, variant)
+            for stage in pst_stages(notebook, cfg, data_dir) for jobs in stage for t in jobs]  # fmt: skip
 
 
 def pst_tag(cfg, data_dir):
@@ -353,11 +351,6 @@ def pst_tag(cfg, data_dir):
     return (
         "pst-" + cache.config_key(dict(cfg, data=cache.data_identity(data_dir, "dictionary")))[:12]
     )
-
-
-def finished(stage):
-    """Whether every share of a PST stage ended well (each job's done.txt)."""
-    return all((config.cache_dir() / "defsentplus" / t.key / DONE).exists() for t in stage[1])
 
 
 # ---------------------------------------------------------------- what a worker runs
@@ -374,8 +367,7 @@ def busy_elsewhere(kind, key):
 
 FAILED = "failed.txt"  # beside a run's entry: the traceback of its last failed training
 SUBMITTED = "submitted.txt"  # beside it too: the SLURM task last submitted to train it
-DONE = "done.txt"  # ... and when its last training ended well
-CHAIN = "chain.txt"  # beside a PST config's jobs: the SLURM tasks of its steps, last submitted
+DONE = "done.txt"  # ... and when its last training ended well (a PST job: what marks it done)
 KINDS = {"DefSent": "defsent", "DefSent+": "defsentplus", "GaussCSE": "gausscse"}  # cache kinds
 
 
@@ -607,13 +599,14 @@ def launch(
             where = f" (log {r['log']})" if "log" in r else ""
             log(f"FAILED {describe(r)}: {r['error'].strip().splitlines()[-1]}{where}")
     for notebook, cfg in pst.values():  # 21 and 24 train the same: once
-        for k, (space, shares) in enumerate(pst_stages(notebook, cfg, data_dir, workers), 1):
+        for k, (space, shares) in enumerate(pst_stages(notebook, cfg, data_dir), 1):
+            space, shares = [t for t in space if t.todo], [t for t in shares if t.todo]  # not done
             log(f"notebook {notebook}: PST on {cfg['dataset']} step {k} in "
                 f"{len(space) + len(shares)} job(s)")  # fmt: skip
             outs = [  # the space built by this process (the same machine, its imports paid)
                 Outcome(work(job_inputs(jobs), standins=config.standins_enabled()), [])
                 if jobs is space
-                else collect(start(jobs, kind, len(jobs), folder, slurm, timeout_min))
+                else collect(start(jobs, kind, workers, folder, slurm, timeout_min))
                 for jobs in (space, shares)
                 if jobs
             ]
@@ -655,18 +648,17 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
     for job, (t,) in start(todo, "slurm", workers, folder, slurm, timeout) if todo else []:
         note(KINDS[t.method], t.key, SUBMITTED, job.job_id)  # what --status says until it runs
     for notebook, cfg in pst:
-        stages = [st for st in pst_stages(notebook, cfg, data_dir, workers) if not finished(st)]
-        chain = config.cache_dir() / "defsentplus" / pst_tag(cfg, data_dir) / CHAIN
-        if not stages or chain.exists() and waiting & set(chain.read_text().split()):
+        stages = [st for st in pst_stages(notebook, cfg, data_dir) if any(t.todo for t in st[1])]
+        if not stages or waiting & {submitted_id(t) for st in stages for jobs in st for t in jobs}:
             continue  # PST done, or its chain still queued or running
         ids, after = [], None
-        for jobs in [jobs for stage in stages for jobs in stage if jobs]:
+        for jobs in [jobs for stage in stages for jobs in stage]:
             extra = dict((slurm or {}).get("slurm_additional_parameters") or {})
             extra.update({"dependency": f"afterok:{after}"} if after else {})
             options = dict(slurm or {}, slurm_additional_parameters=extra)
-            started = start(jobs, "slurm", len(jobs), folder, options, timeout)
-            after, ids = started[0][0].job_id.split("_")[0], ids + [j.job_id for j, _ in started]
-        note("defsentplus", pst_tag(cfg, data_dir), CHAIN, "\n".join(ids))
+            for job, (t,) in start(jobs, "slurm", workers, folder, options, timeout):
+                note("defsentplus", t.key, SUBMITTED, job.job_id)
+                after, ids = job.job_id.split("_")[0], ids + [job.job_id]
         log(f"notebook {notebook}: PST on {cfg['dataset']}, steps {len(cfg['lrs']) - len(stages) + 1}"
             f"-{len(cfg['lrs'])}: {len(ids)} task(s), each step after the one before")  # fmt: skip
     log(f"{len(todo)} training(s) submitted; the same command with --status shows them, without "
@@ -679,7 +671,9 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
     (with the failure's last line), submitted (to SLURM, not started: pending, or its task died
     before a word) or missing. Returns {state: count}."""
     counts = {"done": 0, "running": 0, "failed": 0, "submitted": 0, "missing": 0}
-    for t in [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]:
+    for t in [t for nb in map(str, notebooks) for t in (  # a PST notebook: its launcher jobs
+            pst_jobs(nb, scale, model, variant, data_dir) if nb in PST_NOTEBOOKS
+            else trainings(nb, scale, data_dir, model, variant, log))]:  # fmt: skip
         kind = KINDS[t.method]
         failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
         state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
