@@ -118,41 +118,17 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         searched = len(xs) > 1
         for x in xs if searched else []:
             cfg = dict(base, pooling=pooling, seed=seeds[0], lr=defsent_protocol.lr_grid([x])[x])
-            out.append(
-                defsent_training(
-                    notebook,
-                    cfg,
-                    steps,
-                    dataset,
-                    "run",
-                    dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False),
-                )  # fmt: skip
-            )
+            out.append(defsent_training(notebook, cfg, steps, dataset, "run",
+                                        dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False)))  # fmt: skip
         best = xs[0] if not searched else chosen_rate(base, pooling, seeds[0], xs, dataset)
         # pinned: every seed at once; searched: the best rate's run is the first seed's, the later
         # seeds wait until every rate's run is cached
         indexed = list(enumerate(seeds))[1 if searched else 0 :] if best is not None else []
         for index, seed in indexed:
-            cfg = defsent_protocol.seed_config(
-                base, pooling, seed, defsent_protocol.lr_grid([best])[best], index
-            )
-            out.append(
-                defsent_training(
-                    notebook,
-                    cfg,
-                    steps,
-                    dataset,
-                    "seed_run",
-                    dict(
-                        base=base,
-                        pooling=pooling,
-                        seed=seed,
-                        lr=cfg["lr"],
-                        index=index,
-                        data_dir=data_dir,
-                    ),
-                )
-            )
+            cfg = defsent_protocol.seed_config(base, pooling, seed, defsent_protocol.lr_grid([best])[best],
+                                               index)  # fmt: skip
+            out.append(defsent_training(notebook, cfg, steps, dataset, "seed_run", dict(
+                base=base, pooling=pooling, seed=seed, lr=cfg["lr"], index=index, data_dir=data_dir)))  # fmt: skip
         if searched and best is None:
             out += [
                 Training(
