@@ -688,25 +688,6 @@ def model_pst_config(
     return cfg, why
 
 
-RELEASE_CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # notebook 25's CHECKPOINT
-
-
-def notebook_configs(notebook, scale, model=None, variant="official"):
-    """The PST configs notebook 21-25 trains with its defaults, as its cells make them (21 and 24:
-    PST on a; 22: the 1st Training on c and b, PST with ICA on a; 23: the four combinations'
-    1st Training; 25: the release's PST): the launcher lists and trains these."""
-    if notebook == "25":
-        model = model_to_train(scale["name"], RELEASE_CHECKPOINT, model) or scale["model"]
-        return [release_pst_config(scale, model, release(RELEASE_CHECKPOINT), variant=variant)]
-    model = model or scale["model"]
-    reference = aggregate.reference_model(model)[0]
-    if notebook == "23":
-        grid = dict(ica=False, steps=1, variant=variant, max_entries=scale["dsp_grid_max_entries"])
-        return [pst_config(scale, model, "a", *combination, **grid) for combination in COMBINATIONS]
-    return [model_pst_config(scale, model, d, reference, ica=d == "a", steps=None if d == "a" else 1,
-                             variant=variant)[0] for d in ("cba" if notebook == "22" else "a")]  # fmt: skip
-
-
 def combinations_text(cfg):
     """The combination of each step, e.g. "(CLS, AMP); 2nd-3rd (Mean, AC)", for printing."""
     names = [combination_name(*step_combination(cfg, k)) for k in range(1, len(cfg["lrs"]) + 1)]

@@ -260,11 +260,32 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     return out
 
 
-def pst_configs(notebook, scale, model, variant):
-    """The PST configs a DefSent+ notebook trains (defsentplus_protocol.notebook_configs)."""
-    from defsent_lite.repro import defsentplus_protocol
+RELEASE_CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # notebook 25's CHECKPOINT
 
-    return defsentplus_protocol.notebook_configs(notebook, config.scale(scale), model, variant)
+
+def pst_configs(notebook, scale, model=None, variant="official"):
+    """The PST configs DefSent+ notebook 21-25 trains with its defaults, as its cells make them (21
+    and 24: PST on a; 22: the 1st Training on c and b, PST with ICA on a; 23: the four
+    combinations' 1st Training; 25: the release's PST)."""
+    from defsent_lite.paper import aggregate
+    from defsent_lite.repro import defsentplus_protocol as dsp
+
+    scale = config.scale(scale)
+    if notebook == "25":
+        model = dsp.model_to_train(scale["name"], RELEASE_CHECKPOINT, model) or scale["model"]
+        return [
+            dsp.release_pst_config(scale, model, dsp.release(RELEASE_CHECKPOINT), variant=variant)
+        ]
+    model = model or scale["model"]
+    if notebook == "23":
+        grid = dict(ica=False, steps=1, variant=variant, max_entries=scale["dsp_grid_max_entries"])
+        return [
+            dsp.pst_config(scale, model, "a", *combination, **grid)
+            for combination in dsp.COMBINATIONS
+        ]
+    reference = aggregate.reference_model(model)[0]
+    return [dsp.model_pst_config(scale, model, d, reference, ica=d == "a", steps=None if d == "a" else 1,
+                                 variant=variant)[0] for d in ("cba" if notebook == "22" else "a")]  # fmt: skip
 
 
 def pst_trainings(notebook, scale, model, variant):
