@@ -343,11 +343,10 @@ def pst_jobs(notebook, scale, model, variant, data_dir):
 
 
 def pst_tag(cfg, data_dir):
-    """The name a PST config's jobs go by in the cache: its config, the code and the dictionary
-    data (a job's done.txt stands for this code on this data only)."""
-    return (
-        "pst-" + cache.config_key(dict(cfg, data=cache.data_identity(data_dir, "dictionary")))[:12]
-    )
+    """The name a PST config's jobs go by in the cache: its config, the code and the data it reads
+    (a job's done.txt stands for this code on this data only)."""
+    return "pst-" + cache.config_key(dict(cfg, data=cache.data_identity(
+        data_dir, "dictionary", f"sts/{cfg.get('sts_files', 'senteval')}")))[:12]  # fmt: skip
 
 
 # ---------------------------------------------------------------- what a worker runs
@@ -649,7 +648,9 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
         if not stages or waiting & {submitted_id(t) for st in stages for jobs in st for t in jobs}:
             continue  # PST done, or its chain still queued or running
         ids, after = [], None
-        for jobs in [jobs for stage in stages for jobs in stage]:
+        for jobs in [
+            [t for t in js if t.todo] for st in stages for js in st if any(t.todo for t in js)
+        ]:
             extra = dict((slurm or {}).get("slurm_additional_parameters") or {})
             extra.update({"dependency": f"afterok:{after}"} if after else {})
             options = dict(slurm or {}, slurm_additional_parameters=extra)
@@ -722,16 +723,7 @@ def summary(listed):
     """Per notebook and method: trainings, how many are cached, steps and estimated GPU-hours."""
     import pandas as pd
 
-    columns = [
-        "notebook",
-        "method",
-        "trainings",
-        "cached",
-        "unknown",
-        "waiting",
-        "steps",
-        "gpu_hours",
-    ]
+    columns = "notebook method trainings cached unknown waiting steps gpu_hours".split()
     table = pd.DataFrame([(t.notebook, t.method, 1, t.todo is False, t.todo is None and not t.waits_for,
                            bool(t.waits_for), t.steps, t.gpu_hours) for t in listed], columns=columns)  # fmt: skip
     table = table.groupby(["notebook", "method"], sort=False).sum()
