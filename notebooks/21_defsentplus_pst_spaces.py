@@ -361,7 +361,7 @@ fig.tight_layout()
 # dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
 # FastICA with 200 iterations (paper: 1000), STS on 25 evenly spaced pairs per task
 # of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
-# `python -m defsent_lite.repro.defsentplus_protocol --scale cpu` runs the same loop on a whole dataset.
+# At the cpu scale (`DEFSENT_SCALE=cpu`) the same loop runs on a whole dataset (`DATASET` above).
 #
 # At this size the STS rows are a *pipeline check*, not a result: one short epoch on 614
 # definitions moves MiniLM's best STS average (Mean pooling) down by 0.5 to 1.0 points and the

@@ -1,5 +1,5 @@
 """Issue 44, point 3: the GPU self-check's reduced mode (a tiny BERT, 4 steps, 256 sentences, no
-notebooks) runs end to end on the CPU and fills every row of its table."""
+notebooks, two trainings at once) runs end to end on the CPU and fills every row of its table."""
 import json
 import math
 
@@ -13,6 +13,9 @@ def test_reduced_self_check_fills_its_table(tmp_path):
     for method in ("DefSent", "GaussCSE"):
         assert f"{method} training, batch 16" in whats and f"{method} plan for 4 steps" in whats
     assert not any(w.startswith("notebook") for w in whats)
+    packed = [r for r in rows if "at once on one device" in r["what"]]   # issue 70: K processes on one device
+    assert [r["what"][:29] for r in packed] == ["DefSent training, batch 16, 1", "DefSent training, batch 16, 2"]
+    assert packed[0]["ratio"] == 1 and packed[1]["baseline"] == packed[0]["value"]
     for r in rows:   # every timing a positive finite number, every ratio too
         assert all(math.isfinite(r[k]) and r[k] > 0 for k in ("value", "baseline", "ratio") if k in r), r
         assert "baseline" in r or r["what"].endswith("training, batch 16"), r

@@ -103,6 +103,21 @@ def test_every_cluster_option_reaches_the_sbatch_script(tmp_path, monkeypatch, c
     assert "rehearsal" in help_text and "--executor slurm --workers 16" in help_text
 
 
+def test_per_gpu_k_runs_k_local_jobs_a_gpu_and_the_dry_run_gives_their_wall_clock(monkeypatch, capsys):
+    """Issue 70: --per-gpu 4 on 2 GPUs: 8 jobs at once (job i on GPU i % 2); the wall-clock is the
+    longest share's GPU-hours, between as fast together as alone and no faster than one."""
+    monkeypatch.setattr(launch, "torch_gpus", lambda: 2)
+    assert launch.main(["30", "--scale", "paper", "--dry-run", "--per-gpu", "4"]) == 0
+    todo = launch.trainings("30", "paper", log=lambda *a: None)   # 20 runs of equal steps: 3 in a share of 8
+    hours = 3 * todo[0].gpu_hours
+    assert f"8 job(s) at once, 4 a GPU: at least {hours:.1f} h if they run as fast together as alone, " \
+           f"{4 * hours:.1f} h if together no faster than one" in capsys.readouterr().out
+    assert launch.wall_clock(todo, 20) == f"wall-clock, 20 job(s) at once: at least {todo[0].gpu_hours:.1f} h"
+    monkeypatch.setattr(launch, "torch_gpus", lambda: 0)   # no GPU here: no packing
+    assert launch.main(["30", "--scale", "paper", "--dry-run", "--per-gpu", "4"]) == 0
+    assert "wall-clock, 2 job(s) at once: at least" in capsys.readouterr().out
+
+
 def test_local_jobs_see_one_gpu_each():
     exs = launch.executors("local", 3, "/tmp/unused", gpus=2)
     assert [ex.parameters["visible_gpus"] for ex in exs] == [(0,), (1,), (0,)]

@@ -8,11 +8,14 @@
 One table, printed and written as JSON with --out DIR:
 - DefSent and GaussCSE training at the papers' batch 16 with a full-size BERT-base architecture
   (the hub's bert-base-uncased when it is in the local cache, else random weights, and the table
-  says so), a fixed number of steps: steps/s of train.train, and with batches tokenised before
-  the loop; the plan's estimate (plans.measure, what every plan prints) beside
-  the measured time of the same steps; on a GPU (or with --compile) the step with the encoder
-  under torch.compile (DEFSENT_COMPILE=1, reduce-overhead; --compile-modes for others), after
-  a pass that compiles (about 130 s a model on an H100).
+  says so), a fixed number of steps: steps/s of train.train on batches tokenised before the loop
+  (as the runs train), warm and cold; the plan's estimate (plans.measure, what every plan prints)
+  beside the measured time of the same steps; on a GPU (or with --compile) the step with the
+  encoder under torch.compile (reduce-overhead, what a long run uses; --compile-modes for others),
+  after a pass that compiles (about 130 s a model on an H100), and the run length past which it
+  pays.
+- K = 1, 2, 4, 8 trainings at once on one device, each a process (as `launch --per-gpu K` runs
+  them): their steps/s all together against one alone.
 - Encoding all distinct STS sentences with the offline model, mean pooling, fp32: ours against
   sentence-transformers at batch 64 on the same device (and the smallest cosine between them),
   and the seconds of ours spent tokenising on the host.
@@ -21,12 +24,14 @@ One table, printed and written as JSON with --out DIR:
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 import torch
 
@@ -84,43 +89,32 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
     return time.perf_counter() - t0
 
 
-def training_rows(method, model, loss_fn, prepare, raw_batches, params, optimizer, encoder=None,
-                  modes=("reduce-overhead",), runs_prepared=False, tokenizer=None, texts=None):
-    """steps/s of the loop, and with batches tokenised before it (prepare(batches) -> the prepared
-    batches, its seconds in the row), each timed after one untimed pass over the same batches
-    (every padded shape seen once: allocator and kernels warm for both); the plan's estimate
-    beside the warm time. loss_fn takes either kind of batch.
-    encoder: also time the loop with it compiled (compiled_row) in each torch.compile mode of
-    `modes`, last, on the batches the package's runs train on (prepared if runs_prepared).
-    tokenizer, texts(batch) -> its sentences: the plan's warm-up steps through a spread of the
-    batches (plans.spread_batches), as every plan does."""
-    steps = len(raw_batches)
-    cold = timed_training(model, loss_fn, raw_batches, params, optimizer)
-    ours = timed_training(model, loss_fn, raw_batches, params, optimizer)
-    t0 = time.perf_counter()
-    prepared = prepare(raw_batches)
-    prepare_s = time.perf_counter() - t0
-    pre = timed_training(model, loss_fn, prepared, params, optimizer)
-    spread = plans.spread_batches(tokenizer, raw_batches, texts)   # as every plan
-    step_s, _ = plans.measure(model, loss_fn, spread, lambda m: None, 0)
-    runs = (prepared, pre, "tokenised before the loop") if runs_prepared else (raw_batches, ours, "tokenised in the loop")
-    compiled = [] if encoder is None else [compiled_row(method, model, loss_fn, runs, params, optimizer, mode)
-                                          for mode in modes]
+def training_rows(method, model, loss_fn, prepare, batches, params, optimizer, tokenizer, texts, compiled=False,
+                  modes=("reduce-overhead",)):
+    """steps/s of the loop on batches tokenised before it (prepare(batches), as the package's runs
+    train; tokenising in the loop instead gained 0.99-1.04x on a GPU: docs/speed.md), timed after
+    one untimed pass over the same batches (every padded shape seen once: allocator and kernels
+    warm) and on that first pass; the plan's estimate beside the warm time, its warm-up steps
+    through a spread of the batches (plans.spread_batches: tokenizer, texts(batch) -> its
+    sentences), as every plan's. compiled: also the loop with the encoder compiled (compiled_row)
+    in each torch.compile mode of `modes`, last."""
+    steps, prepared = len(batches), prepare(batches)
+    cold = timed_training(model, loss_fn, prepared, params, optimizer)
+    warm = timed_training(model, loss_fn, prepared, params, optimizer)
+    step_s, _ = plans.measure(model, loss_fn, plans.spread_batches(tokenizer, batches, texts), lambda m: None, 0)
+    runs = (prepared, warm, "tokenised before the loop")
+    compiled = [compiled_row(method, model, loss_fn, runs, params, optimizer, mode) for mode in modes] if compiled else []
     return [
-        dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / ours),
-        dict(what=f"{method} training, batch 16, tokenised before the loop", measure="steps/s", value=steps / pre,
-             baseline=steps / ours, ratio=ours / pre,
-             baseline_is=f"tokenised in the loop; tokenising all {steps} batches before it took {prepare_s:.2f} s"
-                         + (" (what the package's runs do)" if runs_prepared else "")),
+        dict(what=f"{method} training, batch 16", measure="steps/s", value=steps / warm),
         dict(what=f"{method} training, first pass (cold)", measure="steps/s", value=steps / cold,
-             baseline=steps / ours, ratio=ours / cold, baseline_is="the same loop, warm (every shape seen once)"),
-        dict(what=f"{method} plan for {steps} steps", measure="s", value=ours, baseline=steps * step_s,
-             ratio=steps * step_s / ours, baseline_is="the plan's estimate (plans.measure warm-up x steps) vs the warm loop"),
+             baseline=steps / warm, ratio=warm / cold, baseline_is="the same loop, warm (every shape seen once)"),
+        dict(what=f"{method} plan for {steps} steps", measure="s", value=warm, baseline=steps * step_s,
+             ratio=steps * step_s / warm, baseline_is="the plan's estimate (plans.measure warm-up x steps) vs the warm loop"),
     ] + compiled
 
 
 def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"):
-    """The opt-in compiled step (runtime/speed.training, DEFSENT_COMPILE): the model's
+    """The compiled step (runtime/speed.training: a run past the break-even on a GPU): the model's
     encoder (the module every loss calls through encode.hidden_states) under torch.compile with
     dynamic shapes,
     steps/s after one untimed pass that compiles, against the eager loop; the compiling pass's
@@ -137,39 +131,88 @@ def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"
         return dict(what=what, measure="steps/s", value=None, note=f"not measured: {type(e).__name__}: {str(e)[:150]}")
     finally:
         torch._dynamo.reset()
+    pays = (first - warm) * steps / (eager_s - warm) if eager_s > warm else math.inf   # steps
     return dict(what=what, measure="steps/s", value=steps / warm, baseline=steps / eager_s, ratio=eager_s / warm,
-                baseline_is=f"train.train eager, {how}; the compiling pass took {first:.1f} s")
+                break_even_steps=pays, baseline_is=f"train.train eager, {how}; the compiling pass took {first:.1f} s: "
+                f"compiling pays past {pays:,.0f} steps (speed.BREAK_EVEN_STEPS: {speed.BREAK_EVEN_STEPS})")
 
 
-def defsent_rows(steps, batch_size=16, compiled=False, modes=("reduce-overhead",), reduced=False):
-    """reduced: the definitions of the offline model's tokenizer (the tiny BERT's, the same
-    vocabulary), whose dataset notebook 10 caches too, not rebuilt for a temporary folder."""
+def defsent_setup(steps, batch_size=16, reduced=False):
+    """DefSent's training as the package's runs do it: training_rows' arguments. reduced: the
+    definitions of the offline model's tokenizer (the tiny BERT's, the same vocabulary), whose
+    dataset notebook 10 caches too, not rebuilt for a temporary folder."""
     loaded = defsent_model.load("bert-base-uncased")
     tok, pooling = loaded.tokenizer, "cls"
     splits, _ = dictionary.defsent_dataset(models.load_tokenizer("offline") if reduced else tok)
-    batches = train.batched(splits["train"][: steps * batch_size], batch_size, seed=0)
 
     def loss_fn(m, b):   # raw triples or TokenizedDefinitions (what defsent_protocol trains on)
         return defsent.loss(m, loaded.head, defsent.collate(tok, b, pooling=pooling), pooling, tok.mask_token_id)
-    return training_rows("DefSent", loaded.model, loss_fn,
-                         lambda bs: defsent.tokenize_definition_batches(tok, bs, pooling=pooling), batches,
-                         defsent.trainable_parameters(loaded.model), "adam",
-                         loaded.model.base_model if compiled else None, modes, runs_prepared=True,
-                         tokenizer=tok, texts=lambda b: [d for _, d, _ in b])
+    return dict(method="DefSent", model=loaded.model, loss_fn=loss_fn, optimizer="adam", tokenizer=tok,
+                prepare=lambda bs: defsent.tokenize_definition_batches(tok, bs, pooling=pooling),
+                batches=train.batched(splits["train"][: steps * batch_size], batch_size, seed=0),
+                params=defsent.trainable_parameters(loaded.model), texts=lambda b: [d for _, d, _ in b])
 
 
-def gausscse_rows(steps, batch_size=16, setting="ent+con+rev", max_length=64, compiled=False,
-                  modes=("reduce-overhead",)):
+def gausscse_setup(steps, batch_size=16, reduced=False, setting="ent+con+rev", max_length=64):
     encoder, tok = models.load("bert-base-uncased", eval_mode=False)
-    model = gausscse.GaussModel(encoder).to(next(encoder.parameters()).device)
     triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
-    batches = train.batched(triplets[: steps * batch_size], batch_size, seed=0)
 
     def loss_fn(m, b):   # raw triplets or TokenizedTriplets (what gausscse_protocol trains on)
         return gausscse.triplet_loss(m, tok, b, setting, "sum", max_length)
-    return training_rows("GaussCSE", model, loss_fn, lambda bs: gausscse.tokenize_triplet_batches(tok, bs, max_length),
-                         batches, None, "adamw", encoder.base_model if compiled else None, modes, runs_prepared=True,
-                         tokenizer=tok, texts=lambda b: [s for t in b for s in t])
+    return dict(method="GaussCSE", model=gausscse.GaussModel(encoder).to(next(encoder.parameters()).device),
+                loss_fn=loss_fn, prepare=lambda bs: gausscse.tokenize_triplet_batches(tok, bs, max_length),
+                batches=train.batched(triplets[: steps * batch_size], batch_size, seed=0), params=None,
+                optimizer="adamw", tokenizer=tok, texts=lambda b: [s for t in b for s in t])
+
+
+SETUPS = dict(defsent=defsent_setup, gausscse=gausscse_setup)
+
+
+def packing_rows(steps, reduced=False):
+    """K trainings at once on one device (1, 2, 4, 8; reduced: DefSent's 1 and 2), each a process
+    of its own, as the launcher's --per-gpu K runs them: their steps/s all together against one
+    alone, timed the same way (all start together after an untimed pass)."""
+    rows, counts = [], (1, 2) if reduced else (1, 2, 4, 8)
+    for method in ["defsent"] if reduced else SETUPS:
+        alone = None
+        for k in counts:
+            rate = packed_rate(method, steps, k, reduced)
+            alone = alone or rate
+            name = dict(defsent="DefSent", gausscse="GaussCSE")[method]
+            rows.append(dict(what=f"{name} training, batch 16, {k} at once on one device", value=rate,
+                             measure="steps/s, all together", baseline=alone, ratio=rate / alone,
+                             baseline_is="one alone, timed the same way (launch --per-gpu K runs K a GPU)"))
+    return rows
+
+
+def packed_rate(method, steps, k, reduced):
+    """Steps/s of k one_training processes started together: k * steps over the first start to the
+    last end."""
+    with tempfile.TemporaryDirectory(prefix="gpu_check_barrier_") as barrier:
+        command = [sys.executable, __file__, "--one-training", method, "--steps", str(steps), "--out", barrier,
+                   "--together", str(k)] + (["--reduced"] if reduced else [])
+        procs = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(k)]
+        outs = [p.communicate(timeout=1800)[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise RuntimeError(f"{method}, {k} at once: a training process failed (exit codes {[p.returncode for p in procs]})")
+    spans = [json.loads(out.strip().splitlines()[-1]) for out in outs]
+    return k * steps / (max(end for _, end in spans) - min(start for start, _ in spans))
+
+
+def one_training(method, steps, barrier, together, reduced):
+    """packed_rate's process: its training built, one untimed pass, then (once `together` are
+    ready) the timed pass; prints [start, end]."""
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // together))   # as the launcher's jobs
+    setup = SETUPS[method](steps, reduced=reduced)
+    args = (setup["model"], setup["loss_fn"], setup["prepare"](setup["batches"]), setup["params"], setup["optimizer"])
+    timed_training(*args)
+    Path(barrier, str(os.getpid())).touch()
+    deadline = time.time() + 600
+    while len(list(Path(barrier).iterdir())) < together and time.time() < deadline:
+        time.sleep(0.01)
+    start = time.time()
+    timed_training(*args)
+    print(json.dumps([start, time.time()]), flush=True)
 
 
 def encoding_rows(max_sentences=None, batch_size=64):
@@ -198,18 +241,11 @@ def profile_defsent(steps=30, batch_size=16, out=None):
     prints the top operators by host time, the host waits for the GPU, and the GPU's busy time
     against the wall time (a host-bound step: GPU busy a small part of the wall)."""
     from torch.profiler import ProfilerActivity, profile
-    loaded = defsent_model.load("bert-base-uncased")
-    tok = loaded.tokenizer
-    splits, _ = dictionary.defsent_dataset(tok)
-    batches = train.batched(splits["train"][: 2 * steps * batch_size], batch_size, seed=0)
-
-    def loss_fn(m, b):
-        return defsent.loss(m, loaded.head, defsent.collate(tok, b, pooling="cls"), "cls", tok.mask_token_id)
-    params = defsent.trainable_parameters(loaded.model)
-    timed_training(loaded.model, loss_fn, batches, params, "adam")            # warm: every shape once
+    s = defsent_setup(2 * steps, batch_size)
+    timed_training(s["model"], s["loss_fn"], s["batches"], s["params"], "adam")            # warm: every shape once
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu() else [])
     with profile(activities=activities) as prof:
-        wall = timed_training(loaded.model, loss_fn, batches[:steps], params, "adam")
+        wall = timed_training(s["model"], s["loss_fn"], s["batches"][:steps], s["params"], "adam")
     events = prof.key_averages()
     text = events.table(sort_by="self_cpu_time_total", row_limit=25)
     waits = {e.key: e.count for e in events if "Synchronize" in e.key or "Memcpy" in e.key or e.key == "aten::item"
@@ -261,7 +297,7 @@ def table(rows):
     return "\n".join(lines)
 
 
-PARTS = ("encode", "defsent", "gausscse")
+PARTS = ("encode", "defsent", "gausscse", "packing")
 
 
 def save(out, header, rows):
@@ -282,28 +318,20 @@ def run(reduced=False, steps=None, budget_s=300.0, notebooks=None, out=None, com
         raise ValueError(f"parts {sorted(unknown)}: choose from {PARTS}")
     compiled = on_gpu() if compiled is None else compiled
     steps = steps or (4 if reduced else 200)
-    saved = os.environ.get("DEFSENT_MODEL_FOLDERS")
     with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
         folder, what = bert_base_folder(folder, reduced)
-        os.environ["DEFSENT_MODEL_FOLDERS"] = json.dumps({"bert-base-uncased": folder})
-        try:
-            header = dict(date=time.strftime("%Y-%m-%d"), device=plans.device_name(config.device()),
-                          torch=torch.__version__, model=what, steps=steps)
-            print(json.dumps(header), flush=True)
-            rows = []
-            runs = dict(encode=lambda: encoding_rows(256 if reduced else None),
-                        defsent=lambda: defsent_rows(steps, compiled=compiled, modes=modes, reduced=reduced),
-                        gausscse=lambda: gausscse_rows(steps, compiled=compiled, modes=modes))
+        header = dict(date=time.strftime("%Y-%m-%d"), device=plans.device_name(config.device()),
+                      torch=torch.__version__, model=what, steps=steps)
+        print(json.dumps(header), flush=True)
+        rows, runs = [], dict(encode=lambda: encoding_rows(256 if reduced else None),
+                              packing=lambda: packing_rows(steps, reduced))
+        with mock.patch.dict(os.environ, DEFSENT_MODEL_FOLDERS=json.dumps({"bert-base-uncased": folder})):
             for part in [p for p in PARTS if p in parts]:
-                new = runs[part]()
+                new = runs[part]() if part in runs else training_rows(
+                    **SETUPS[part](steps, reduced=reduced), compiled=compiled, modes=modes)
                 rows += new
                 print(table(new), flush=True)
                 save(out, header, rows)
-        finally:
-            if saved is None:
-                os.environ.pop("DEFSENT_MODEL_FOLDERS", None)
-            else:
-                os.environ["DEFSENT_MODEL_FOLDERS"] = saved
     if notebooks is None and reduced:
         notebooks = []
     if notebooks != []:   # None: all
@@ -328,7 +356,12 @@ if __name__ == "__main__":
     ap.add_argument("--compile-modes", default="reduce-overhead",
                     help="comma-separated torch.compile modes timed (default: reduce-overhead, what DEFSENT_COMPILE=1 "
                          "runs; e.g. default,reduce-overhead)")
+    ap.add_argument("--one-training", choices=tuple(SETUPS), help=argparse.SUPPRESS)   # packed_rate's processes
+    ap.add_argument("--together", type=int, default=1, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.one_training:
+        one_training(a.one_training, a.steps, a.out, a.together, a.reduced)
+        sys.exit(0)
     if a.profile:
         with tempfile.TemporaryDirectory(prefix="gpu_check_model_") as folder:
             os.environ["DEFSENT_MODEL_FOLDERS"] = json.dumps({"bert-base-uncased": bert_base_folder(folder, a.reduced)[0]})

@@ -242,7 +242,7 @@ def train_and_score(cfg, dataset, folder, what):
         params=defsent.trainable_parameters(model, v["freeze_embedding_layer"]),
         describe_batch=lambda b: f"words {[w for w, _, _ in b.examples[:4]]}...",
         desc=what,
-        around=speed.training(model),  # opt-in: DEFSENT_COMPILE
+        around=speed.training(model, len(batches)),  # compiles when it pays
         resume=cache.resume_file(folder),
     )
     evals = {

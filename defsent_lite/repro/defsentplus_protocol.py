@@ -1,7 +1,8 @@
 """DefSent+'s protocol, read top to bottom: its settings (official code / paper text), one cached
 training against a frozen entry space, Progressive Separate Training (Sec. 3.2, Eq. 3-13) handed to
 the method's loop with the ICA candidate space, its tables of steps, the data-augmented checkpoints
-(Sec. 4.2, Tables 3-7), the encoding grid (Table 8), the plan and the command line. The method is
+(Sec. 4.2, Tables 3-7), the encoding grid (Table 8) and the plan (notebooks 20-25 show them; the
+launcher trains their runs: `launch 21 --scale cpu`). The method is
 defsent_lite.defsentplus; its model with the pooler runtime/defsentplus_model's.
 
 Step k builds the entry embeddings with the best encoder of step k-1 (the original model at step 1)
@@ -11,7 +12,6 @@ average (the paper's "optimal encoder out of the runs") goes on. Inference (Eq. 
 hidden states (CLS, Mean or Prompt); the pooler is only for training.
 """
 
-import argparse
 import json
 import math
 import warnings
@@ -294,7 +294,7 @@ def train_and_score(cfg, space, ds, data_dir, folder):
         settings,
         describe_batch=lambda b: f"definitions {[d[:40] for _, d in b[:3]]}...",
         desc=f"DefSent+ {cfg['pooling']} (lr {cfg['lr']:g}, seed {cfg['seed']})",
-        around=speed.training(model),  # opt-in: DEFSENT_COMPILE
+        around=speed.training(model, len(batches)),  # compiles when it pays
         resume=cache.resume_file(folder),
     )
     model.save_pretrained(folder / "model")
@@ -578,19 +578,8 @@ def step_combination(cfg, step):
     return tuple(later[min(step - 2, len(later) - 1)])
 
 
-def pst_config(
-    scale,
-    model,
-    dataset,
-    pooling="cls",
-    entry_pooling="mean",
-    ica=True,
-    steps=None,
-    variant="official",
-    later_combinations=None,
-    max_entries=None,
-    lrs=None,
-):
+def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None,
+               variant="official", later_combinations=None, max_entries=None, lrs=None):  # fmt: skip
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
     batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model
     name; at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count)
@@ -603,18 +592,14 @@ def pst_config(
     throughout; paper_combination gives the paper's per step). variant: "official"
     (the released code, default) or "paper" (VARIANTS)."""
     variant_settings(variant)
-    if lrs is None:
-        lrs = (
-            PAPER_LRS.get(model, scale["dsp_lrs"]) if scale["paper_protocol"] else scale["dsp_lrs"]
-        )
-    lrs = list(lrs)
+    paper_lrs = PAPER_LRS.get(model) if scale["paper_protocol"] else None
+    lrs = list(lrs if lrs is not None else paper_lrs or scale["dsp_lrs"])
     if steps is not None and steps < 1:
         raise ValueError(f"PST steps must be at least 1, got {steps}")
     lrs = lrs[:steps] + [lrs[-1]] * max(0, (steps or 0) - len(lrs))
-    if max_entries is None:  # the scale's sample (None: every entry)
-        max_entries = scale["dsp_max_entries"]
-        if dataset in ("b", "c") and scale["dsp_max_entries_b_c"] is not None:
-            max_entries = scale["dsp_max_entries_b_c"]
+    if max_entries is None:  # the scale's sample (None: every entry), b's and c's their own if set
+        b_c = dataset in ("b", "c") and scale["dsp_max_entries_b_c"] is not None
+        max_entries = scale["dsp_max_entries_b_c" if b_c else "dsp_max_entries"]
     return dict(
         model=model,
         dataset=dataset,
@@ -633,11 +618,7 @@ def pst_config(
         paper_data=scale["paper_protocol"],
         variant=variant,
         later_combinations=[tuple(c) for c in later_combinations or []],
-        **(
-            {"train_autocast": scale["train_autocast"]}
-            if scale["train_autocast"] is not None
-            else {}
-        ),
+        **({} if scale["train_autocast"] is None else dict(train_autocast=scale["train_autocast"])),
     )
 
 
@@ -817,43 +798,31 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     space = torch.randn(len(ds["names"]), model.config.hidden_size, device=device)
     examples = list(zip(ds["ids"], ds["definitions"]))
     evaluated = plans.spaced_sample(examples, plans.ENCODE_SAMPLE)
+    amp = config.autocast_training(cfg, variant_settings(cfg.get("variant", "official")))
+    batches = train.batched(examples, cfg["batch_size"], seed=cfg["seeds"][0])
     step_s, batch_s = plans.measure(
         model,
         lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], space),
-        plans.spread_batches(
-            tokenizer,
-            train.batched(examples, cfg["batch_size"], seed=cfg["seeds"][0]),
-            lambda b: [d for _, d in b],
-        ),
+        plans.spread_batches(tokenizer, batches, lambda b: [d for _, d in b]),
         lambda m: build_entry_embeddings(  # what each step's entry space encodes
             m, tokenizer, list(range(len(evaluated))), [d for _, d in evaluated], "cls"
         ),
         len(evaluated),
-        mixed_precision=config.autocast_training(
-            cfg, variant_settings(cfg.get("variant", "official"))
-        ),
+        mixed_precision=amp,
     )
-    what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (
-        " + ICA" if cfg["ica"] else ""
-    )
+    ica = " + ICA" if cfg["ica"] else ""
+    what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds{ica}"
     definitions = ds["definitions"]
     encoded_tokens = n_steps * n_defs * plans.row_tokens(tokenizer, definitions) + (
         trainings * sts_sentences + extra_encoded
     ) * eval_sizes.eval_sentence_tokens(tokenizer, data_dir)
-    return plans.Plan(
-        what,
-        trainings,
-        trainings * math.ceil(n_defs / cfg["batch_size"]),
-        n_steps * n_defs + trainings * sts_sentences + extra_encoded,
-        step_s,
-        batch_s,
-        64,
-        plans.device_name(device),
-        plans.parameters(model),
-        trainings * n_defs * plans.row_tokens(tokenizer, definitions, cfg["batch_size"]),
-        encoded_tokens,
-        config.autocast_training(cfg, variant_settings(cfg.get("variant", "official"))),
+    trained_tokens = (
+        trainings * n_defs * plans.row_tokens(tokenizer, definitions, cfg["batch_size"])
     )
+    return plans.Plan(what, trainings, trainings * math.ceil(n_defs / cfg["batch_size"]),
+                      n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,
+                      plans.device_name(device), plans.parameters(model), trained_tokens, encoded_tokens,
+                      amp)  # fmt: skip
 
 
 # ---------------------------------------------------------------- data-augmented checkpoints (Sec. 4.2)
@@ -901,8 +870,7 @@ def release(checkpoint, label=None):
         raise ValueError(
             f"no DefSent+ rows for checkpoint {checkpoint!r}: the tables name these by hub name: "
             f"{', '.join(paper_defsentplus.DATA_AUGMENTED)}; for another checkpoint give "
-            "PAPER_LABEL, "
-            f"one of {', '.join(release_labels())}"
+            f"PAPER_LABEL, one of {', '.join(release_labels())}"
         )
     if label not in release_labels():
         raise ValueError(
@@ -920,17 +888,9 @@ def release(checkpoint, label=None):
     senteval_pooling = paper_defsentplus.table7_poolings(label)[1]
     final = paper_defsentplus.combination_of(table4_defsentplus.split()[2])
     first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
-    return Release(
-        str(checkpoint),
-        label,
-        f"{table3_name} {model}",
-        table6_key,
-        (first,) + (final,) * (len(lrs) - 1),
-        lrs,
-        (f"{table4_name} {model}", table4_defsentplus),
-        senteval_pooling,
-        paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family],
-    )
+    return Release(str(checkpoint), label, f"{table3_name} {model}", table6_key,
+                   (first,) + (final,) * (len(lrs) - 1), lrs, (f"{table4_name} {model}", table4_defsentplus),
+                   senteval_pooling, paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family])  # fmt: skip
 
 
 def model_to_train(scale_name, checkpoint, model=None):
@@ -1045,44 +1005,3 @@ def table8(grid, model, scale):
 
 
 # ---------------------------------------------------------------- the command line (a long CPU run, a cluster)
-
-
-def main(argv=None):
-    """python -m defsent_lite.repro.defsentplus_protocol --scale cpu --dataset b: one PST run,
-    its STS table saved as CSV."""
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--scale", default="cpu")
-    ap.add_argument("--dataset", default="b", choices=["a", "b", "c"])
-    ap.add_argument("--pooling", default="cls", choices=["cls", "mean"])
-    ap.add_argument("--entry-pooling", default="mean", choices=["cls", "mean"])
-    ap.add_argument(
-        "--out", default="pst_run.csv", help="CSV name in the results folder (DEFSENT_RESULTS)"
-    )
-    args = ap.parse_args(argv)
-    S = config.scale(args.scale)
-    cfg = pst_config(S, S["model"], args.dataset, args.pooling, args.entry_pooling)
-    steps, report = run(cfg)
-    untrained = sts.untrained_sts(
-        S["model"], cfg["inference_poolings"], cfg["sts_max_pairs"], files=cfg["sts_files"]
-    )
-    table = steps_table(steps, untrained).round(2)
-    print(report, *[w for st in steps for w in st["warnings"]], table.to_string(), sep="\n")
-    combo = combination_name(args.pooling, args.entry_pooling)
-    print(
-        "saved",
-        results.save_csv(
-            table,
-            args.out,
-            model=S["model"],
-            scale=S["name"],
-            seeds=cfg["seeds"],
-            data=f"{report['source']}, {report['entries']} entries, {report['definitions']} definitions",
-            combination=combo,
-            lrs=cfg["lrs"],
-            sts="full" if cfg["sts_max_pairs"] is None else cfg["sts_max_pairs"],
-        ),
-    )
-
-
-if __name__ == "__main__":
-    main()

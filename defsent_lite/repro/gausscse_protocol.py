@@ -1,11 +1,10 @@
 """GaussCSE's protocol, read top to bottom: the settings (the released code's and the paper text's,
 the rates each scale trains at), the data (NLI triplets, SNLI dev, the test sets, the pairs whose
 direction is scored), scores of a trained model, one cached run per loss setting and seed, the
-plan, the cosine baseline, Tables 1-5 and Figure 2's direction by length beside the paper's rows,
-and the command line (python -m defsent_lite.repro.gausscse_protocol). The method is
+plan, the cosine baseline, Tables 1-5 and Figure 2's direction by length beside the paper's rows
+(notebooks 30-33 show them; the launcher trains their runs: `launch 30 --scale cpu`). The method is
 defsent_lite.gausscse."""
 
-import argparse
 import itertools
 import json
 import warnings
@@ -174,7 +173,7 @@ def base_config(
         if best is None:
             warnings.warn(
                 f"{model!r} is not in GaussCSE's Table 5 grid: using batch {batch_size}, lr {lr}; "
-                "run `python -m defsent_lite.repro.gausscse_protocol --grid SETTING` to search it"
+                "notebook 33 searches it (its SETTING and MODEL)"
             )
         batch_size, lr = best or (batch_size, lr)
     if sick_pairs not in SICK_PAIRS:
@@ -541,7 +540,7 @@ def train_and_score(cfg, data_dir=None, folder=None, resume=None):
         eval_every=cfg["eval_every"],
         describe_batch=describe_batch(model, tokenizer),
         desc=what,
-        around=speed.training(model),  # opt-in: DEFSENT_COMPILE
+        around=speed.training(model, len(batches), "gausscse"),  # when it pays
         resume=resume,
     )
     tests = tests if cfg.get("evaluate_tests", True) else {}  # the grid needs SNLI dev's AUPRC only
@@ -989,109 +988,3 @@ def best_grid_cell(grid, model, margin=4.0):
     )
     theirs = f"batch {paper[0]}, lr {paper[1]:g}" if paper else "none (not in Table 5)"
     return f"our best cell: {ours}; the paper's for {model}: {theirs}"
-
-
-def save_grid(grid, model, path, meta):
-    """Print our grid (and the paper's Table 5 rows for the model, if it reports them) and save
-    it."""
-    print("SNLI-dev AUPRC x100 (ours):", grid.round(2).to_string(), sep="\n")
-    paper = {b: row for (m, b), row in paper_gausscse.TABLE5.items() if m == model}
-    if paper:
-        lrs = [f"{lr:g}" for lr in paper_gausscse.GRID_LRS]
-        print("paper, Table 5:", pd.DataFrame(paper, index=lrs).T.to_string(), sep="\n")
-    b, lr = grid.stack().idxmax()
-    print(f"best: batch size {b}, lr {lr}; saved", results.save_csv(grid.round(2), path, **meta))
-    return grid
-
-
-# -------------------------------------------------------------------------------- the command line
-
-
-def save_tables(runs, eval_sets, out, meta, scale):
-    """Print Tables 3 and 2 (ours beside the paper's rows of meta["model"]), McNemar's p-values
-    and direction by length; save each as a CSV."""
-    _, tests, sick_full = eval_sets
-    t3 = table3(runs, None, None, tests, sick_full, meta["model"], scale)
-    t2 = table2(runs, tests, sick_full, meta["sick_pairs"], meta["model"], scale)
-    mc = mcnemar_table(runs)
-    three_way = {"shorter": (-np.inf, -1e-9), "equal": (-1e-9, 1e-9), "longer": (1e-9, np.inf)}
-    by_length = pd.concat(
-        {s: direction_by_length(r, tests, sick_full, three_way) for s, r in runs.items()}
-    )
-    shown = {  # name: (shown, saved)
-        "nli": (t3.table, t3.ours.round(2)),
-        "direction": (t2.table, t2.ours.round(2)),
-        "mcnemar": (mc.pivot_table(index=["task", "pair"], columns="set", values="p"), mc),
-        "direction_by_length": (by_length, by_length),  # entailing sentence's length, characters
-    }
-    with pd.option_context("display.width", 160, "display.max_columns", 20):
-        for name, (table, saved) in shown.items():
-            path = results.save_csv(saved, f"{out}_{name}.csv", **meta)
-            print(f"{name}:", table.to_string(), f"saved {path}", sep="\n")
-    for s, r in runs.items():
-        print(
-            f"{s}: steps {r['steps']}, best step {r['best_step']}, dev AUPRC "
-            f"{100 * r['dev_auprc']:.2f}, threshold {r['threshold']:.4f}"
-        )
-
-
-def main(argv=None):
-    """python -m defsent_lite.repro.gausscse_protocol --scale cpu: the four loss settings
-    (seed-averaged), NLI, direction and McNemar tables saved as CSV; --grid SETTING: the Appendix E
-    grid on SNLI dev."""
-    ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--scale", default="cpu")
-    ap.add_argument("--model", help="default: the scale's model")
-    ap.add_argument(
-        "--variant",
-        default="official",
-        choices=list(VARIANTS),
-        help="official code (default) or paper text",
-    )
-    ap.add_argument("--reduction", choices=["sum", "mean_per_dim"], help="default: the variant's")
-    ap.add_argument(
-        "--seeds", nargs="+", type=int, help="default: the scale's gauss_seeds (paper: 5)"
-    )
-    ap.add_argument("--batch-size", type=int)
-    ap.add_argument("--lr", type=float)
-    ap.add_argument("--out", help="CSV prefix in the results folder (default gausscse_<scale>)")
-    ap.add_argument(
-        "--only",
-        nargs="*",
-        choices=gausscse.LOSS_SETTINGS,
-        help="train just these settings (cached), no tables",
-    )
-    ap.add_argument(
-        "--grid",
-        choices=gausscse.LOSS_SETTINGS,
-        help="grid-search batch size x lr for this setting",
-    )
-    args = ap.parse_args(argv)
-    S = config.scale(args.scale)
-    model = args.model or S["model"]
-    base = base_config(S, model, variant=args.variant)
-    base["reduction"] = args.reduction or base["reduction"]
-    base.update(
-        {k: v for k, v in (("batch_size", args.batch_size), ("lr", args.lr)) if v is not None}
-    )
-    seeds = args.seeds or S["gauss_seeds"]
-    out = args.out or f"gausscse_{S['name']}"
-    if args.grid:
-        meta = {k: v for k, v in base.items() if k not in ("batch_size", "lr")}  # the grid's axes
-        path = f"{out}_grid_{args.grid}.csv"
-        return save_grid(grid_search(base, args.grid), model, path, dict(meta, setting=args.grid))
-    if args.only:  # e.g. two processes with one thread each on a 2-core machine
-        return run_settings(base, seeds, settings=args.only)
-    runs = run_settings(base, seeds)
-    meta = dict(
-        model=model, scale=S["name"], seeds=seeds, lr=base["lr"], batch_size=base["batch_size"],
-        epochs=base["epochs"], variant=args.variant, reduction=base["reduction"],
-        sick_pairs=base["sick_pairs"],
-        data=f"{base['train_source']} triplets ({runs['ent']['triplets']}); SNLI dev pairs "
-        f"{base['dev_max'] or 'all'}; test pairs per set {base['test_max'] or 'all'}",
-    )  # fmt: skip
-    save_tables(runs, eval_data(base["test_max"]), out, meta, S)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """A notebook's protocol on many GPUs: its independent trainings listed with their cache keys, and
-run through submitit (SLURM job arrays, or its local executor with one GPU per job) into the shared
-run cache, where the notebook then finds them and trains nothing.
+run through submitit (SLURM job arrays, or its local executor with one GPU per job or K: --per-gpu)
+into the shared run cache, where the notebook then finds them and trains nothing.
 
     python -m defsent_lite.repro.launch --help     (the scales, the cluster options, examples)
 
@@ -461,7 +461,8 @@ def job_inputs(share):
 
 
 def executors(kind, workers, folder, slurm=None, timeout_min=4 * 60, gpus=None):
-    """One submitit executor per job: local (job i sees GPU i % gpus alone; none on a CPU machine)
+    """One submitit executor per job: local (job i sees GPU i % gpus: K x gpus workers run K a GPU;
+    none on a CPU machine)
     or SLURM (one GPU per array task, `workers` at a time; slurm: submitit's slurm_* parameters and
     cpus_per_task, from slurm_options)."""
     import submitit
@@ -514,11 +515,7 @@ def start(todo, kind="local", workers=2, folder="launch_logs", slurm=None, timeo
     waiting."""
     parts = [[t] for t in todo] if kind == "slurm" else shares(todo, workers)  # a task each
     exs = executors(kind, workers, folder, slurm, timeout_min)
-    threads = (
-        max(1, (os.cpu_count() or 1) // len(parts))
-        if kind == "local" and not torch_gpus()
-        else None
-    )
+    threads = max(1, (os.cpu_count() or 1) // len(parts)) if kind == "local" else None
     if kind == "local":
         jobs = [
             ex.submit(Work(), job_inputs(p), threads, config.standins_enabled())
@@ -731,6 +728,17 @@ def summary(listed):
     return table.astype({c: int for c in table.columns if c != "gpu_hours"}).round({"gpu_hours": 1})
 
 
+def wall_clock(todo, workers, per_gpu=1):
+    """The hours `workers` jobs at once train `todo` in (its longest share; PST's steps, which run in
+    turn, and evaluation not counted), K = per_gpu of them sharing a GPU: as fast as alone at best,
+    no faster together than one at worst (gpu_check's packing rows measure where it lies)."""
+    hours = max([sum(t.gpu_hours for t in share) for share in shares(todo, workers)] or [0.0])
+    if per_gpu == 1:
+        return f"wall-clock, {workers} job(s) at once: at least {hours:.1f} h"
+    return (f"wall-clock, {workers} job(s) at once, {per_gpu} a GPU: at least {hours:.1f} h if they "
+            f"run as fast together as alone, {hours * per_gpu:.1f} h if together no faster than one")  # fmt: skip
+
+
 def positive(text):
     """argparse's type for a count of jobs or minutes: a whole number > 0."""
     if not text.isdigit() or int(text) == 0:
@@ -766,7 +774,10 @@ def parser():
     p.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
     p.add_argument("--status", action="store_true", help="done, running, failed, missing; exit")
     p.add_argument("--executor", default="local", choices=("local", "slurm"))
-    p.add_argument("--workers", type=positive, help="jobs at once (default: local GPUs, else 2)")
+    p.add_argument("--workers", type=positive, help="jobs at once (default: local GPUs x --per-gpu, "
+                   "else 2)")  # fmt: skip
+    p.add_argument("--per-gpu", type=positive, default=1, help="local jobs a GPU runs at once (default "
+                   "1; tools/gpu_check.py measures what K together gain)")  # fmt: skip
     p.add_argument("--timeout-min", type=positive, default=4 * 60, help="a job's time limit "
                    "(default 240; a job out of time is requeued and goes on)")  # fmt: skip
     p.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
@@ -817,9 +828,13 @@ def main(argv=None):
                 state,
                 sep=" | ",
             )
+    per_gpu = (
+        args.per_gpu if args.executor == "local" and torch_gpus() else 1
+    )  # SLURM: a GPU a task
+    workers = args.workers or max(torch_gpus() * per_gpu, 2)
+    print(wall_clock([t for t in listed if t.todo is not False], workers, per_gpu))
     if args.dry_run:
         return 0
-    workers = args.workers or max(torch_gpus(), 2)
     # jobs pickle this module's functions by name, not __main__'s
     from defsent_lite.repro import launch as this
 

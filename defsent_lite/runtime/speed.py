@@ -1,9 +1,9 @@
-"""Opt-in speed for long runs on a GPU: the training steps with the model's encoders under
-torch.compile (DEFSENT_COMPILE=1: mode reduce-overhead, CUDA graphs). The method trains the same
-either way; a compiled run first spends minutes compiling. On one H200 (docs/speed.md, batch 16,
-BERT-base) DefSent trained at 47.2 against 25.1 steps/s and GaussCSE at 35.4 against 17.9, after
-148 and 166 s of compiling: a run gains past about 8,000 and 6,000 steps. The protocols hand
-train.train `training(model)`; the method modules know nothing of it.
+"""Speed for long runs on a GPU: the encoders under torch.compile (reduce-overhead: CUDA graphs),
+for a run long enough to pay for compiling: on one H200 (docs/speed.md, batch 16, BERT-base)
+DefSent trained at 47.2 against 25.1 steps/s, GaussCSE at 35.4 against 17.9, after 148 and 166 s
+of compiling, so a run gains past about 7,900 and 6,000 steps. The method trains the same either
+way; the protocols hand train.train `training(model, steps)`, the method modules know nothing of
+it. DEFSENT_COMPILE=0 keeps every run eager, 1 (or a mode) compiles every one.
 """
 
 import contextlib
@@ -12,13 +12,17 @@ import os
 import torch
 
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+BREAK_EVEN_STEPS = {"defsent": 7_900, "gausscse": 6_000}  # one H200 (docs/speed.md, 2026-11-28)
 
 
-def compile_mode(name=None):
-    """The torch.compile mode the runs train with: None (eager, the default) or a mode (argument or
-    DEFSENT_COMPILE; "1": reduce-overhead, CUDA graphs, the fastest steps on a GPU)."""
-    name = name if name is not None else os.environ.get("DEFSENT_COMPILE", "")
-    name = {"": None, "0": None, "1": "reduce-overhead"}.get(name.strip(), name.strip())
+def compile_mode(name=None, steps=0, kind="defsent", measured_gpu=False):
+    """The torch.compile mode a run of `steps` trains with: a mode (argument or DEFSENT_COMPILE;
+    "1": reduce-overhead, CUDA graphs, the fastest steps on a GPU) or None (eager: "0"). Unset: a
+    run of at least BREAK_EVEN_STEPS[kind] steps on a GPU of the kind they were measured on
+    (measured_gpu: compute capability 9, H100 and H200) compiles, the others run eager."""
+    name = (name if name is not None else os.environ.get("DEFSENT_COMPILE", "")).strip()
+    name = name or ("1" if measured_gpu and steps >= BREAK_EVEN_STEPS[kind] else "0")
+    name = {"0": None, "1": "reduce-overhead"}.get(name, name)
     if name is not None and name not in MODES:
         raise ValueError(
             f"compile mode {name!r} (argument or DEFSENT_COMPILE): use 0 (eager), 1 "
@@ -27,10 +31,12 @@ def compile_mode(name=None):
     return name
 
 
-def training(model, mode=None):
-    """The context train.train(around=...) runs its steps in: None (eager, the default) unless a
-    compile mode is given (argument or DEFSENT_COMPILE)."""
-    mode = compile_mode(mode)
+def training(model, steps, kind="defsent", mode=None):
+    """The context train.train(around=...) runs a run of `steps` in: None (eager) unless it
+    compiles (compile_mode)."""
+    device = next(model.parameters()).device
+    measured = device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
+    mode = compile_mode(mode, steps, kind, measured)
     return None if mode is None else compiled_encoders(model, mode)
 
 
