@@ -132,6 +132,15 @@ def test_senteval_pooling_is_table_7s_for_the_papers_models():
     assert defsentplus_protocol.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
 
 
+def test_senteval_pooling_refuses_a_run_with_a_nan_sts_average_even_where_table_7_names_the_pooling():
+    import math
+    from defsent_lite import checks
+    run = dict(sts={p: {c: 70.0 for c in defsentplus_protocol.STS_COLS} for p in ("cls", "mean")})
+    run["sts"]["cls"]["avg"] = math.nan
+    with pytest.raises(checks.NonFinite, match="inference pooling by STS avg"):
+        defsentplus_protocol.senteval_pooling("bert-base-uncased", run)
+
+
 def test_the_ica_candidate_is_trained_for_bert_only_as_table_2_names_it():
     """Issue 45: the paper names an ICA space for BERT-base and BERT-large only; RoBERTa's PST
     trains none unless asked (ica="all")."""

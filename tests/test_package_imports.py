@@ -195,7 +195,7 @@ def test_the_house_only_gets_lighter():
     """Issue 69: caps on what a maintainer owns, lowered as the house gets lighter (goals: 5,400
     statements in the package and tools/, 45 modules, no function over 80 lines)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_336
+    assert statements(package) + statements(tools) <= 6_331
     assert len(package) <= 45
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))

@@ -381,6 +381,26 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
     return best, results
 
 
+def searched_rate(base, pooling, seed, xs, dataset):
+    """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else
+    None (also without the data: dataset None). The launcher's seeds wait for it."""
+    keys = {x: run_key(dict(base, pooling=pooling, seed=seed, lr=lr_grid([x])[x]), dataset[0])
+            for x in xs} if dataset else {}  # fmt: skip
+    found = {x: cache.lookup("defsent", key) for x, key in keys.items()}
+    if not found or None in found.values():
+        return None
+    mrr = lambda r: r["dev"]["mrr"]  # noqa: E731
+    return best_of({x: f.result for x, f in found.items()}, mrr, f"DefSent learning-rate search ({pooling})")  # fmt: skip
+
+
+def run_steps(base, dataset=None):
+    """Optimizer steps of one run: its training definitions (without the data, dataset None: the
+    paper's Table 1 count) capped by train_max, at the batch size."""
+    label = "In RoBERTa vocab." if "roberta" in base["model"] else "In BERT vocab."
+    n = len(dataset[0]["train"]) if dataset else paper_defsent.TABLE1[(label, "Train")][1]
+    return math.ceil(min(n, base["train_max"] or math.inf) / base["batch_size"])
+
+
 def base_config(scale, model, data_dir=None, variant="official"):
     """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
     `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);

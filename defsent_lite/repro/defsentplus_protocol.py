@@ -53,32 +53,16 @@ PAPER_LRS = {
 # fine-tuning BERT" (Devlin et al.) as AdamW with weight decay 0.01 and 10% warm-up.
 VARIANTS = {
     "official": dict(
-        optimizer=dict(
-            optimizer="adamw",
-            weight_decay=0.0,
-            eps=1e-6,
-            warmup_ratio=0.0,
-            decay=True,
-            grad_clip=1.0,
-        ),
-        max_length=512,
-        ica_standardise=True,
-        mixed_precision=False,
+        optimizer=dict(optimizer="adamw", weight_decay=0.0, eps=1e-6, warmup_ratio=0.0, decay=True,
+                       grad_clip=1.0),
+        max_length=512, ica_standardise=True, mixed_precision=False,
     ),
     "paper": dict(
-        optimizer=dict(
-            optimizer="adamw",
-            weight_decay=0.01,
-            eps=1e-8,
-            warmup_ratio=0.1,
-            decay=True,
-            grad_clip=None,
-        ),
-        max_length=128,
-        ica_standardise=False,
-        mixed_precision=True,
+        optimizer=dict(optimizer="adamw", weight_decay=0.01, eps=1e-8, warmup_ratio=0.1, decay=True,
+                       grad_clip=None),
+        max_length=128, ica_standardise=False, mixed_precision=True,
     ),
-}
+}  # fmt: skip
 DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     (
         "optimiser",
@@ -217,14 +201,8 @@ def table2_row(model, setting, ica=False):
     combination may differ at a later step), ICA or not; None where the paper has none. The
     released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
     step, dataset = setting.split("-")[0], setting.split("-")[-1]
-    return aggregate.paper_row(
-        paper_defsentplus.TABLE2,
-        model,
-        f" {step}-",
-        f")-{dataset}",
-        *(["ICA"] if ica else []),
-        exclude=() if ica else ("ICA", "*"),
-    )
+    return aggregate.paper_row(paper_defsentplus.TABLE2, model, f" {step}-", f")-{dataset}",
+                               *(["ICA"] if ica else []), exclude=() if ica else ("ICA", "*"))  # fmt: skip
 
 
 def paired_label(our_setting, paper_key):
@@ -240,9 +218,9 @@ def paired_label(our_setting, paper_key):
 def senteval_pooling(model, result):
     """(pooling, why) for SentEval: Table 7's for a raw model the paper trained, else the
     pooling with the best STS average of the run (what the paper does for STS)."""
+    best = best_of(result["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
     if model in SENTEVAL_POOLING:
         return SENTEVAL_POOLING[model], f"Table 7's SentEval pooling for {model}"
-    best = max(result["sts"], key=lambda p: result["sts"][p]["avg"])
     return best, f"{model} is not in Table 7: the best STS pooling of the run"
 
 
@@ -260,15 +238,8 @@ def save_encoder_files(folder, cfg, sts_by_pooling, dim):
     with the run's settings and its best STS pooling (Prompt pooling needs encode.embedders)."""
     models.write_sentence_transformers_config(folder, cfg["pooling"], dim)
     best = max(sts_by_pooling, key=lambda p: sts_by_pooling[p]["avg"])
-    meta = dict(
-        method="DefSent+",
-        base_model=str(cfg["model"]),
-        training_pooling=cfg["pooling"],
-        best_sts_pooling=best,
-        lr=cfg["lr"],
-        seed=cfg["seed"],
-        dataset=cfg["dataset"],
-    )
+    meta = dict(method="DefSent+", base_model=str(cfg["model"]), training_pooling=cfg["pooling"],
+                best_sts_pooling=best, lr=cfg["lr"], seed=cfg["seed"], dataset=cfg["dataset"])  # fmt: skip
     (Path(folder) / "defsentplus_meta.json").write_text(json.dumps(meta, indent=1))
 
 
@@ -282,11 +253,8 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     E = torch.as_tensor(space, dtype=torch.float32, device=next(model.parameters()).device)
     examples = list(zip(ds["ids"], ds["definitions"]))
     batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-    settings = train.Settings(
-        lr=cfg["lr"],
-        mixed_precision=config.autocast_training(cfg, v),
-        **v["optimizer"],
-    )
+    amp = config.autocast_training(cfg, v)
+    settings = train.Settings(lr=cfg["lr"], mixed_precision=amp, **v["optimizer"])
     history = train.train(
         model,
         lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]),
@@ -304,16 +272,9 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     save_encoder_files(folder / "model", cfg, scores, model.config.hidden_size)
     # the losses of the full batches: a partial last batch's mean is over a few definitions
     losses = history["loss"][: len(examples) // cfg["batch_size"]] or history["loss"]
-    return dict(
-        sts=scores,
-        steps=history["steps"],
-        first_loss=losses[0],
-        final_loss=losses[-1],
-        loss_curve=losses[:: max(1, len(losses) // 100)],
-        chance_loss=math.log(len(E)),
-        entries=len(E),
-        definitions=len(examples),
-    )
+    return dict(sts=scores, steps=history["steps"], first_loss=losses[0], final_loss=losses[-1],
+                loss_curve=losses[:: max(1, len(losses) // 100)], chance_loss=math.log(len(E)),
+                entries=len(E), definitions=len(examples))  # fmt: skip
 
 
 def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
@@ -353,15 +314,8 @@ def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=
 
     def compute():
         model, tokenizer = models.load(encoder)
-        return build_entry_embeddings(
-            model,
-            tokenizer,
-            ds["ids"],
-            ds["definitions"],
-            entry_pooling,
-            batch_size=batch_size,
-            n_entries=len(ds["names"]),
-        )
+        return build_entry_embeddings(model, tokenizer, ds["ids"], ds["definitions"], entry_pooling,
+                                      batch_size=batch_size, n_entries=len(ds["names"]))  # fmt: skip
 
     return cache.cached_tensor(
         "dsp_space",
@@ -637,11 +591,19 @@ def entry_dataset(cfg, data_dir=None):
 
 
 def model_pst_config(
-    scale, model, dataset, reference, combination=None, ica=True, steps=None, variant="official"
+    scale,
+    model,
+    dataset,
+    reference=None,
+    combination=None,
+    ica=True,
+    steps=None,
+    variant="official",
 ):
     """(pst_config, why): with combination None, the encoding combination of each step as Table 2
-    gives it for `reference` (the hub model whose paper rows stand beside ours: its 1st Training
-    on the dataset, and on *a* its 2nd and 3rd); else (pooling, entry pooling) at every step.
+    gives it for `reference` (the hub model whose paper rows stand beside ours, None: model's, as
+    aggregate.reference_model finds it: its 1st Training on the dataset, and on *a* its 2nd and
+    3rd); else (pooling, entry pooling) at every step.
     ica=True trains the ICA candidate where the paper does: not for a RoBERTa reference (Table 2
     names an ICA space for BERT-base and BERT-large only; a model outside the paper runs as
     BERT-base); ica="all" for every model, False never."""
@@ -649,23 +611,15 @@ def model_pst_config(
         raise ValueError(
             f"model_pst_config: ica={ica!r}: choose True (BERT, as the paper), 'all' or False"
         )
+    reference = reference or aggregate.reference_model(model)[0]
     ica = ica == "all" or (ica is True and "roberta" not in str(reference).lower())
     if combination is None:
         pooling, entry_pooling, why = paper_combination(reference, dataset)
         later = paper_later_combinations(reference, dataset)
     else:
         (pooling, entry_pooling), later, why = combination, [], "given"
-    cfg = pst_config(
-        scale,
-        model,
-        dataset,
-        pooling,
-        entry_pooling,
-        ica=ica,
-        steps=steps,
-        variant=variant,
-        later_combinations=later,
-    )
+    cfg = pst_config(scale, model, dataset, pooling, entry_pooling, ica=ica, steps=steps,
+                     variant=variant, later_combinations=later)  # fmt: skip
     return cfg, why
 
 
@@ -905,17 +859,8 @@ def release_pst_config(scale, model, rel, steps=None, variant="official"):
     """The PST run of a release on dataset a: its combinations and, under the paper's protocol,
     Table 5's rates (a stand-in trains at the scale's rates). steps: None = as many as Table 5's."""
     lrs = rel.lrs if scale["paper_protocol"] else None
-    cfg = pst_config(
-        scale,
-        model,
-        "a",
-        *rel.combinations[0],
-        ica=False,
-        steps=steps or rel.steps,
-        variant=variant,
-        later_combinations=rel.combinations[1:],
-        lrs=lrs,
-    )
+    cfg = pst_config(scale, model, "a", *rel.combinations[0], ica=False, steps=steps or rel.steps,
+                     variant=variant, later_combinations=rel.combinations[1:], lrs=lrs)  # fmt: skip
     if "RoBERTa" in rel.label:  # the pooler's dense layer from the original RoBERTa's MLM head,
         cfg["mlm_head_from"] = f"roberta-{rel.label.rsplit('-', 1)[1]}"  # a folder too (SNCSE)
     return cfg
@@ -938,13 +883,8 @@ def beside_paper(ours, rel, compare=True):
     """Side-by-side with the paper: the checkpoint beside its Table 3 row, our last PST step beside
     Table 6's released encoder (its step named where it differs), earlier steps beside nothing.
     compare=False (another model stands in for the checkpoint): the paper's rows are context."""
-    paper = results.paper_table(
-        {
-            rel.table3_key: paper_defsentplus.TABLE3[rel.table3_key],
-            rel.table6_key: paper_defsentplus.TABLE6[rel.table6_key],
-        },
-        STS_COLS,
-    )
+    paper = results.paper_table({rel.table3_key: paper_defsentplus.TABLE3[rel.table3_key],
+                                 rel.table6_key: paper_defsentplus.TABLE6[rel.table6_key]}, STS_COLS)  # fmt: skip
     last = ours.index[-1]
     pairs = {"checkpoint": (rel.table3_key, "checkpoint")}
     for label in ours.index[1:]:
@@ -959,15 +899,11 @@ def transfer_beside_paper(ours, rel, compare=True):
     paper = results.paper_table(
         {k: paper_defsentplus.TABLE4[k] for k in rel.table4_keys}, TRANSFER_COLS
     )
-    return results.side_by_side(
-        paper,
-        ours,
-        {
-            "checkpoint": (rel.table4_keys[0], "checkpoint"),
-            "DefSent+": (rel.table4_keys[1], "DefSent+"),
-        },
-        compare=compare,
-    )
+    pairs = {
+        "checkpoint": (rel.table4_keys[0], "checkpoint"),
+        "DefSent+": (rel.table4_keys[1], "DefSent+"),
+    }
+    return results.side_by_side(paper, ours, pairs, compare=compare)
 
 
 def paper_rows_text(rel):

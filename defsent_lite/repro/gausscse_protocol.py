@@ -640,6 +640,32 @@ def seed_runs(base, setting, seeds):
     return [(dict(base, setting=setting, seed=k), k == seeds[0]) for k in seeds]
 
 
+def notebook_runs(notebook, base, scale):
+    """(cfg, keep_model) of each training notebook 30-33 runs with its defaults: the four loss
+    settings x the scale's seeds (30, 31), the ent+rev run (32), the Appendix E grid (33)."""
+    if notebook == "33":
+        grid = dict(base, train_max=scale["gauss_grid_train_max"],
+                    dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])  # fmt: skip
+        cells = grid_cells(
+            grid, "ent+con+rev", scale["gauss_grid_batch_sizes"], paper_gausscse.GRID_LRS
+        )
+        return [(cfg, False) for cfg in cells.values()]
+    if notebook == "32":
+        return [(dict(base, setting="ent+rev"), False)]
+    return [r for s in gausscse.LOSS_SETTINGS for r in seed_runs(base, s, scale["gauss_seeds"])]
+
+
+def triplet_count(cfg, data_dir=None, published=False):
+    """The training triplets of a run (published: the 275,601 of nli_for_simcse.csv, without the
+    data here) capped by train_max."""
+    from defsent_lite.data import sources
+
+    if published:
+        return min(sources.by_name("nli_for_simcse")["rows"], cfg["train_max"] or float("inf"))
+    return len(nli_readers.training_triplets(
+        data_dir, cfg["exclude_sources"], cfg["train_max"], 0, cfg["train_source"]))  # fmt: skip
+
+
 # ---------------------------------------------------------- what a notebook will run (paper scale)
 
 

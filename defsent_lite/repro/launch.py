@@ -97,77 +97,30 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
 def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
     """defsent_protocol.final_runs over the three poolings: the rate search's runs (first seed), then
     every seed at the chosen rate (one pinned rate: no search, every seed at once)."""
-    from defsent_lite.paper import defsent as paper_defsent
-    from defsent_lite.repro import defsent_protocol
+    from defsent_lite.repro import defsent_protocol as dp
 
-    base = defsent_protocol.base_config(scale, model, data_dir, variant)
-    if missing:
-        label = "In RoBERTa vocab." if "roberta" in model else "In BERT vocab."
-        n_train = paper_defsent.TABLE1[(label, "Train")][1]
-        dataset = None
-    else:
-        dataset = defsent_protocol.dataset_of(base, data_dir)
-        n_train = len(dataset[0]["train"])
-    steps = math.ceil(min(n_train, base["train_max"] or math.inf) / base["batch_size"])
-    out = []
+    base = dp.base_config(scale, model, data_dir, variant)
+    dataset = None if missing else dp.dataset_of(base, data_dir)
+    steps, out = dp.run_steps(base, dataset), []
     for pooling in ("cls", "mean", "max"):
-        xs, seeds = (
-            defsent_protocol.lr_exponents(scale["defsent_lr_xs"], model, pooling),
-            scale["seeds"],
-        )
+        xs, seeds = dp.lr_exponents(scale["defsent_lr_xs"], model, pooling), scale["seeds"]
         searched = len(xs) > 1
         for x in xs if searched else []:
-            cfg = dict(base, pooling=pooling, seed=seeds[0], lr=defsent_protocol.lr_grid([x])[x])
+            cfg = dict(base, pooling=pooling, seed=seeds[0], lr=dp.lr_grid([x])[x])
             out.append(defsent_training(notebook, cfg, steps, dataset, "run",
                                         dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False)))  # fmt: skip
-        best = xs[0] if not searched else chosen_rate(base, pooling, seeds[0], xs, dataset)
+        best = xs[0] if not searched else dp.searched_rate(base, pooling, seeds[0], xs, dataset)
         # pinned: every seed at once; searched: the best rate's run is the first seed's, the later
         # seeds wait until every rate's run is cached
         indexed = list(enumerate(seeds))[1 if searched else 0 :] if best is not None else []
         for index, seed in indexed:
-            cfg = defsent_protocol.seed_config(base, pooling, seed, defsent_protocol.lr_grid([best])[best],
-                                               index)  # fmt: skip
+            cfg = dp.seed_config(base, pooling, seed, dp.lr_grid([best])[best], index)
             out.append(defsent_training(notebook, cfg, steps, dataset, "seed_run", dict(
                 base=base, pooling=pooling, seed=seed, lr=cfg["lr"], index=index, data_dir=data_dir)))  # fmt: skip
         if searched and best is None:
-            out += [
-                Training(
-                    notebook,
-                    "DefSent",
-                    dict(model=model, pooling=pooling, seed=s),
-                    steps,
-                    waits_for=f"the {pooling} rate search",
-                )
-                for s in seeds[1:]
-            ]
+            out += [Training(notebook, "DefSent", dict(model=model, pooling=pooling, seed=s), steps,
+                             waits_for=f"the {pooling} rate search") for s in seeds[1:]]  # fmt: skip
     return out
-
-
-def chosen_rate(base, pooling, seed, xs, dataset):
-    """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else
-    None."""
-    from defsent_lite import checks
-    from defsent_lite.repro import defsent_protocol
-
-    if dataset is None:
-        return None
-    found = {
-        x: cache.lookup(
-            "defsent",
-            defsent_protocol.run_key(
-                dict(base, pooling=pooling, seed=seed, lr=defsent_protocol.lr_grid([x])[x]),
-                dataset[0],
-            ),
-        )
-        for x in xs
-    }
-    if any(f is None for f in found.values()):
-        return None
-    return checks.best_of(
-        {x: f.result for x, f in found.items()},
-        lambda r: r["dev"]["mrr"],
-        f"DefSent learning-rate search ({pooling})",
-    )
 
 
 def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
@@ -194,69 +147,22 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
 
 
 def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
-    """Notebooks 30-31: gausscse_protocol.run_settings (4 loss settings x the scale's seeds); 32 its
-    ent+rev run; 33 gausscse_protocol.grid_search (batch sizes x rates) as the notebook sets it."""
-    from defsent_lite.data import nli_readers, sources
-    from defsent_lite.paper import gausscse as paper_gausscse
-    from defsent_lite.repro import gausscse_protocol
-    from defsent_lite import gausscse
+    """Notebooks 30-33's trainings (gausscse_protocol.notebook_runs), each one run."""
+    from defsent_lite.repro import gausscse_protocol as gp
 
-    base = gausscse_protocol.base_config(scale, model, data_dir, variant)
-    if notebook == "33":
-        base.update(
-            train_max=scale["gauss_grid_train_max"],
-            dev_max=scale["gauss_grid_dev_max"] or base["dev_max"],
-        )
-        runs = [
-            (cfg, False)
-            for cfg in gausscse_protocol.grid_cells(
-                base, "ent+con+rev", scale["gauss_grid_batch_sizes"], paper_gausscse.GRID_LRS
-            ).values()
-        ]
-    elif notebook == "32":
-        runs = [(dict(base, setting="ent+rev"), False)]
-    else:
-        runs = [
-            r
-            for s in gausscse.LOSS_SETTINGS
-            for r in gausscse_protocol.seed_runs(base, s, scale["gauss_seeds"])
-        ]
-    if missing:
-        n = min(sources.by_name("nli_for_simcse")["rows"], base["train_max"] or math.inf)
-    else:
-        n = len(
-            nli_readers.training_triplets(
-                data_dir, base["exclude_sources"], base["train_max"], 0, base["train_source"]
-            )
-        )
-    out = []
+    runs = gp.notebook_runs(notebook, gp.base_config(scale, model, data_dir, variant), scale)
+    n, out = gp.triplet_count(runs[0][0], data_dir, published=bool(missing)), []  # shared by all
     for cfg, keep in runs:
-        shown = dict(
-            model=model,
-            setting=cfg["setting"],
-            seed=cfg["seed"],
-            lr=cfg["lr"],
-            batch=cfg["batch_size"],
-        )
-        steps = cfg["epochs"] * (n // cfg["batch_size"])
-        if missing:
-            out.append(Training(notebook, "GaussCSE", shown, steps))
-            continue
+        shown = dict(model=model, setting=cfg["setting"], seed=cfg["seed"], lr=cfg["lr"],
+                     batch=cfg["batch_size"])  # fmt: skip
+        steps = cfg["epochs"] * int(n // cfg["batch_size"])
         call = (
             "defsent_lite.repro.gausscse_protocol:run",
             dict(cfg=cfg, data_dir=data_dir, keep_model=keep),
         )
-        out.append(
-            Training(
-                notebook,
-                "GaussCSE",
-                shown,
-                steps,
-                cache.config_key(gausscse_protocol.run_key(cfg, data_dir)),
-                gausscse_protocol.needs_training(cfg, data_dir, keep),
-                call,
-            )
-        )
+        out.append(Training(notebook, "GaussCSE", shown, steps) if missing else Training(
+            notebook, "GaussCSE", shown, steps, cache.config_key(gp.run_key(cfg, data_dir)),
+            gp.needs_training(cfg, data_dir, keep), call))  # fmt: skip
     return out
 
 
@@ -267,7 +173,6 @@ def pst_configs(notebook, scale, model=None, variant="official"):
     """The PST configs DefSent+ notebook 21-25 trains with its defaults, as its cells make them (21
     and 24: PST on a; 22: the 1st Training on c and b, PST with ICA on a; 23: the four
     combinations' 1st Training; 25: the release's PST)."""
-    from defsent_lite.paper import aggregate
     from defsent_lite.repro import defsentplus_protocol as dsp
 
     scale = config.scale(scale)
@@ -283,8 +188,7 @@ def pst_configs(notebook, scale, model=None, variant="official"):
             dsp.pst_config(scale, model, "a", *combination, **grid)
             for combination in dsp.COMBINATIONS
         ]
-    reference = aggregate.reference_model(model)[0]
-    return [dsp.model_pst_config(scale, model, d, reference, ica=d == "a", steps=None if d == "a" else 1,
+    return [dsp.model_pst_config(scale, model, d, ica=d == "a", steps=None if d == "a" else 1,
                                  variant=variant)[0] for d in ("cba" if notebook == "22" else "a")]  # fmt: skip
 
 
