@@ -938,6 +938,3 @@ def table8(grid, model, scale):
     if key and aggregate.comparable(model, scale):
         rows[f"ours - {key}"] = mine - paper.loc[key]
     return Grid(ours, pd.concat([paper, pd.DataFrame(rows).T]).round(2), note)
-
-
-# ---------------------------------------------------------------- the command line (a long CPU run, a cluster)
