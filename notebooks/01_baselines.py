@@ -66,7 +66,7 @@ from defsent_lite.runtime import config, models
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.evaluation import senteval, sts
-from defsent_lite.repro import eval_sizes, preflight
+from defsent_lite.repro import eval_sizes, plans, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("01", SCALE, DATA_ROOT, MODEL)
@@ -81,7 +81,7 @@ sentences = (eval_sizes.sts_sentences(DATA_ROOT, scale["sts_max_pairs"])
              + eval_sizes.transfer_sentences(DATA_ROOT, senteval.transfer_settings(scale)))
 what = "untrained CLS and mean (one pass): STS and SentEval"
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
+plans.print_plan(scale, lambda: eval_sizes.encoding_plan(what, MODEL, sentences, DATA_ROOT))
 batch_size = scale["encode_batch_size"]
 sts_rows = sts.untrained_sts(MODEL, POOLINGS, scale["sts_max_pairs"], DATA_ROOT, batch_size)
 transfer_rows = senteval.untrained_transfer(MODEL, POOLINGS, scale, DATA_ROOT, batch_size)

@@ -67,7 +67,7 @@ import pandas as pd
 from defsent_lite import defsent
 from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
-from defsent_lite.repro import defsent_protocol, preflight
+from defsent_lite.repro import defsent_protocol, plans, preflight
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -83,7 +83,7 @@ splits, report = dataset
 # what the protocol below will train, and how long that takes here (printed at the protocol scales)
 base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
-preflight.print_plan(scale,
+plans.print_plan(scale,
                      lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))
 pd.Series(report, name="dataset").to_frame()
 

@@ -60,7 +60,7 @@ import pandas as pd
 from defsent_lite.data import dictionary
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import aggregate, results
-from defsent_lite.repro import defsent_protocol, preflight
+from defsent_lite.repro import defsent_protocol, plans, preflight
 from defsent_lite.runtime import defsent_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -74,7 +74,7 @@ dataset = dictionary.defsent_dataset(untrained.tokenizer, DATA_ROOT,
 base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
 lr_xs, first_seed = scale["defsent_lr_xs"], scale["seeds"][:1]
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale,
+plans.print_plan(scale,
                      lambda: defsent_protocol.plan(base, [POOLING], lr_xs, first_seed, dataset))
 runs = defsent_protocol.final_runs(base, POOLING, lr_xs, first_seed, dataset).runs
 trained = defsent_model.load(runs[0]["path"])

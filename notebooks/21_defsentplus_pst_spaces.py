@@ -92,7 +92,7 @@ import torch
 from defsent_lite import defsentplus, encode
 from defsent_lite.data import entries
 from defsent_lite.paper import aggregate
-from defsent_lite.repro import defsentplus_protocol, preflight
+from defsent_lite.repro import defsentplus_protocol, plans, preflight
 from defsent_lite.runtime import defsentplus_model
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -101,7 +101,7 @@ scale, MODEL = preflight.start("21", SCALE, DATA_ROOT, MODEL)
 reference, note = aggregate.reference_model(MODEL)
 cfg, why = defsentplus_protocol.model_pst_config(scale, MODEL, DATASET, reference, COMBINATION,
                                                  steps=PST_STEPS, variant=VARIANT)
-preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+plans.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
 dataset = entries.load_entry_dataset(DATASET, scale["dsp_max_entries"], DATA_ROOT,
                                      paper_data=scale["paper_protocol"])
 # the encoder with the pooler DefSent+ trains through (RoBERTa: see "The pooler" below)

@@ -68,7 +68,7 @@ import pandas as pd
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.evaluation import sts
-from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, preflight
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables, plans, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -82,7 +82,7 @@ for name in "cba":
                                                    ica=full, steps=None if full else 1,
                                                    variant=VARIANT)
     # the plan and its time estimate first (printed at the protocol scales)
-    preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+    plans.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
     runs[name], _ = defsentplus_protocol.run(cfg, DATA_ROOT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| inference poolings:", cfg["inference_poolings"])

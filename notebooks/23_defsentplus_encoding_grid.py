@@ -59,7 +59,7 @@ if "google.colab" in sys.modules:
 import pandas as pd
 
 from defsent_lite.paper import aggregate, results
-from defsent_lite.repro import defsentplus_protocol, preflight
+from defsent_lite.repro import defsentplus_protocol, plans, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -70,7 +70,7 @@ for pooling, entry_pooling in defsentplus_protocol.COMBINATIONS:
                                           steps=1, variant=VARIANT,
                                           max_entries=scale["dsp_grid_max_entries"])
     # the plan and its time estimate first (printed at the protocol scales)
-    preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+    plans.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
     steps, report = defsentplus_protocol.run(cfg, DATA_ROOT)
     combination = defsentplus_protocol.combination_name(pooling, entry_pooling)
     grid[combination] = defsentplus_protocol.seed_table(steps[0], "plain")   # STS over seeds

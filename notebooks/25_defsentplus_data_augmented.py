@@ -77,7 +77,7 @@ from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.results import STS_COLS, TRANSFER_COLS
 from defsent_lite.evaluation import sts
 from defsent_lite.evaluation import senteval
-from defsent_lite.repro import defsentplus_protocol, preflight
+from defsent_lite.repro import defsentplus_protocol, plans, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -87,7 +87,7 @@ release = defsentplus_protocol.release(CHECKPOINT, PAPER_LABEL)
 cfg = defsentplus_protocol.release_pst_config(scale, MODEL, release, steps=PST_STEPS,
                                               variant=VARIANT)
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
+plans.print_plan(scale, lambda: defsentplus_protocol.plan(cfg, data_dir=DATA_ROOT))
 steps, report = defsentplus_protocol.run(cfg, DATA_ROOT)
 compare = aggregate.comparable(MODEL, scale, paper_model=release.checkpoint)   # False: context
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,

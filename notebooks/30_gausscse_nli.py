@@ -105,7 +105,7 @@ import pandas as pd
 import torch
 
 from defsent_lite import gausscse
-from defsent_lite.repro import gausscse_protocol, preflight
+from defsent_lite.repro import gausscse_protocol, plans, preflight
 from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -113,7 +113,7 @@ scale, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)
 # what the protocol below will train, and how long that takes here (printed at the protocol scales)
 base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 base["reduction"] = REDUCTION or base["reduction"]
-preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
+plans.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
 encoder, tokenizer = models.load(MODEL)
 torch.manual_seed(0)
 gauss = gausscse.GaussModel(encoder, gausscse_protocol.variant_settings(VARIANT)["head"])

@@ -66,7 +66,7 @@ import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_protocol, preflight
+from defsent_lite.repro import gausscse_protocol, plans, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -74,7 +74,7 @@ scale, MODEL = preflight.start("31", SCALE, DATA_ROOT, MODEL)
 base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT, SICK_PAIRS)
 base["reduction"] = REDUCTION or base["reduction"]
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
+plans.print_plan(scale, lambda: gausscse_protocol.plan(base, scale["gauss_seeds"], DATA_ROOT))
 runs = gausscse_protocol.run_settings(base, scale["gauss_seeds"], DATA_ROOT)   # mean over seeds
 _, tests, sick_full = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
 pairs = {name: gausscse_protocol.direction_pairs(name, rows, sick_full, SICK_PAIRS)

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import gausscse_protocol, preflight
+from defsent_lite.repro import gausscse_protocol, plans, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
@@ -91,7 +91,7 @@ pd.DataFrame({name: {"pairs": len(r),
 base = gausscse_protocol.base_config(scale, MODEL, DATA_ROOT, VARIANT)
 print("variant:", base["variant"], f"({base['reduction']})")
 # the plan and its time estimate first (printed at the protocol scales)
-preflight.print_plan(scale, lambda: gausscse_protocol.plan(base, [base["seed"]], DATA_ROOT,
+plans.print_plan(scale, lambda: gausscse_protocol.plan(base, [base["seed"]], DATA_ROOT,
                                                         settings=["ent+rev"]))
 run = gausscse_protocol.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)

@@ -59,7 +59,7 @@ if "google.colab" in sys.modules:
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_protocol, preflight
+from defsent_lite.repro import gausscse_protocol, plans, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
@@ -68,7 +68,7 @@ base.update(train_max=scale["gauss_grid_train_max"],
             dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])
 batch_sizes = list(scale["gauss_grid_batch_sizes"])
 # the plan and its time estimate first (printed at the protocol scales): a line per batch size
-preflight.print_plan(scale, lambda: "\n".join(
+plans.print_plan(scale, lambda: "\n".join(
     str(gausscse_protocol.plan(dict(base, batch_size=b), [base["seed"]], DATA_ROOT, [SETTING],
                                lrs=paper_gausscse.GRID_LRS))
     for b in batch_sizes))

@@ -200,6 +200,6 @@ def test_evaluation_sizes_and_an_encoding_only_plan():
 def test_a_plan_prints_at_the_protocol_scales_only(capsys):
     asked = []
     for name in ("smoke", "cpu", "rehearsal", "colab", "paper"):
-        preflight.print_plan(config.scale(name), lambda: asked.append(name) or f"plan of {name}")
+        plans.print_plan(config.scale(name), lambda: asked.append(name) or f"plan of {name}")
     assert asked == ["rehearsal", "colab", "paper"]
     assert capsys.readouterr().out.split("\n")[:3] == ["plan of rehearsal", "plan of colab", "plan of paper"]

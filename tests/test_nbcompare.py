@@ -248,7 +248,7 @@ def test_the_reader_s_code_holds_no_test_machinery():
 
 def test_the_reader_s_code_reads_without_scrolling_sideways():
     """Every line of a notebook's code at most 100 characters, and no cell branches on the
-    scale: a plan prints itself (preflight.print_plan), a scale's choice is a named function."""
+    scale: a plan prints itself (plans.print_plan), a scale's choice is a named function."""
     long_lines, branches = [], []
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         for n, cell in enumerate(nbformat.read(path, 4).cells):

@@ -115,10 +115,10 @@ def test_a_protocol_that_scores_sts_alone_loads_no_scikit_learn(protocol):
 @pytest.mark.parametrize("protocol", ["defsent_lite.repro.defsent_protocol", "defsent_lite.repro.defsentplus_protocol",
                                       "defsent_lite.repro.gausscse_protocol"])
 def test_a_protocol_loads_its_plan_only_when_a_plan_is_made(protocol):
-    """The plan's warm-up and evaluation counts load inside `plan` (the protocol's scales), so a
-    notebook at smoke scale never imports them."""
-    plan_modules = {f"defsent_lite.repro.{m}" for m in ("plans", "eval_sizes")}
-    assert module_level_closure(protocol) & plan_modules == set()
+    """The evaluation counts load inside `plan` (the protocol's scales), so a notebook at smoke
+    scale never imports them; `plans` itself holds print_plan, which every notebook calls (pure
+    Python over encode and train: nothing is measured unless a plan is made)."""
+    assert "defsent_lite.repro.eval_sizes" not in module_level_closure(protocol)
 
 
 def imported_modules(path):
@@ -191,12 +191,23 @@ def statements(paths):
     return sum(isinstance(n, ast.stmt) for p in paths for n in ast.walk(ast.parse(p.read_text())))
 
 
+def package_edges():
+    """(importer, imported) pairs of the package's modules (a folder's __init__ is none)."""
+    def name(p):
+        return ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+    modules = [p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
+    names = {name(p) for p in modules}
+    return {(name(p), m) for p in modules for m in imported_modules(p) if m in names and m != name(p)}
+
+
 def test_the_house_only_gets_lighter():
     """Issue 69: caps on what a maintainer owns, lowered as the house gets lighter (goals: 5,400
-    statements in the package and tools/, 45 modules, no function over 80 lines)."""
+    statements in the package and tools/, 45 modules, 130 import edges between them, every import
+    counted wherever it stands, no function over 80 lines)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_331
+    assert statements(package) + statements(tools) <= 6_330
     assert len(package) <= 45
+    assert len(package_edges()) <= 130
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)
@@ -237,12 +248,12 @@ def test_the_by_hand_cells_load_their_model_and_data_through_the_core_runtime_an
     """Issue 47: one batch by hand loads its model (runtime/) and data (data/) as a reader would,
     and asks the protocol modules for nothing but the first call, a variant's settings and the plan
     of the runs the notebook will train (issue 71: printed in the first cells)."""
-    allowed = {("preflight", "start"), ("colab", "setup"), ("preflight", "print_plan"),
+    allowed = {("preflight", "start"), ("colab", "setup"), ("plans", "print_plan"),
                ("aggregate", "reference_model")}
     planning = {"variant_settings", "base_config", "model_pst_config", "plan"}
     calls = by_hand_calls(next((PACKAGE.parent / "notebooks").glob(f"{notebook}_*.py")).read_text())
     assert calls and all(c in allowed or c[1] in planning for c in calls), calls
-    assert ("preflight", "print_plan") in calls   # the plan before any training
+    assert ("plans", "print_plan") in calls   # the plan before any training
 
 
 def test_the_by_hand_check_sees_a_protocol_loader():

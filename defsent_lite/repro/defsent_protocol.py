@@ -19,7 +19,7 @@ from defsent_lite.data import dictionary
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.aggregate import POOLING_LABELS
-from defsent_lite.repro import preflight
+from defsent_lite.repro import plans
 
 # this module's `sts` and `senteval` are notebook 11's and 12's scores
 from defsent_lite.evaluation import senteval as senteval_eval, sts as sts_eval
@@ -562,8 +562,8 @@ def sts_scorings(scoring):
 
 def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up
-    here (plans and eval_sizes load only when a plan is made: the protocol's scales)."""
-    from defsent_lite.repro import eval_sizes, plans
+    here (eval_sizes loads only when a plan is made: the protocol's scales)."""
+    from defsent_lite.repro import eval_sizes
 
     splits, _ = dataset
     n_train = len(subsample(splits["train"], base["train_max"], 0))
@@ -696,7 +696,7 @@ def sts(scale, model, poolings, data_dir=None, variant="official", files="raw"):
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
     max_pairs = scale["sts_max_pairs" if files == "raw" else "dsp_sts_max_pairs"]
     encoded = len(poolings) * 2 * scoring_sentences(dict(base["scoring"], transfer=None))
-    preflight.print_plan(
+    plans.print_plan(
         scale,
         lambda: plan(base, poolings, lr_xs, seeds, dataset, extra_encoded=encoded),
     )
@@ -720,7 +720,7 @@ def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
     lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
     transfer = senteval_eval.transfer_settings(scale)
     encoded = len(ALL_POOLINGS) * 2 * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
-    preflight.print_plan(
+    plans.print_plan(
         scale,
         lambda: plan(base, list(ALL_POOLINGS), lr_xs, seeds, dataset, extra_encoded=encoded),
     )

@@ -163,12 +163,8 @@ def sts_scores(
 ):
     """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14), on SentEval's
     tokenised STS files by default (footnote 9; the released TestSTS.py reads the same files)."""
-    return sts.evaluate_each(
-        encode.embedders(model, tokenizer, poolings, batch_size=batch_size),
-        data_dir,
-        variant=files,
-        max_pairs=max_pairs,
-    )
+    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size),
+                             data_dir, variant=files, max_pairs=max_pairs)  # fmt: skip
 
 
 def paper_combination(model, dataset):
@@ -253,8 +249,8 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     E = torch.as_tensor(space, dtype=torch.float32, device=next(model.parameters()).device)
     examples = list(zip(ds["ids"], ds["definitions"]))
     batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-    amp = config.autocast_training(cfg, v)
-    settings = train.Settings(lr=cfg["lr"], mixed_precision=amp, **v["optimizer"])
+    settings = train.Settings(lr=cfg["lr"], mixed_precision=config.autocast_training(cfg, v),
+                              **v["optimizer"])  # fmt: skip
     history = train.train(
         model,
         lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]),
@@ -292,17 +288,10 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         entries=cache.content_digest(ds),
         sts_data=cache.data_identity(data_dir, f"sts/{cfg.get('sts_files', STS_FILES)}"),
     )
-    entry = cache.cached_run(
-        "defsentplus",
-        key,
-        lambda folder: train_and_score(cfg, space, ds, data_dir, folder),
-        need_files=need_checkpoint,
-    )
-    return dict(
-        entry.result,
-        path=str(entry.folder / "model") if entry.folder else None,
-        key=cache.config_key(key),
-    )
+    entry = cache.cached_run("defsentplus", key, lambda folder: train_and_score(
+        cfg, space, ds, data_dir, folder), need_files=need_checkpoint)  # fmt: skip
+    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None,
+                key=cache.config_key(key))  # fmt: skip
 
 
 # ---------------------------------------------------------------- Progressive Separate Training
@@ -317,11 +306,8 @@ def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=
         return build_entry_embeddings(model, tokenizer, ds["ids"], ds["definitions"], entry_pooling,
                                       batch_size=batch_size, n_entries=len(ds["names"]))  # fmt: skip
 
-    return cache.cached_tensor(
-        "dsp_space",
-        dict(encoder=encoder_id, entry_pooling=entry_pooling, data=dataset_key),
-        compute,
-    )
+    return cache.cached_tensor("dsp_space", dict(encoder=encoder_id, entry_pooling=entry_pooling,
+                                                 data=dataset_key), compute)  # fmt: skip
 
 
 def space_views(space, n_points=3000, seed=0):
@@ -337,11 +323,8 @@ def space_views(space, n_points=3000, seed=0):
     pca = (Xc @ top) / evals[[-1, -2]].sqrt()
     g = torch.Generator().manual_seed(seed)
     pick = torch.randperm(len(X), generator=g)[:n_points]
-    return dict(
-        svd=svd[pick].tolist(),
-        pca_whitened=pca[pick].tolist(),
-        explained_variance_top2=(evals[[-1, -2]] / evals.sum()).tolist(),
-    )
+    return dict(svd=svd[pick].tolist(), pca_whitened=pca[pick].tolist(),
+                explained_variance_top2=(evals[[-1, -2]] / evals.sum()).tolist())  # fmt: skip
 
 
 def candidates(space, last_step, ica, max_iter=1000, space_key=None, standardise=True):
@@ -351,24 +334,12 @@ def candidates(space, last_step, ica, max_iter=1000, space_key=None, standardise
     if last_step and ica:
 
         def compute():
-            return torch.as_tensor(
-                defsentplus.ica_transform(
-                    space.numpy(), max_iter=max_iter, standardise=standardise
-                ),
-                dtype=torch.float32,
-            )
+            return torch.as_tensor(defsentplus.ica_transform(
+                space.numpy(), max_iter=max_iter, standardise=standardise), dtype=torch.float32)  # fmt: skip
 
         key = f"ica{max_iter}" + ("" if standardise else "_raw")
-        cfg = (
-            dict(
-                space_key,
-                space=cache.content_digest(space),
-                max_iter=max_iter,
-                standardise=standardise,
-            )
-            if space_key
-            else None
-        )
+        cfg = space_key and dict(space_key, space=cache.content_digest(space), max_iter=max_iter,
+                                 standardise=standardise)  # fmt: skip
         out[key] = cache.cached_tensor("dsp_ica", cfg, compute) if space_key else compute()
     return out
 
@@ -576,6 +547,16 @@ def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=T
     )
 
 
+def published_steps(cfg):
+    """Optimizer steps of one training of cfg counted from Table 1's sizes (its entries' share of
+    the dataset's definitions when it samples entries): what the launcher plans with."""
+    definitions, entries = next(
+        v for k, v in paper_defsentplus.TABLE1.items() if k[0] == cfg["dataset"]
+    )[:2]
+    n = definitions if cfg["max_entries"] is None else cfg["max_entries"] * definitions / entries
+    return math.ceil(round(n) / cfg["batch_size"])
+
+
 def entry_dataset(cfg, data_dir=None):
     """(dataset, its cache key) of a PST config: the entries and definitions it trains on
     (cached)."""
@@ -764,8 +745,8 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         len(evaluated),
         mixed_precision=amp,
     )
-    ica = " + ICA" if cfg["ica"] else ""
-    what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds{ica}"
+    what = (f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds"
+            + (" + ICA" if cfg["ica"] else ""))  # fmt: skip
     definitions = ds["definitions"]
     encoded_tokens = n_steps * n_defs * plans.row_tokens(tokenizer, definitions) + (
         trainings * sts_sentences + extra_encoded

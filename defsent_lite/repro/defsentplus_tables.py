@@ -11,12 +11,7 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.aggregate import POOLING_LABELS
-from defsent_lite.repro import (
-    defsent_protocol,
-    defsentplus_protocol,
-    eval_sizes,
-    preflight,
-)
+from defsent_lite.repro import defsent_protocol, defsentplus_protocol, eval_sizes, plans
 
 
 class OurRows(NamedTuple):
@@ -128,7 +123,7 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
         scale, model, dataset, reference, combination, variant=variant
     )
     encoded = 2 * eval_sizes.transfer_sentences(data_dir, senteval.transfer_settings(scale))
-    preflight.print_plan(
+    plans.print_plan(
         scale, lambda: defsentplus_protocol.plan(cfg, data_dir=data_dir, extra_encoded=encoded)
     )
     steps, report = defsentplus_protocol.run(cfg, data_dir)

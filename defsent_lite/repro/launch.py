@@ -17,7 +17,6 @@ import argparse
 import getpass
 import importlib
 import json
-import math
 import os
 import subprocess
 import sys
@@ -196,18 +195,11 @@ def pst_trainings(notebook, scale, model, variant):
     """A DefSent+ notebook's PST runs: steps x seeds (+ the ICA candidate's seeds at the last step)
     of each config, counted from Table 1's sizes; launched by pst_stages, a step at a time (each
     step trains against the space its previous step's best encoder builds)."""
-    from defsent_lite.paper import defsentplus as paper_defsentplus
+    from defsent_lite.repro import defsentplus_protocol
 
     out = []
     for cfg in pst_configs(notebook, scale["name"], model, variant):
-        sizes = next(v for k, v in paper_defsentplus.TABLE1.items() if k[0] == cfg["dataset"])
-        definitions, entries = sizes[:2]
-        n = (
-            definitions
-            if cfg["max_entries"] is None
-            else cfg["max_entries"] * definitions / entries
-        )
-        steps = math.ceil(round(n) / cfg["batch_size"])
+        steps = defsentplus_protocol.published_steps(cfg)
         for k, lr in enumerate(cfg["lrs"], 1):
             spaces = ["plain"] + (["ICA"] if cfg["ica"] and k == len(cfg["lrs"]) else [])
             shown = dict(model=cfg["model"], data=cfg["dataset"], step=k, lr=lr,

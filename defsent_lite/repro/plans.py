@@ -3,10 +3,11 @@
 Counts come from the run configs (trainings, optimizer steps, sentences encoded for evaluation); the
 time per training step and per encoded batch is measured here, on this device, by a short warm-up
 with the notebook's own model and loss: the whole update over a spread of the run's own batches,
-and encoding through the run's evaluation path. Each protocol's `plan` loads this module (and the
-evaluation counts, repro/eval_sizes.py) only when a plan is made, at the scales that follow the
-papers' protocol. Data loading and the SentEval classifiers are not in the estimate; it is printed
-with the measurements it rests on (docs/reproduction.md: how it compares with a run's real time).
+and encoding through the run's evaluation path. `print_plan` makes and prints a plan only at the
+scales that follow the papers' protocol (each protocol's `plan` loads the evaluation counts,
+repro/eval_sizes.py, only then). Data loading and the SentEval classifiers are not in the estimate;
+it is printed with the measurements it rests on (docs/reproduction.md: how it compares with a
+run's real time).
 """
 
 import itertools
@@ -17,6 +18,14 @@ from typing import NamedTuple
 import torch
 
 from defsent_lite import encode, train
+
+
+def print_plan(scale, make_plan):
+    """Print what a notebook will run, before it trains, at the scales that follow the papers'
+    protocol (paper, colab, rehearsal: hours of GPU); nothing at smoke and cpu scale, where
+    make_plan (a protocol's `plan`: a warm-up on this device) is never called."""
+    if scale["paper_protocol"]:
+        print(make_plan())
 
 
 # A T4's peak throughput (NVIDIA T4 datasheet: 8.1 TFLOPS fp32; 65 TFLOPS fp16 with fp32

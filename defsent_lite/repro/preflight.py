@@ -4,9 +4,6 @@ there; stop with one message listing what is missing and the one command that fe
     S, MODEL = preflight.start("30", SCALE, DATA_ROOT, MODEL)   # the scale's settings and model,
     checked
 
-Before a protocol trains, `print_plan` prints what it will run and how long that takes here (at the
-scales that follow the papers' protocol; the plan's measurement loads only then).
-
 Fetching is its own call (`python -m defsent_lite.data.download fetch`; on Colab the install cell
 calls colab.fetch): this check downloads nothing. At smoke/cpu scale an offline
 stand-in (Oxford valid+test with WordNet, the 7,409 offline NLI triplets) is accepted and said
@@ -174,11 +171,3 @@ def start(notebook, scale, data_dir=None, model=None, log=print):
     model = model or settings["model"]
     check(notebook, scale, data_dir, [model], log=log)
     return NotebookStart(settings, model)
-
-
-def print_plan(scale, make_plan):
-    """Print what a notebook will run, before it trains, at the scales that follow the papers'
-    protocol (paper, colab, rehearsal: hours of GPU); nothing at smoke and cpu scale, where
-    make_plan (a protocol's `plan`: a warm-up on this device) is never called."""
-    if scale["paper_protocol"]:
-        print(make_plan())
