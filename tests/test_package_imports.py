@@ -205,7 +205,7 @@ def test_the_house_only_gets_lighter():
     statements in the package and tools/, 45 modules, 130 import edges between them, every import
     counted wherever it stands, no function over 80 lines)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_330
+    assert statements(package) + statements(tools) <= 6_327
     assert len(package) <= 45
     assert len(package_edges()) <= 130
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
@@ -276,5 +276,5 @@ def test_readme_and_the_package_doc_state_the_methods_lines_as_they_are():
     readme = " ".join((PACKAGE.parent / "README.md").read_text().split())
     doc = " ".join((PACKAGE.parent / "docs" / "package.md").read_text().split())
     assert (f"({root:,} lines, of which pooling and the three methods' modules are {methods:,}, the encoding "
-            f"and training loops {loops:,};") in readme
+            f"and training loops {loops:,})") in readme
     assert f"(`defsent_lite/*.py`, {root:,} lines, of which the four method modules are {methods:,};" in doc

@@ -174,14 +174,11 @@ def packing_rows(steps, reduced=False):
     alone, timed the same way (all start together after an untimed pass)."""
     rows, counts = [], (1, 2) if reduced else (1, 2, 4, 8)
     for method in ["defsent"] if reduced else SETUPS:
-        alone = None
-        for k in counts:
-            rate = packed_rate(method, steps, k, reduced)
-            alone = alone or rate
-            name = dict(defsent="DefSent", gausscse="GaussCSE")[method]
-            rows.append(dict(what=f"{name} training, batch 16, {k} at once on one device", value=rate,
-                             measure="steps/s, all together", baseline=alone, ratio=rate / alone,
-                             baseline_is="one alone, timed the same way (launch --per-gpu K runs K a GPU)"))
+        rates = {k: packed_rate(method, steps, k, reduced) for k in counts}   # rates[1]: one alone
+        rows += [dict(what=f"{dict(defsent='DefSent', gausscse='GaussCSE')[method]} training, batch 16, {k} at once "
+                      "on one device", value=rate, measure="steps/s, all together", baseline=rates[1],
+                      ratio=rate / rates[1], baseline_is="one alone, timed the same way (launch --per-gpu K runs K a GPU)")
+                 for k, rate in rates.items()]
     return rows
 
 
@@ -208,7 +205,9 @@ def one_training(method, steps, barrier, together, reduced):
     timed_training(*args)
     Path(barrier, str(os.getpid())).touch()
     deadline = time.time() + 600
-    while len(list(Path(barrier).iterdir())) < together and time.time() < deadline:
+    while len(list(Path(barrier).iterdir())) < together:
+        if time.time() > deadline:   # a sibling died before its pass: no simultaneous timing to give
+            sys.exit(f"{method}: {together} trainings never stood ready together within 600 s")
         time.sleep(0.01)
     start = time.time()
     timed_training(*args)

@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from defsent_lite import checks, encode, gausscse, train
-from defsent_lite.data import nli_readers
+from defsent_lite.data import nli_readers, sources
 from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
@@ -658,8 +658,6 @@ def notebook_runs(notebook, base, scale):
 def triplet_count(cfg, data_dir=None, published=False):
     """The training triplets of a run (published: the 275,601 of nli_for_simcse.csv, without the
     data here) capped by train_max."""
-    from defsent_lite.data import sources
-
     if published:
         return min(sources.by_name("nli_for_simcse")["rows"], cfg["train_max"] or float("inf"))
     return len(nli_readers.training_triplets(
