@@ -74,10 +74,13 @@ def build_entry_embeddings(
 
 
 @torch.no_grad()
-def roberta_pooler_from_mlm_head(model, mlm_model):
-    """Copy lm_head.dense into pooler.dense and switch the pooler's activation to GELU."""
-    model.pooler.dense.weight.copy_(mlm_model.lm_head.dense.weight)
-    model.pooler.dense.bias.copy_(mlm_model.lm_head.dense.bias)
+def pooler_from_mlm_head(model, mlm_model):
+    """Copy the MLM head's dense layer (RoBERTa's lm_head.dense, BERT's transform.dense) into
+    pooler.dense and switch the pooler's activation to GELU: Sec. 3.2's pooler for a model
+    pre-trained without next-sentence prediction."""
+    head = getattr(mlm_model, "lm_head", None) or mlm_model.cls.predictions.transform
+    model.pooler.dense.weight.copy_(head.dense.weight)
+    model.pooler.dense.bias.copy_(head.dense.bias)
     model.pooler.activation = nn.GELU()
     return model
 

@@ -138,7 +138,7 @@ pd.DataFrame(logits.cpu().numpy(), columns=dataset["names"][:4],
 # scored passes through it (Eq. 5): one dense layer $d \times d$ and its activation on the pooled
 # vector, `defsentplus.pooler_output`. BERT's is pre-trained (for next-sentence prediction, tanh:
 # every value in $(-1, 1)$); RoBERTa has none worth keeping, so the official code copies the dense
-# layer of the MLM head into it and uses GELU (`defsentplus.roberta_pooler_from_mlm_head`). It is
+# layer of the MLM head into it and uses GELU (`defsentplus.pooler_from_mlm_head`). It is
 # trained with the encoder: the definitions move towards frozen entries through it.
 
 # %%

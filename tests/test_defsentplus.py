@@ -33,7 +33,7 @@ def test_roberta_pooler_copies_mlm_dense_and_uses_gelu():
                         intermediate_size=32, max_position_embeddings=40)
     torch.manual_seed(0)
     mlm, model = RobertaForMaskedLM(cfg).eval(), RobertaModel(cfg).eval()
-    defsentplus.roberta_pooler_from_mlm_head(model, mlm)
+    defsentplus.pooler_from_mlm_head(model, mlm)
     x = torch.randn(4, 16)
     expected = torch.nn.functional.gelu(x @ mlm.lm_head.dense.weight.T + mlm.lm_head.dense.bias)
     assert torch.allclose(defsentplus.pooler_output(model, x), expected, atol=1e-6)
@@ -99,8 +99,24 @@ def test_missing_pooler_is_refused(tmp_path):
                          intermediate_size=32), add_pooling_layer=False).save_pretrained(tmp_path)
     tok = AutoTokenizer.from_pretrained(models.resolve("offline"))
     tok.save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match="no pooler weights"):
+    with pytest.raises(ValueError, match="no pre-trained pooler .* no MLM head"):
         defsentplus_model.load(str(tmp_path))
+
+
+def test_bert_without_nsp_pooler_takes_its_mlm_heads_dense_layer(tmp_path):
+    """A BERT pre-trained without next-sentence prediction (no pooler weights; the repository's
+    mini-BERT): Sec. 3.2's pooler from its own MLM head's dense layer, with GELU."""
+    from transformers import AutoTokenizer, BertForMaskedLM
+    torch.manual_seed(0)
+    mlm = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                                     num_attention_heads=2, intermediate_size=32)).eval()
+    mlm.save_pretrained(tmp_path)
+    AutoTokenizer.from_pretrained(models.resolve("offline")).save_pretrained(tmp_path)
+    model, _ = defsentplus_model.load(str(tmp_path))
+    dense = mlm.cls.predictions.transform.dense
+    x = torch.randn(4, 16)
+    expected = torch.nn.functional.gelu(x @ dense.weight.T + dense.bias)
+    assert torch.allclose(defsentplus.pooler_output(model, x), expected, atol=1e-6)
 
 
 def test_pst_loop_restarts_from_original_and_chains_spaces(tmp_path, monkeypatch):

