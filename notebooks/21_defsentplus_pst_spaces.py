@@ -30,8 +30,9 @@
 #
 # **What this notebook shows.** The equations, one batch by hand, the pooler, and then PST
 # stepped through in a miniature (1,000 entries, held-out definitions, about a minute on a CPU)
-# whose entry prediction is a result, and the same miniature from an entry space made a narrow
-# cone (the paper's Figure 1): a test of why the later steps do not gain here. Then the
+# from the raw model, whose entry prediction is a result, and the same miniature from the same
+# entries whitened (isotropic, where the raw space is a cone like the paper's Figure 1): a test
+# of the explanation the paper's figures suggest, over three seeds. Then the
 # protocol's run, which makes the figures and the tables (at smoke scale a pipeline check: its
 # section says why).
 
@@ -129,7 +130,7 @@ with torch.no_grad():
     logits = defsentplus.entry_logits(model, dict(batch), "cls", space)   # [definitions, entries]
     loss = defsentplus.loss(model, tokenizer, list(zip(ids, definitions)), "cls", space)
 print("logits", tuple(logits.shape), " [definitions, entries] | loss", f"{loss:.3f}")
-pd.DataFrame(logits.cpu().numpy(), columns=dataset["names"][:4],
+pd.DataFrame(logits.cpu().double().numpy(), columns=dataset["names"][:4],
              index=[f"{dataset['names'][e]} #{k}" for k, e in enumerate(ids)]).round(2)
 
 # %% [markdown]
@@ -164,14 +165,12 @@ print(f"largest |h| {h.abs().max():.3f}; entry_logits = h @ space.T:",
 # we ask the trained encoder which entry each held-out definition belongs to (MRR of its own entry
 # among all 1,000, Eq. 5's scores against the space that step trained on).
 #
-# What it freezes, and why: to fit about 80 s of a 2-core CPU, only the encoder's top layer and the
-# pooler train (the rest stays at the original weights); at Table 5's BERT-base rates (5e-5, 4e-5,
-# 3e-5) 40 batches barely move that (held-out MRR 0.004 -> 0.015 after the 1st step in a trial),
-# so the miniature runs 4 times those rates, keeping their ratio. Everything else is the paper's:
-# Eq. 2 entries with AMP, (CLS) pooling and the pooler, Eq. 5's loss over all entries, one epoch
-# per step at batch 32, the official optimiser and schedule, and every step restarting from the
-# original weights.
-
+# Its settings: the whole encoder and the pooler train, as in the paper, one epoch per step at
+# batch 32, every step from the original weights, with Eq. 2 entries (AMP), CLS pooling through
+# the pooler, Eq. 5's loss over all entries and the official optimiser and schedule. Only the
+# rates differ: with 40 batches a step, Table 5's BERT-base rates (5e-5, 4e-5, 3e-5) barely move
+# a small model, so the miniature runs 10 times them, keeping their ratio (about 15 s a step on
+# a 2-core CPU).
 # %%
 import copy
 
@@ -182,7 +181,7 @@ train_examples, held_out = entries.held_out_split(mini)
 print(f"{len(mini['names'])} entries: {len(train_examples)} training definitions,",
       f"{len(held_out)} held out (one from each entry with two or more)")
 settings = defsentplus_protocol.variant_settings(VARIANT)
-rates = [4 * lr for lr in scale["dsp_lrs"]]
+rates = [10 * lr for lr in scale["dsp_lrs"]]
 
 # %% [markdown]
 # A step has two parts, each a function the loop calls. **Build the entries** (Eq. 2) with an
@@ -196,15 +195,12 @@ def build_entries(encoder, step):
                                               "mean", n_entries=len(mini["names"]), progress=False)
 
 # %% [markdown]
-# **Train against them** (Eq. 5): from the original weights at every step (top layer and pooler
-# only, as above), one epoch at batch 32.
+# **Train against them** (Eq. 5): from the original weights at every step, one epoch at batch 32.
 
 # %%
-def train_against(space, lr, step, key, seed=0, original=model):
-    """One Training: the original weights, top layer and pooler trained one epoch (Eq. 5)."""
-    student = copy.deepcopy(original).requires_grad_(False)
-    for part in (student.encoder.layer[-1], student.pooler):
-        part.requires_grad_(True)
+def train_against(space, lr, step, key, seed=0, original=model, report=True):
+    """One Training: the original weights trained one epoch against `space` (Eq. 5)."""
+    student = copy.deepcopy(original).train()
     torch.manual_seed(seed)                      # dropout; the batch order has its own seed
     batches = train.batched(train_examples, 32, seed=seed)
     loss_fn = lambda m, b: defsentplus.loss(m, tokenizer, b, "cls", space, settings["max_length"])
@@ -213,8 +209,9 @@ def train_against(space, lr, step, key, seed=0, original=model):
     history = train.train(student, loss_fn, batches, schedule, progress=False)
     # the full batches' losses: the last, partial batch's mean is over a few definitions
     losses, mrr = history["loss"][: len(train_examples) // 32], held_out_mrr(student, space)
-    print(f"step {step}: trained against a space of mean cosine {mean_cosine(space):.3f}, loss",
-          f"{losses[0]:.2f} -> {losses[-1]:.2f}, held-out MRR {mrr:.4f}")
+    if report:
+        print(f"step {step}: trained against a space of mean cosine {mean_cosine(space):.3f}, loss",
+              f"{losses[0]:.2f} -> {losses[-1]:.2f}, held-out MRR {mrr:.4f}")
     return dict(encoder=student, losses=losses, mrr=mrr)
 
 # %% [markdown]
@@ -244,6 +241,7 @@ def held_out_mrr(encoder, space):
 # %%
 mini_steps = defsentplus.progressive_separate_training(
     model, rates, build_entries, train_against, encoder_of=lambda run: run["encoder"])
+seed0_mrr = [st["runs"][st["best"]]["mrr"] for st in mini_steps]   # for the seeds below
 
 # %% [markdown]
 # Each row is one step: the space it trained against (built by the previous step's encoder), how
@@ -288,90 +286,106 @@ del mini_steps
 
 # %% [markdown]
 # The loss falls within every step (left): each step restarts from the original weights, so each
-# curve starts near chance, log(1,000) = 6.91, and ends about a nat lower. Held-out prediction
-# (right) rises from 0.004 before training (below chance, 0.0075: the pooler's outputs do not yet
-# point at the entries) to about 0.11 after the 1st step, and is still far above it after the
-# 3rd: over seeds 0-2 the MRR after the 3rd step ranged 0.0575-0.0690 and the second kernel set
-# left it unchanged (`docs/smoke_spread.md`), against an effect of about 0.055: a result, not
-# noise. What does **not** appear here is a gain from the later steps: after the 2nd
-# and 3rd the held-out MRR is lower than after the 1st, in the fixed space as in each step's own
-# (so the change of space does not explain it), also when all three steps run at the same rate
-# (0.117, 0.095, 0.096 in a trial run), and the spaces rebuilt by trained encoders are a little
-# more anisotropic than the original's (mean cosine 0.068 -> about 0.075).
+# curve starts near or above chance, log(1,000) = 6.91, and ends 3 nats lower. Held-out
+# prediction (right) rises from 0.020 before training (chance: 0.0075) to 0.10 after the 1st
+# step: the trained encoder places definitions it never saw near their own entries. What does
+# **not** appear is a gain from the later steps: after the 2nd and 3rd the held-out MRR is lower
+# than after the 1st, in each step's own space as in the fixed one, although the spaces rebuilt
+# by trained encoders are less anisotropic than the original's (mean cosine 0.65 -> 0.55 and 0.59).
+# The seeds below say how much of that is noise.
 #
-# ## Is the isotropic start the reason? PST from a cone
+# ## Is the anisotropic start the reason? The same entries, whitened
 # The paper draws BERT's original entry space as a narrow cone (Figure 1) and credits PST's later
-# steps with opening it; MiniLM, already tuned for similarity, starts nearly isotropic (mean
-# cosine 0.068). So we test that explanation: the same miniature (data, held-out split, rates,
-# seed, loop) from a model whose entry space *is* a cone. A fixed vector is added to every token's
-# output of the top layer, after its LayerNorm, three times the entries' mean norm long in a
-# random direction: every entry the original model builds then shares one direction (mean cosine
-# about 0.9, as raw BERT's), and the training can undo it (that LayerNorm's bias trains). A
-# synthetic cone: raw BERT's anisotropy also lives in a few outlying dimensions, which this
-# does not imitate.
+# steps with opening it. The raw model's space above is such a cone (its mean cosine, the first
+# row). If the cone is what holds a Training back, the 1st step should do better against the
+# *same* entries made isotropic: centred and whitened (every direction unit variance: mean cosine
+# 0), then rescaled to the raw entries' mean length so that Eq. 5's logits keep their scale. (A
+# shift shared by every entry would be no test: it adds the same $h_\theta(s) \cdot v$ to every
+# logit of a definition, which the softmax cancels.) Only the 1st step's space is whitened; the
+# later steps rebuild theirs with their trained encoders, as before. Both starts run three seeds
+# (dropout and batch order), so that a difference can be told from the seeds' spread.
 
 # %%
 from functools import partial
 
-direction = torch.randn(model.config.hidden_size, generator=torch.Generator().manual_seed(1234))
-shift = 3 * build_entries(model, 0).norm(dim=1).mean() * direction / direction.norm()
-cone = copy.deepcopy(model)
-cone.encoder.layer[-1].output.LayerNorm.register_forward_hook(
-    lambda module, inputs, output: output + shift.to(output))
-cone_steps = defsentplus.progressive_separate_training(
-    cone, rates, build_entries, partial(train_against, original=cone),
-    encoder_of=lambda run: run["encoder"])
+
+def whitened(space):
+    """The same entries centred and whitened (ZCA), at the raw entries' mean length."""
+    centred = space.double() - space.double().mean(0)
+    eigval, eigvec = torch.linalg.eigh(centred.T @ centred / (len(centred) - 1))
+    white = centred @ eigvec @ torch.diag(eigval.clamp(min=1e-12).rsqrt()) @ eigvec.T
+    return (white * space.double().norm(dim=1).mean() / white.norm(dim=1).mean()).float()
+
+
+def build_whitened(encoder, step):
+    """The 1st step's entries whitened; the later steps' as built."""
+    space = build_entries(encoder, step)
+    return whitened(space) if step == 1 else space
+
+
+def pst_seed(build, seed):
+    """One PST run of the miniature: held-out MRR after each step (each step's own space)."""
+    steps = defsentplus.progressive_separate_training(
+        model, rates, build, partial(train_against, seed=seed, report=False),
+        encoder_of=lambda run: run["encoder"])
+    return [st["runs"][st["best"]]["mrr"] for st in steps]
+
+
+seeds = [0, 1, 2]
+starts = {"raw": [seed0_mrr] + [pst_seed(build_entries, s) for s in seeds[1:]],
+          "whitened": [pst_seed(build_whitened, s) for s in seeds]}
 
 # %%
-columns = ["space mean cos", "held-out MRR", "held-out MRR, fixed space"]
-cone_table = step_rows(cone_steps, cone)
-starts = pd.concat({"as loaded": mini_table[columns], "cone": cone_table[columns]}, axis=1)
-del cone_steps
-starts
-
+before = {"raw": held_out_mrr(model, build_entries(model, 1)),
+          "whitened": held_out_mrr(model, build_whitened(model, 1))}
+rows = {}
+for start, runs in starts.items():
+    mrr = pd.DataFrame(runs, index=[f"seed {s}" for s in seeds], columns=list(mini_table.index[1:]))
+    rows[start] = pd.concat([pd.Series({"before": before[start]}), mrr.mean()]).to_frame("mean").T
+    rows[start].loc["seed range"] = (mrr.max() - mrr.min()).reindex(rows[start].columns)
+start_table = pd.concat(rows).round(4)
+start_table
 # %%
-fig, (ax_cos, ax_mrr) = plt.subplots(1, 2, figsize=(10, 3))
-for name, table in (("as loaded", mini_table), ("cone", cone_table)):
-    ax_cos.plot(list(table.index[1:]), table["space mean cos"][1:], marker="o", label=name)
-    ax_mrr.plot(list(table.index), table["held-out MRR, fixed space"], marker="o", label=name)
-ax_cos.set(ylabel="mean cosine", title="the space each step trains against", ylim=(0, 1))
-ax_mrr.set(ylabel="MRR", title="held-out definitions, in the 1st step's space")
-ax_mrr.legend(fontsize=8)
+fig, ax = plt.subplots(figsize=(6, 3))
+for k, (start, runs) in enumerate(starts.items()):
+    for s, run in enumerate(runs):
+        ax.plot(list(mini_table.index), [before[start]] + run, marker="o", color=f"C{k}", alpha=0.6,
+                label=start if s == 0 else None)
+ax.set(ylabel="held-out MRR", title="PST from the raw entries and from the same entries whitened")
+ax.legend(fontsize=8)
 fig.tight_layout()
-
 # %% [markdown]
-# **What it shows.** From the cone, PST does not open the space: the spaces rebuilt by the 1st and
-# 2nd steps' encoders are as narrow as the original (mean cosine 0.905, then 0.886-0.889 and
-# 0.891-0.893 over seeds 0-2), and held-out prediction falls after the 2nd and 3rd steps as it
-# does from the isotropic start, in every seed and in the fixed space: after the 1st, 2nd and 3rd
-# steps 0.093 / 0.053 / 0.043 (seed 0), 0.048 / 0.032 / 0.025 (seed 1), 0.099 / 0.060 / 0.045
-# (seed 2), against 0.117 / 0.076 / 0.060, 0.106 / 0.092 / 0.058 and 0.111 / 0.098 / 0.073 from
-# the isotropic start (`docs/smoke_spread.md`). So in this miniature the isotropic start is *not*
-# why the later steps do not gain: the explanation the paper's figure suggests fails here. What
-# the miniature leaves out, and where the paper's gain may live: the whole encoder trained (here
-# its top layer and pooler), a whole dataset, Table 5's rates (here 4 times them), a real BERT's
-# anisotropy, and STS as the score (the paper's, where this notebook's protocol run below is too
-# small to tell; `docs/cpu_runs.md`, version 0.1.0, saw MiniLM's STS fall over the steps on a
-# whole dataset). The miniature shows PST's mechanism, not the paper's later-step gain.
+# **What it shows.** From the raw entries (a cone: mean cosine 0.65) the 1st step lifts held-out
+# prediction from 0.020 to 0.094 on average over the three seeds, which spread by 0.011; the
+# 2nd and 3rd steps, against spaces their encoders rebuilt, do not add to it (0.088, then 0.080).
+# The same entries whitened are a *worse* start, not a better one: after the 1st step 0.028,
+# 0.067 below the raw start, six times the seeds' spread. From the 2nd step on, both runs train
+# against spaces rebuilt by trained encoders (mean cosine 0.63-0.65 after the whitened start) and
+# land in the same place, within the spread (0.088 and 0.090 after the 2nd, 0.080 and 0.083
+# after the 3rd). So in this miniature an isotropic space to train against does not help entry
+# prediction, and the later steps gain nothing from either start: the explanation the paper's
+# figures suggest, that PST helps by opening the cone, finds no support here. (Whitened to unit
+# variance without the rescaling, the 1st step reached only 0.011: `docs/mini_bert.md`.) What
+# the miniature leaves out, and where the paper's gain may live: BERT-base's size, a whole
+# dataset, Table 5's rates (here 10 times them), and STS as the score.
 
 # %% [markdown]
 # ## The protocol's run
-# **Smoke scale**: all-MiniLM-L6-v2 (its pre-trained BERT pooler; MiniLM is already
-# tuned for similarity, unlike raw BERT), (CLS, AMP), a seeded sample of 390 entries of
-# dataset *a* with all their definitions, Table 5's BERT-base learning rates, one seed,
-# FastICA with 200 iterations (paper: 1000), STS on 25 evenly spaced pairs per task
-# of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
+# **Smoke scale**: mini-BERT (the repository's raw masked LM; its pooler is its MLM head's dense
+# layer with GELU, the paper's rule for a model without a pre-trained pooler), (CLS, AMP), a seeded
+# sample of 390 entries of dataset *a* with all their definitions, Table 5's BERT-base learning
+# rates, one seed, FastICA with 200 iterations (paper: 1000), STS on 25 evenly spaced pairs per
+# task of SentEval's tokenised STS files (footnote 9; the released `TestSTS.py` reads the same).
 # At the cpu scale (`DEFSENT_SCALE=cpu`) the same loop runs on a whole dataset (`DATASET` above).
 #
 # At this size the STS rows are a *pipeline check*, not a result: one short epoch on 614
-# definitions moves MiniLM's best STS average (Mean pooling) down by 0.5 to 1.0 points and the
-# other plain rows by at most 0.6, and the sign of such a change depends on which pairs are
-# scored: over seeds 0-2 the 1st step moved Mean by -0.57 and CLS by -0.43 on these 25 pairs per
-# task, but by -0.44 and +0.25 on 50 (`docs/smoke_spread.md`). The ICA candidate is a
-# pipeline check too: FastICA cannot converge on 390 entries in 384 dimensions, so float
-# differences between machines become another space (its rows moved 5 points between two CPUs);
-# it is trained and scored, but at smoke scale a step keeps its best *plain* run
-# (`dsp_ica_selectable`; at cpu and paper scale the ICA candidate competes, Eq. 11).
+# definitions at Table 5's rates moves the best STS average by about a point, on 25 pairs per
+# task, where the sign of such a change depends on which pairs are scored
+# (`docs/smoke_spread.md`). The ICA candidate is a pipeline check too: FastICA on a few hundred
+# entries turns float differences between machines into another space (with a 384-dimensional
+# stand-in its rows moved 5 points between two CPUs); it is trained and scored, but at smoke
+# scale a step keeps its best *plain* run (`dsp_ica_selectable`; at cpu and paper scale the ICA
+# candidate competes, Eq. 11).
 
 # %%
 from defsent_lite.paper import plots, results
@@ -410,7 +424,7 @@ pd.DataFrame({f"step {st['step']}": {f"{space}, seed {seed}": defsentplus_protoc
 # builds for one more Training (Figure 7 shows it after the 3rd). The top row is the SVD view of
 # Figures 1 and 4 (Figure 4: the paper's four models' PST streamlines), the bottom row the whitened
 # PCA of Figures 2, 5 and 6; the dotted circle has radius 2 (two standard deviations of a
-# whitened axis). The figure's title names the model: at the smoke scale the offline stand-in,
+# whitened axis). The figure's title names the model: at the smoke scale mini-BERT, a stand-in
 # whose spaces are not the paper's. With `MODEL` set to BERT-base, BERT-large or a RoBERTa this
 # cell draws that model's column of Figure 4 and its panels of Figures 5-6; with a data-augmented
 # checkpoint (`princeton-nlp/unsup-simcse-...`), Figure 8's.
@@ -431,10 +445,10 @@ pd.DataFrame({title: v["explained_variance_top2"] for title, v in views.items()}
 # %% [markdown]
 # The 1st Training's space is built before any training: the same for every seed. Over
 # training seeds 0-2 (`docs/smoke_spread.md`) the space built after the 1st Training put
-# 0.067 / 0.074 / 0.070 of the variance on its first axis, 0.014-0.021 above the original
-# model's 0.053 and more than the 0.008 the seeds spread: here the 1st Training's encoder builds a
-# more anisotropic space, not a rounder one. The later columns move by less than that spread
-# (3rd Training 0.064-0.071, the space after it 0.059-0.062), and axis 2 by under 0.002.
+# 0.1197 / 0.1191 / 0.1197 of the variance on its first axis, 0.006 above the original model's
+# 0.1130 and ten times the 0.0006 the seeds spread: here the 1st Training's encoder builds a
+# slightly *more* anisotropic space, not a rounder one, and the later columns stay there (3rd
+# Training 0.1177-0.1183, the space after it 0.1166-0.1171); axis 2 moves by about 0.001.
 
 # %% [markdown]
 # ## Training loss: one epoch per step, from the original weights each time
@@ -450,11 +464,11 @@ loss_fig = plots.loss_curves(curves, chance=steps[0]["best_run"]["chance_loss"])
 # %% [markdown]
 # How far the loss falls within each step (mean of the first three and of the last three full
 # batches: the 20th, 6 definitions, is left out of the losses shown, its mean being over too few;
-# chance = log(entries)). The 1st step's fall is the smoke run's result: over seeds 0-2 it fell
-# by 0.13, 0.17 and 0.15 nats (`docs/smoke_spread.md`), small but in every seed, where the STS
-# rows below are a pipeline check. At the 2nd and 3rd steps' lower rates the loss falls less
-# within 19 batches (here 0.11 and 0.05): those rows, and the ICA run's (its space is scaled x100,
-# as the official code does), are pipeline checks.
+# chance = log(entries)). Every plain step's loss falls within its one epoch in every seed: over
+# seeds 0-2 the 1st step's by 0.55, 1.34 and 1.32 nats, the 3rd's by 0.40, 1.18 and 1.17
+# (`docs/smoke_spread.md`), ending 0.7 to 1.3 below chance where the STS rows below are a pipeline
+# check. The ICA run's loss is on another scale (its space is scaled x100, as the official code
+# does) and a pipeline check.
 
 # %%
 defsentplus_protocol.loss_drop(steps).round(3)

@@ -25,14 +25,14 @@
 # improving STS. The encoder here is the best one after the last PST step of notebook 21 (shared
 # through the run cache), scored with the SentEval pooling the paper's Table 7 gives for that model
 # (`defsentplus_protocol.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large, Prompt for RoBERTa),
-# or, for a model outside Table 7 (the offline one), the pooling that scored best on STS.
+# or, for a model outside Table 7 (the offline stand-ins), the pooling that scored best on STS.
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #
 # **Smoke scale**: 200 training and at most 100 dev/test examples per task, 5 folds, C = 1.
 # The untrained encoder's row (no encoder training; the classifier is deterministic here) is
 # compared as a score; the DefSent+ row is a **pipeline check** at this size (its change from
-# the untrained row, under a point, is within a run's spread). The paper's rows are context.
+# the untrained row, at most a point a task, is within a run's spread). The paper's rows are context.
 
 # %% tags=["parameters"]
 import os
@@ -84,8 +84,10 @@ aggregate.whole(defsentplus_protocol.differences())
 # %% [markdown]
 # ## Beside the paper's Table 4 (the model's rows, found by model and setting)
 # Our final encoder beside the paper's released DefSent+ encoder of the model in the same space
-# (its ICA row only when our last step kept the ICA space); the paper's DefSent and SimCSE rows
-# of the model below, for context (the paper has no untrained row).
+# (its ICA row only when our last step kept the ICA space). A row of NaN is a place where the
+# paper has no row: it has no untrained row, and BERT-base's DefSent+ row is its ICA space's, so
+# a final encoder that kept the plain space has none beside it. The paper's DefSent and SimCSE
+# rows of every model are in its whole table, the next cell.
 
 # %%
 t4 = defsentplus_tables.table4(final.ours, final.steps, MODEL, scale)

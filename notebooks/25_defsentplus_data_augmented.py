@@ -36,14 +36,15 @@
 #
 # $$\theta_0 = \theta_{\text{SimCSE / SNCSE / SynCSE}}, \qquad \theta_k = \text{PST step } k \text{ (Eq. 2, 5) from } \theta_0 \text{ against the entries of } \theta_{k-1}.$$
 #
-# **Smoke scale**: the offline all-MiniLM-L6-v2 (itself a contrastively trained encoder) stands
-# in for the checkpoint: one PST step (SimCSE-BERT-base's count) at the smoke scale's first rate
-# (5e-5; Table 5 gives SimCSE-BERT-base 3e-5) on 390 entries of *a*, one seed, STS on 25 pairs
-# per task, SentEval at the smoke scale's subset; the run is notebook 21's first step, shared
-# through the cache. The paper's rows are the checkpoint's, so here they are context beside
-# ours (no difference is taken): our "checkpoint" row is MiniLM, not SimCSE. The trained rows
-# are a pipeline check at this size (one short epoch moves STS by about half a point, in a
-# direction that depends on which pairs are scored); MiniLM's own rows involve no training.
+# **Smoke scale**: the offline all-MiniLM-L6-v2 stands in for the checkpoint: like SimCSE, SNCSE
+# and SynCSE, an encoder already trained contrastively (the raw mini-BERT of notebooks 21-24 is
+# not one). One PST step (SimCSE-BERT-base's count) at the smoke scale's first rate (5e-5; Table 5
+# gives SimCSE-BERT-base 3e-5) on 390 entries of *a*, one seed, STS on 25 pairs per task,
+# SentEval at the smoke scale's subset. The paper's rows are the checkpoint's, so here they are
+# context beside ours (no difference is taken): our "checkpoint" row is MiniLM, not SimCSE. The
+# trained rows are a pipeline check at this size (one short epoch moves STS by about half a
+# point, in a direction that depends on which pairs are scored); MiniLM's own rows involve no
+# training.
 
 # %% tags=["parameters"]
 import os

@@ -40,6 +40,10 @@ TOLERANCES = {
                    "the cosine baseline); measured: up to 1.1 between machines (SentEval of a trained encoder)"),
     "fraction": (0.012, "0-1 metrics of trained models: MRR, top-k, variance shares (measured: up to 0.006 between "
                         "machines; DefSent's smoke test MRR within 0.0044 over three seeds, its effect 0.014-0.031)"),
+    "small": (0.002, "0-1 metrics of trained models whose effect is under 0.01: DefSent's word prediction "
+                     "from mini-BERT (whole-vocabulary MRR 0.001-0.015, top-k of 500 definitions in steps of "
+                     "0.002; seeds 0-2 within 0.006, effect 0.003-0.009) and the entry-space variance shares "
+                     "of notebook 21 (seeds within 0.0007, effect 0.006); docs/smoke_spread.md"),
     "direction": (1.0, "x100 direction accuracy and variance shares of GaussCSE's miniature (a head trained on "
                        "frozen vectors; measured: 0.00 between machines, seed range up to 1.64, effect "
                        "27 points; docs/smoke_spread.md)"),

@@ -73,7 +73,7 @@ def test_direction_pairs_record():
 
 def test_preflight_start_gives_the_scale_and_its_model():
     S, model = preflight.start("20", "smoke", log=lambda *_: None)
-    assert S == config.scale("smoke") and model == config.OFFLINE_MODEL
+    assert S == config.scale("smoke") and model == config.MINI_BERT
     assert preflight.start("20", "smoke", model=config.OFFLINE_MODEL, log=lambda *_: None).model == config.OFFLINE_MODEL
     with pytest.raises(preflight.PreflightFailed, match="no-such-model"):
         preflight.start("20", "smoke", model="/no-such-model", log=lambda *_: None)

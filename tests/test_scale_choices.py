@@ -18,7 +18,7 @@ def test_senteval_poolings_one_at_smoke_all_three_under_the_protocol():
 def test_the_data_augmented_notebook_trains_the_checkpoint_only_under_the_protocol():
     assert defsentplus_protocol.model_to_train("paper", SIMCSE) == SIMCSE
     assert defsentplus_protocol.model_to_train("colab", SIMCSE) == SIMCSE
-    assert defsentplus_protocol.model_to_train("smoke", SIMCSE) is None          # the offline stand-in
+    assert defsentplus_protocol.model_to_train("smoke", SIMCSE) == config.OFFLINE_MODEL   # a contrastive stand-in
     assert defsentplus_protocol.model_to_train("smoke", SIMCSE, "roberta-base") == "roberta-base"
 
 

@@ -244,7 +244,7 @@ def pretrain(model, tokenizer, train_ids, held_ids, steps, eval_every=500, log=N
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps - s) / (steps - warmup)))
     )
     log = log or dict(step=[], loss=[], eval_step=[], held_out_accuracy=[])
-    batches, step, running, t0 = [], 0, [], time.time()
+    batches, step, running, since, t0 = [], 0, 0.0, 0, time.time()
     model.train()
     bar = tqdm(total=steps, desc="pre-training", mininterval=10)
     while step < steps:
@@ -254,17 +254,19 @@ def pretrain(model, tokenizer, train_ids, held_ids, steps, eval_every=500, log=N
         masked, chosen, targets = mask_tokens(x, attention, tokenizer, generator, r["mask_prob"])
         logits = masked_logits(model, masked, attention, chosen)
         loss = F.cross_entropy(logits, targets.to(logits.device))
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"pre-training loss {loss.item()} at step {step} (lr {r['lr']})")
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step(), schedule.step(), optimizer.zero_grad(set_to_none=True)
-        step += 1
-        running.append(loss.item())
+        step, since = step + 1, since + 1
+        running = running + loss.detach()  # summed where it is: no wait for the device each step
         bar.update()
-        if step % 100 == 0:
-            log["step"].append(step), log["loss"].append(sum(running) / len(running))
-            running = []
+        if step % 100 == 0 or step == steps:  # the mean of the last 100 steps, checked finite
+            mean = float(running) / since
+            if not math.isfinite(mean):
+                raise FloatingPointError(
+                    f"pre-training loss {mean} in steps {step - since + 1}-{step} (lr {r['lr']})")
+            log["step"].append(step), log["loss"].append(mean)
+            running, since = 0.0, 0
         if step % eval_every == 0 or step == steps:
             log["eval_step"].append(step)
             log["held_out_accuracy"].append(masked_accuracy(model, tokenizer, held_ids))

@@ -128,8 +128,9 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
         "DefSent's best pooling (DefSent's Table 8 row with the same numbers: 10 seeds' mean on "
         "the raw STS files)",
         "not in the code (copied from DefSent)",
-        "both variants: our DefSent encoders' mean over seeds on the raw STS files (notebook 22), "
-        "as DefSent scores them, not on SentEval's tokenised files as DefSent+ rows are",
+        "both variants: our DefSent encoders' mean over seeds (notebook 10's runs), scored in "
+        "notebook 22 on the files and pairs of the DefSent+ rows beside it (SentEval's tokenised "
+        "files); notebook 11 scores them on the raw files, as DefSent does",
     ),
     (
         "ICA",
@@ -830,10 +831,11 @@ def release(checkpoint, label=None):
 
 def model_to_train(scale_name, checkpoint, model=None):
     """The model notebook 25 trains: `model` when given, else the checkpoint itself under the
-    paper's protocol, else None (the scale's offline model stands in for it)."""
+    paper's protocol, else all-MiniLM-L6-v2: like the checkpoints, an encoder already trained
+    contrastively (the raw mini-BERT of the other notebooks is not one)."""
     if model is not None:
         return model
-    return checkpoint if config.scale(scale_name)["paper_protocol"] else None
+    return checkpoint if config.scale(scale_name)["paper_protocol"] else config.OFFLINE_MODEL
 
 
 def release_pst_config(scale, model, rel, steps=None, variant="official"):
