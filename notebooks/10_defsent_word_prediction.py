@@ -50,17 +50,17 @@ if "google.colab" in sys.modules:
     colab.setup("10", SCALE, DATA_ROOT, drive=DRIVE)
 
 # %% [markdown]
-# **Offline stand-ins (smoke scale).** The model is mini-BERT, the repository's own raw
-# masked language model (`docs/mini_bert.md`): BERT's uncased vocabulary and its kind of MLM
-# head (transform, LayerNorm, decoder tied to the word embeddings), 4 layers of 128 pre-trained
-# here on 1.9M tokens of dictionary and NLI text that hold no DefSent dev or test word's
-# definition. It starts where the paper starts, from a raw masked LM with its head, but is far
-# smaller than BERT-base: the paper's rows are context, never a difference. The Oxford train
-# split is missing, so the data is Oxford valid+test plus WordNet definitions of single-token
-# words, re-split by word with a fixed seed. Smoke runs train on a seeded subset of 4,000
-# definitions (250 steps), score 500 dev/test definitions and use the top of the grid (x = 7,
-# 1.28e-4: from mini-BERT, 1e-4 gave Mean pooling a higher MRR than 3e-4 and 1e-3); `SCALE = "paper"` runs
-# bert-base-uncased with its real head, all definitions, the full grid and 10 seeds.
+# **Offline stand-ins (smoke scale).** The model is mini-BERT, the repository's own raw masked
+# language model (`docs/mini_bert.md`): BERT's uncased vocabulary and its kind of MLM head
+# (transform, LayerNorm, decoder tied to the word embeddings), 4 layers of 128 pre-trained here on
+# 1.9M tokens of dictionary and NLI text that hold no DefSent dev or test word's definition. It
+# starts where the paper starts, from a raw masked LM with its head, but is far smaller than
+# BERT-base: the paper's rows are context, never a difference. The Oxford train split is missing, so
+# the data is Oxford valid+test plus WordNet definitions of single-token words, re-split by word
+# with a fixed seed. Smoke runs train on a seeded subset of 4,000 definitions (250 steps), score 500
+# dev/test definitions and use the top of the grid (x = 7, 1.28e-4: from mini-BERT, 1e-4 gave Mean
+# pooling a higher MRR than 3e-4 and 1e-3); `SCALE = "paper"` runs bert-base-uncased with its real
+# head, all definitions, the full grid and 10 seeds.
 
 # %%
 import pandas as pd
@@ -145,8 +145,8 @@ with torch.no_grad():
 print(f"loss by hand {by_hand:.3f} | defsent.loss {by_package:.3f}")
 
 # %% [markdown]
-# At smoke scale the lists hold frequent words unrelated to the defined one, and the loss is close to that of
-# a uniform guess over the 30,522 words (log 30,522 = 10.33 nats): untrained, the pooled
+# At smoke scale the lists hold frequent words unrelated to the defined one, and the loss is close
+# to that of a uniform guess over the 30,522 words (log 30,522 = 10.33 nats): untrained, the pooled
 # definition says little about its word.
 #
 # One optimiser step on a fresh copy of the model (the encoder's parameters only:

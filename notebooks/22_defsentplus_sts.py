@@ -29,18 +29,17 @@
 #
 # $$\text{STS} = 100 \cdot \rho_{\text{Spearman}}\big(\cos(u_a, u_b),\ \text{gold}(a, b)\big)$$ for the encoder after each Training (Eq. 5 trains it).
 #
-# **Smoke scale**: mini-BERT (the repository's raw masked LM, `docs/mini_bert.md`), 390 sampled entries of *a*, 100 of *b* and *c*, one seed, 25
-# pairs per STS task. DefSent's row is DefSent's mean over the scale's seeds at the pooling of the
-# paper's DefSent row for the model (BERT-base: Mean, Table 8's 75.11; notebook 10 trains it),
-# scored as every row of ours here is, on SentEval's tokenised files and the same 25 pairs per
-# task (notebook 11 scores the same runs on the raw files, as DefSent does: the paper's DefSent
-# row is DefSent's own published mean of 10 seeds, so its files differ from the rows below it in
-# the paper's table; ours do not). The untrained
-# row is compared tightly; every trained row is a **pipeline check** at this size (finite, the
-# right rows; here each DefSent+ training moves the STS average of its pooling by at most 2.2
-# points, on 25 pairs a task, where a change's direction can depend on which pairs are scored:
-# `docs/smoke_spread.md`). The paper's rows stand beside ours as context: mini-BERT is not
-# BERT-base, so no difference is taken.
+# **Smoke scale**: mini-BERT (the repository's raw masked LM, `docs/mini_bert.md`), 390 sampled
+# entries of *a*, 100 of *b* and *c*, one seed, 25 pairs per STS task. DefSent's row is DefSent's
+# mean over the scale's seeds at the pooling of the paper's DefSent row for the model (BERT-base:
+# Mean, Table 8's 75.11; notebook 10 trains it), scored as every row of ours here is, on SentEval's
+# tokenised files and the same 25 pairs per task (notebook 11 scores the same runs on the raw files,
+# as DefSent does: the paper's DefSent row is DefSent's own published mean of 10 seeds, so its files
+# differ from the rows below it in the paper's table; ours do not). The untrained row is compared
+# tightly; every trained row is a **pipeline check** at this size (finite, the right rows; here each
+# DefSent+ training moves the STS average of its pooling by at most 2.2 points, on 25 pairs a task,
+# where a change's direction can depend on which pairs are scored: `docs/smoke_spread.md`). The
+# paper's rows stand beside ours as context: mini-BERT is not BERT-base, so no difference is taken.
 
 # %% tags=["parameters"]
 import os

@@ -28,12 +28,12 @@
 #
 # $$-\log \frac{\exp\big(\mathrm{entry\_embed}_{\text{AC or AMP}}(e) \cdot h^{\text{CLS or Mean}}_\theta(s)\big)}{\sum_{e'} \exp\big(\mathrm{entry\_embed}_{\text{AC or AMP}}(e') \cdot h^{\text{CLS or Mean}}_\theta(s)\big)} \quad \text{(Eq. 5: the four combinations).}$$
 #
-# **Smoke scale**: mini-BERT (the repository's raw masked LM), 100 sampled entries of *a* (notebook 21 uses 390: ICA needs
-# them), one seed, STS on 25 pairs per task (SentEval's tokenised files, as the paper and its code),
-# the average under the best inference pooling (as the paper reports). At this size the four
-# combinations differ by 0.4 points, less than a training moves STS between two samples of pairs
-# (`docs/smoke_spread.md`), so the grid is a **pipeline check** (every cell finite; nothing
-# more) and the paper's rows stand beside it as context.
+# **Smoke scale**: mini-BERT (the repository's raw masked LM), 100 sampled entries of *a* (notebook
+# 21 uses 390: ICA needs them), one seed, STS on 25 pairs per task (SentEval's tokenised files, as
+# the paper and its code), the average under the best inference pooling (as the paper reports). At
+# this size the four combinations differ by 0.4 points, less than a training moves STS between two
+# samples of pairs (`docs/smoke_spread.md`), so the grid is a **pipeline check** (every cell finite;
+# nothing more) and the paper's rows stand beside it as context.
 
 # %% tags=["parameters"]
 import os

@@ -29,10 +29,10 @@
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #
-# **Smoke scale**: 200 training and at most 100 dev/test examples per task, 5 folds, C = 1.
-# The untrained encoder's row (no encoder training; the classifier is deterministic here) is
-# compared as a score; the DefSent+ row is a **pipeline check** at this size (its change from
-# the untrained row, at most a point a task, is within a run's spread). The paper's rows are context.
+# **Smoke scale**: 200 training and at most 100 dev/test examples per task, 5 folds, C = 1. The
+# untrained encoder's row (no encoder training; the classifier is deterministic here) is compared as
+# a score; the DefSent+ row is a **pipeline check** at this size (its change from the untrained row,
+# at most a point a task, is within a run's spread). The paper's rows are context.
 
 # %% tags=["parameters"]
 import os

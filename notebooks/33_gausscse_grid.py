@@ -28,10 +28,11 @@
 #
 # $$\max_{B \in \{16, 32, 64, 128\},\ \eta \in \{1, 3, 5\} \times 10^{-5}} \ \mathrm{AUPRC}_{\text{SNLI dev}}\big(\theta_{B, \eta}\big), \quad \theta_{B,\eta} \text{ trained with Eq. 3.}$$
 #
-# **Smoke scale**: mini-BERT (the paper's BERT-base rows beside it), batch size 16
-# only (x the three rates: 3 trainings; all 12 cells on 128 triplets took 250 s on a 2-core CPU
-# with all-MiniLM-L6-v2, too long for CI; the rehearsal and paper scales run all four batch sizes), 16 offline triplets
-# per training (one step), 100 SNLI-dev pairs: the grid's path runs, and its numbers are a
+# **Smoke scale**: mini-BERT (the paper's BERT-base rows beside it), batch size 16 only (x the
+# three rates: 3 trainings; all 12 cells on 128 triplets took 250 s on a 2-core CPU with
+# all-MiniLM-L6-v2, too long for CI; the rehearsal and paper scales run all four batch sizes), 16
+# offline triplets per training (one step), 100 SNLI-dev pairs: the grid's path runs, and its
+# numbers are a
 # **pipeline check** (finite, one per cell; nothing more): one step
 # leaves the model where it started, so the cells differ by noise and say nothing about the
 # paper's optimum. The paper's rows stand beside ours as context.
