@@ -97,5 +97,16 @@ def test_pretraining_script_learns_on_a_tiny_model(monkeypatch):
     ids = pretrain.tokenized(tokenizer, ["the cat sat on the mat ."] * 64)
     model = pretrain.new_model(tokenizer)
     log = pretrain.pretrain(model, tokenizer, ids, ids[:16], steps=120, eval_every=60)
-    assert log["eval_step"] == [60, 120] and len(log["loss"]) == 1
+    assert log["eval_step"] == [60, 120] and log["step"] == [100, 120]   # the loss: every 100 steps, and the tail
     assert log["held_out_accuracy"][-1] > 0.5   # a memorised sentence: its masked words come back
+
+
+def test_pretraining_stops_on_a_non_finite_loss_naming_its_steps(monkeypatch):
+    monkeypatch.setitem(pretrain.ARCH, "num_hidden_layers", 1)
+    monkeypatch.setitem(pretrain.RECIPE, "batch_size", 8)
+    real = pretrain.masked_logits
+    monkeypatch.setattr(pretrain, "masked_logits", lambda *a: real(*a) * float("nan"))
+    tokenizer = models.bert_vocabulary()
+    ids = pretrain.tokenized(tokenizer, ["the cat sat on the mat ."] * 16)
+    with pytest.raises(FloatingPointError, match="summed over steps 1-3"):
+        pretrain.pretrain(pretrain.new_model(tokenizer), tokenizer, ids, ids[:4], steps=3, eval_every=60)

@@ -102,15 +102,18 @@ def top(page):
 
 
 BANNER = ('<div class="site-banner"><b>Smoke scale.</b> The outputs on this page were computed on a '
-          "2-core CPU with all-MiniLM-L6-v2 standing in for the papers' models, on subsets of the data: "
+          "2-core CPU with small stand-ins for the papers' models (mini-BERT, the repository's own "
+          "raw masked LM; all-MiniLM-L6-v2 for a contrastive checkpoint), on subsets of the data: "
           "they show the pipeline and the method's mechanism, and the paper's numbers beside them "
           'are context, not a comparison. Open it in Colab with <code>SCALE = "colab"</code> or '
           '<code>"paper"</code> for the papers\' models.</div>')
 
 
 def shows_stand_in(nb):
-    """Whether a notebook's stored outputs come from the stand-in model (the smoke scale's)."""
-    return any("all-MiniLM-L6-v2" in str(cell.get("outputs", "")) for cell in nb.cells)
+    """Whether a notebook's stored outputs come from a stand-in model (the smoke scale's mini-BERT,
+    or all-MiniLM-L6-v2 where it stands in for a contrastive checkpoint)."""
+    return any(name in str(cell.get("outputs", "")) for cell in nb.cells
+               for name in ("mini-bert-uncased", "all-MiniLM-L6-v2"))
 
 
 def contents(body):

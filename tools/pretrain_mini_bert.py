@@ -27,7 +27,6 @@ Then `python tools/mini_bert_card.py` measures the card's numbers (docs/mini_ber
 import argparse
 import csv
 import json
-import math
 import platform
 import random
 import re
@@ -261,11 +260,10 @@ def pretrain(model, tokenizer, train_ids, held_ids, steps, eval_every=500, log=N
         running = running + loss.detach()  # summed where it is: no wait for the device each step
         bar.update()
         if step % 100 == 0 or step == steps:  # the mean of the last 100 steps, checked finite
-            mean = float(running) / since
-            if not math.isfinite(mean):
-                raise FloatingPointError(
-                    f"pre-training loss {mean} in steps {step - since + 1}-{step} (lr {r['lr']})")
-            log["step"].append(step), log["loss"].append(mean)
+            if not torch.isfinite(running):
+                raise FloatingPointError(f"pre-training loss {float(running)} summed over steps "
+                                         f"{step - since + 1}-{step} (lr {r['lr']})")
+            log["step"].append(step), log["loss"].append(float(running) / since)
             running, since = 0.0, 0
         if step % eval_every == 0 or step == steps:
             log["eval_step"].append(step)

@@ -128,9 +128,8 @@ DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
         "DefSent's best pooling (DefSent's Table 8 row with the same numbers: 10 seeds' mean on "
         "the raw STS files)",
         "not in the code (copied from DefSent)",
-        "both variants: our DefSent encoders' mean over seeds (notebook 10's runs), scored in "
-        "notebook 22 on the files and pairs of the DefSent+ rows beside it (SentEval's tokenised "
-        "files); notebook 11 scores them on the raw files, as DefSent does",
+        "both variants: our DefSent encoders' mean over seeds, scored on the DefSent+ rows' files "
+        "and pairs (notebook 22; notebook 11 scores them on the raw files, as DefSent does)",
     ),
     (
         "ICA",
@@ -830,9 +829,7 @@ def release(checkpoint, label=None):
 
 
 def model_to_train(scale_name, checkpoint, model=None):
-    """The model notebook 25 trains: `model` when given, else the checkpoint itself under the
-    paper's protocol, else all-MiniLM-L6-v2: like the checkpoints, an encoder already trained
-    contrastively (the raw mini-BERT of the other notebooks is not one)."""
+    """Notebook 25's model: `model`, else the checkpoint (paper protocol), else all-MiniLM-L6-v2."""
     if model is not None:
         return model
     return checkpoint if config.scale(scale_name)["paper_protocol"] else config.OFFLINE_MODEL
