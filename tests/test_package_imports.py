@@ -158,6 +158,9 @@ def notebook_file(notebook):
 # package, every other notebook at most 50%, a notebook's first call (preflight.start) at most 10%.
 # NOT_YET: where the house stands above its goal (measured 2026-11-28); strict, so a notebook that
 # meets its goal fails here until it is taken off the list.
+# The comparison (40) trains every method and scores every benchmark: it reads the three cores,
+# their data readers and every evaluator by design, so its goal is 55% (measured: 53.5%).
+COMPARISON_NOTEBOOKS = ("40",)
 METHOD_NOTEBOOKS, NOT_YET = ("10", "21", "30"), {
     "10", "11", "12", "13", "21", "22", "24", "25", "30"
 }
@@ -168,7 +171,8 @@ NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9
     pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="issue 69: above its goal"))
     if n in NOT_YET else n for n in NOTEBOOKS])
 def test_a_notebook_reaches_a_bounded_share_of_the_package(notebook):
-    share, goal = reach([notebook_file(notebook)]), 0.40 if notebook in METHOD_NOTEBOOKS else 0.50
+    goal = 0.40 if notebook in METHOD_NOTEBOOKS else 0.55 if notebook in COMPARISON_NOTEBOOKS else 0.50
+    share = reach([notebook_file(notebook)])
     assert share <= goal, f"notebook {notebook} reaches {share:.1%} of the package (goal {goal:.0%})"
 
 
@@ -206,11 +210,14 @@ def test_the_house_only_gets_lighter():
     counted wherever it stands, no function over 80 lines). Issue 81 raised the statements cap from
     6,327 by 316: the script that rebuilds the committed mini-BERT and the one that measures its card
     (303, tools/) and the package's rules for it (13: its alias, DefSent+'s pooler from an MLM head);
-    nothing it added made other code redundant."""
+    nothing it added made other code redundant. Issue 82 raised them by what the side-by-side
+    comparison (notebook 40) adds: 332 statements, 3 modules (SimCSE's loss in the core, the
+    comparison's runs and evaluator, its tables) and 23 edges (the comparison imports each method's
+    core, loader and data, and every evaluator: that is what it compares)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_643
-    assert len(package) <= 45
-    assert len(package_edges()) <= 130
+    assert statements(package) + statements(tools) <= 6_975
+    assert len(package) <= 48
+    assert len(package_edges()) <= 153
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)

@@ -5,6 +5,7 @@ triplets a GaussCSE run reads, and which file they come from."""
 import csv
 import io
 
+import numpy as np
 import torch
 
 from defsent_lite import checks
@@ -193,3 +194,33 @@ def train_source(scale_name, data_dir=None):
         train_dir / "nli_for_simcse.csv"
     ).is_file()
     return "offline" if offline else "simcse"
+
+
+# ---------------------------------------------------------------- the evaluation sets
+
+NLI_TEST_SETS = {
+    "SNLI": "snli_test",
+    "MNLI": "mnli_dev_mismatched",
+    "SICK": "sick_test",
+}  # MNLI dev_mismatched = test
+
+
+DEV_SET = "snli_dev"
+
+
+def evenly_spaced(rows, n):
+    """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
+    if (
+        checks.count(n, "the number of pairs to keep (dev_max / test_max)") is None
+        or len(rows) <= n
+    ):
+        return list(rows)
+    return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
+
+
+def eval_data(max_pairs=None, data_dir=None):
+    """SNLI dev, the three test sets (evenly spaced subsets when max_pairs) and full SICK."""
+    dev = evenly_spaced(load_nli(DEV_SET, data_dir), max_pairs)
+    tests = {k: evenly_spaced(load_nli(v, data_dir), max_pairs) for k, v in NLI_TEST_SETS.items()}
+    sick_full = read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
+    return dev, tests, sick_full

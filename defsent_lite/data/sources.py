@@ -315,6 +315,7 @@ def needs(notebook, scale="smoke"):
         "31": nli,
         "32": nli,
         "33": nli,
+        "40": dictionary + [STS, TRANSFER] + nli,  # every method from one encoder, one evaluator
         # its DefSent and entry benchmarks read the dictionary
         "90": [
             STS,
@@ -333,7 +334,7 @@ def needs(notebook, scale="smoke"):
 
 # fmt: off
 NOTEBOOKS = ("00", "01", "10", "11", "12", "13", "20", "21", "22", "23", "24", "25",
-             "30", "31", "32", "33", "90")
+             "30", "31", "32", "33", "40", "90")
 # fmt: on
 
 

@@ -200,3 +200,34 @@ def sick_direction_pairs(rows):
         elif ba:
             entailing.append(r["sentence_b"]), entailed.append(r["sentence_a"])
     return DirectionPairs(entailing, entailed, bilateral)
+
+
+# SICK direction pairs: the paper's text (default) or the official code's
+SICK_PAIRS = ("one-way", "all")
+
+
+def direction_pairs(name, rows, sick_full, sick_pairs="one-way"):
+    """DirectionPairs of a test set's entailment pairs (premise entails hypothesis). SICK,
+    sick_pairs="one-way" (the paper's text; its length-baseline row is reproduced exactly): the
+    directions from the full file (SICK.txt), bilateral pairs and pairs absent from it (10 of the
+    test set's) excluded and counted; "all" (the official code): every entailment pair read
+    premise -> hypothesis."""
+    if sick_pairs not in SICK_PAIRS:
+        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
+    if name == "SICK" and sick_pairs == "one-way":
+        ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
+        found = [r for r in sick_full if r["pair_id"] in ids]
+        return sick_direction_pairs(found)._replace(
+            missing=len(ids - {r["pair_id"] for r in found})
+        )
+    ent = [r for r in rows if r["label"] == "entailment"]
+    return DirectionPairs([r["premise"] for r in ent], [r["hypothesis"] for r in ent], 0)
+
+
+def length_baselines(tests, sick_full, sick_pairs="one-way"):
+    """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
+    return {
+        name: 100
+        * length_baseline_accuracy(*direction_pairs(name, rows, sick_full, sick_pairs)[:2])
+        for name, rows in tests.items()
+    }

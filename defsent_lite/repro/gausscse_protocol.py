@@ -18,7 +18,9 @@ from safetensors.torch import load_file, save_file
 
 from defsent_lite import checks, encode, gausscse, train
 from defsent_lite.data import nli_readers, sources
+from defsent_lite.data.nli_readers import NLI_TEST_SETS, eval_data, evenly_spaced
 from defsent_lite.evaluation import nli
+from defsent_lite.evaluation.nli import SICK_PAIRS, direction_pairs, length_baselines
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.runtime import cache, config, models, speed
@@ -197,67 +199,6 @@ def base_config(
 
 
 # ------------------------------------------------- data: triplets, SNLI dev, test sets, directions
-
-NLI_TEST_SETS = {
-    "SNLI": "snli_test",
-    "MNLI": "mnli_dev_mismatched",
-    "SICK": "sick_test",
-}  # MNLI dev_mismatched = test
-
-
-DEV_SET = "snli_dev"
-
-
-# SICK direction pairs: the paper's text (default) or the official code's
-SICK_PAIRS = ("one-way", "all")
-
-
-def evenly_spaced(rows, n):
-    """n evenly spaced rows (all when n is None or larger): a fixed, order-preserving subset."""
-    if (
-        checks.count(n, "the number of pairs to keep (dev_max / test_max)") is None
-        or len(rows) <= n
-    ):
-        return list(rows)
-    return [rows[i] for i in np.linspace(0, len(rows) - 1, n).round().astype(int)]
-
-
-def direction_pairs(name, rows, sick_full, sick_pairs="one-way"):
-    """nli.DirectionPairs of a test set's entailment pairs (premise entails hypothesis). SICK,
-    sick_pairs="one-way" (the paper's text; its length-baseline row is reproduced exactly): the
-    directions from the full file (SICK.txt), bilateral pairs and pairs absent from it (10 of the
-    test set's) excluded and counted; "all" (the official code): every entailment pair read
-    premise -> hypothesis."""
-    if sick_pairs not in SICK_PAIRS:
-        raise ValueError(f"sick_pairs={sick_pairs!r}: choose one of {', '.join(SICK_PAIRS)}")
-    if name == "SICK" and sick_pairs == "one-way":
-        ids = {r["pair_id"] for r in rows if r["label"] == "entailment"}
-        found = [r for r in sick_full if r["pair_id"] in ids]
-        return nli.sick_direction_pairs(found)._replace(
-            missing=len(ids - {r["pair_id"] for r in found})
-        )
-    ent = [r for r in rows if r["label"] == "entailment"]
-    return nli.DirectionPairs([r["premise"] for r in ent], [r["hypothesis"] for r in ent], 0)
-
-
-def eval_data(max_pairs=None, data_dir=None):
-    """SNLI dev, the three test sets (evenly spaced subsets when max_pairs) and full SICK."""
-    dev = evenly_spaced(nli_readers.load_nli(DEV_SET, data_dir), max_pairs)
-    tests = {
-        k: evenly_spaced(nli_readers.load_nli(v, data_dir), max_pairs)
-        for k, v in NLI_TEST_SETS.items()
-    }
-    sick_full = nli_readers.read_sick_full(config.data_root(data_dir) / "nli" / "sick" / "SICK.txt")
-    return dev, tests, sick_full
-
-
-def length_baselines(tests, sick_full, sick_pairs="one-way"):
-    """Length-baseline direction accuracy (%) on each test set's entailment pairs."""
-    return {
-        name: 100
-        * nli.length_baseline_accuracy(*direction_pairs(name, rows, sick_full, sick_pairs)[:2])
-        for name, rows in tests.items()
-    }
 
 
 class FrozenVectors(NamedTuple):

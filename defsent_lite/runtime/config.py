@@ -86,6 +86,10 @@ SCALES = {
         gauss_grid_train_max=16,
         gauss_grid_batch_sizes=(16,),
         gauss_grid_dev_max=100,
+        # notebook 40 (one encoder, one benchmark): its seeds, and the updates (batch 16) each
+        # method trains for (a pipeline check at this scale)
+        compare_seeds=[0, 1],
+        compare_steps=16,
     ),
 }
 # The largest honest run on a 2-core CPU: mini-BERT, all offline data, one seed, no cap.
@@ -111,6 +115,8 @@ SCALES["cpu"] = dict(
     gauss_grid_train_max=None,  # the grid on all offline triplets
     gauss_grid_batch_sizes=(16, 32, 64, 128),
     gauss_grid_dev_max=None,  # None: gauss_dev_max
+    compare_seeds=[0, 1, 2, 3, 4],
+    compare_steps=460,  # one pass over the 7,409 offline NLI triplets (GaussCSE, sup SimCSE)
 )
 # The papers' protocol: the papers' model and datasets (at paper scale GaussCSE needs SimCSE's
 # nli_for_simcse.csv, SNLI+MNLI train), every seed, the papers' SentEval classifier.
