@@ -92,7 +92,8 @@ from defsent_lite.runtime import config, models
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("40", SCALE, DATA_ROOT)
-triplets = nli_readers.training_triplets(DATA_ROOT, max_triplets=4, seed=0)
+triplets = nli_readers.training_triplets(DATA_ROOT, max_triplets=4, seed=0,
+                                        source=nli_readers.train_source(SCALE, DATA_ROOT))
 encoder, tokenizer = models.load(MODEL)
 config.set_seed(0)
 model = simcse.SimCSEModel(encoder).eval()   # no dropout: the numbers are the model's own

@@ -289,7 +289,9 @@ def cls_vectors(model, tokenizer, through=None):
 
 def train_defsent(setup, data, ev, seed):
     """DefSent from the encoder: the defined word through its own frozen MLM head (Eq. 1)."""
-    model, tok, head, head_kind = defsent_model.load(setup["model"])
+    model, tok, head, head_kind = defsent_model.load(
+        setup["model"], allow_fallback=not setup["paper_data"]
+    )
     defsent.trainable_parameters(model, freeze_embedding_layer=True)  # the official code's
     loss_fn = lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, 128, "mean"), "mean")
     examples = sample(data["defsent"], setup["steps"] * setup["batch_size"], seed)
@@ -434,6 +436,7 @@ def settings(scale):
         gauss_lr=5e-5,
         simcse_lrs=(3e-5, 5e-5),  # unsupervised, supervised
         nli_source="simcse" if scale["paper_protocol"] else "offline",
+        paper_data=scale["paper_protocol"],  # the papers' dictionary (Oxford train) or an error
         max_entries=scale["dsp_max_entries"],
         evaluation=dict(
             sts_max_pairs=scale["sts_max_pairs"],
@@ -447,11 +450,14 @@ def settings(scale):
 def training_data(setup, data_dir=None):
     """Each method's own training data: DefSent's dictionary train split, DefSent+'s dataset a,
     the NLI triplets, and their sentences unlabelled (unsupervised SimCSE)."""
-    splits, _ = dictionary.defsent_dataset(models.load_tokenizer(setup["model"]), data_dir)
+    tokenizer, paper_data = models.load_tokenizer(setup["model"]), setup["paper_data"]
+    splits, _ = dictionary.defsent_dataset(tokenizer, data_dir, paper_data=paper_data)
     triplets = nli_readers.training_triplets(data_dir, source=setup["nli_source"])
     return dict(
         defsent=splits["train"],
-        entries=entries.load_entry_dataset("a", setup["max_entries"], data_dir),
+        entries=entries.load_entry_dataset(
+            "a", setup["max_entries"], data_dir, paper_data=paper_data
+        ),
         triplets=triplets,
         sentences=list(dict.fromkeys(s for t in triplets for s in t)),
     )

@@ -82,27 +82,32 @@ def benchmark_values(c):
 def summary(c, scale_name):
     """Rows: methods; a column per benchmark, "mean ± std (min to max)" over the seeds (the raw
     encoder: its one value), then the own rule's STS average and step (means over the seeds). The
-    numbers are saved as results/40_comparison.csv."""
-    shown, numbers = {}, {}
-    for bench, rows in benchmark_values(c).items():
-        for row, v in rows.items():
-            numbers.setdefault(row, {}).update({f"{bench} {k}": f(v) for k, f in STATS.items()})
-            shown.setdefault(row, {})[bench] = (
-                f"{np.mean(v):.2f} ± {np.std(v):.2f} ({min(v):.2f} to {max(v):.2f})"
-                if METHODS[row].training
-                else f"{v[0]:.2f}"
-            )
+    numbers are saved as results/40_comparison.csv, a row per method and quantity that applies."""
+    values = benchmark_values(c)
     for row, own in c.own.items():
-        trained = METHODS[row].training is not None
-        numbers[row]["own rule STS avg"] = np.mean([sts for _, sts in own])
-        numbers[row]["own rule step"] = np.mean([step for step, _ in own]) if trained else np.nan
-        shown[row]["own rule: STS avg"] = f"{numbers[row]['own rule STS avg']:.2f}"
-        shown[row]["step"] = f"{numbers[row]['own rule step']:.0f}" if trained else "-"
-    table = pd.DataFrame.from_dict(numbers, orient="index").loc[list(METHODS)].round(4)
+        values.setdefault("own rule STS avg", {})[row] = [sts for _, sts in own]
+        if METHODS[row].training is not None:
+            values.setdefault("own rule step", {})[row] = [float(step) for step, _ in own]
+    numbers = [
+        dict(method=row, quantity=q, **{k: f(v) for k, f in STATS.items()}, seeds=len(v))
+        for q, rows in values.items()
+        for row, v in rows.items()
+    ]
     meta = dict(model=c.setup["model"], scale=scale_name, seeds=c.setup["seeds"])
-    print("saved", results.save_csv(table, "40_comparison.csv", **meta))
-    columns = [*BENCHMARKS, "own rule: STS avg", "step"]
-    return pd.DataFrame.from_dict(shown, orient="index").loc[list(METHODS), columns].fillna("-")
+    print("saved", results.save_csv(pd.DataFrame(numbers).round(4), "40_comparison.csv", **meta))
+    shown = {
+        row: {
+            q: f"{np.mean(v):.2f} ± {np.std(v):.2f} ({min(v):.2f} to {max(v):.2f})"
+            if METHODS[row].training and q in BENCHMARKS
+            else f"{np.mean(v):.{0 if q == 'own rule step' else 2}f}"
+            for q, rows in values.items()
+            for r, v in rows.items()
+            if r == row
+        }
+        for row in METHODS
+    }
+    columns = [*BENCHMARKS, "own rule STS avg", "own rule step"]
+    return pd.DataFrame.from_dict(shown, orient="index").reindex(columns=columns).fillna("-")
 
 
 STATS = {"mean": np.mean, "std": np.std, "min": np.min, "max": np.max}
@@ -153,7 +158,7 @@ def clear_differences(c, min_seeds=MIN_SEEDS):
 
 def spread_figure(c):
     """One panel per benchmark, a row per method, a dot per seed: a difference shows where the rows'
-    dots do not overlap."""
+    dots do not overlap (saved as results/40_spread.png)."""
     values = benchmark_values(c)
     fig, axes = plt.subplots(1, len(values), figsize=(4 * len(values), 0.35 * len(METHODS) + 1.2))
     for ax, (bench, rows) in zip(axes, values.items()):
@@ -164,4 +169,5 @@ def spread_figure(c):
         ax.set_yticklabels(list(METHODS) if ax is axes[0] else [])
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+    results.save_figure(fig, "40_spread.png", model=c.setup["model"], seeds=c.setup["seeds"])
     return fig

@@ -156,6 +156,8 @@ REHEARSAL_CAPS = dict(
     gauss_dev_max=100,
     gauss_test_max=100,
     gauss_grid_train_max=128,  # one step at the grid's batch 128 (the paper's four batch sizes)
+    compare_seeds=[0, 1],  # notebook 40: two seeds run its loop over seeds (CI time)
+    compare_steps=2,
 )
 SCALES["rehearsal"] = dict(SCALES["paper"], **REHEARSAL_CAPS)
 
