@@ -169,5 +169,6 @@ def spread_figure(c):
         ax.set_yticklabels(list(METHODS) if ax is axes[0] else [])
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    results.save_figure(fig, "40_spread.png", model=c.setup["model"], seeds=c.setup["seeds"])
+    meta = dict(model=c.setup["model"], seeds=c.setup["seeds"])
+    print("saved", results.save_figure(fig, "40_spread.png", **meta))
     return fig
