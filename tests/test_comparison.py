@@ -95,3 +95,12 @@ def test_the_evaluator_scores_the_whole_files_and_refuses_others(tmp_path, monke
     monkeypatch.setattr(sts, "load_tasks", cut)
     with pytest.raises(ValueError, match="STS12: 3107 pairs where the evaluator's files give 3108"):
         comparison.Evaluator(config.scale("cpu"))
+
+
+def test_the_papers_scales_are_refused_until_their_settings_are_set():
+    """Its rates are mini-BERT's: a BERT-base run at the paper or colab scale would take them."""
+    from defsent_lite.repro import preflight
+
+    for scale in ("paper", "colab"):
+        with pytest.raises(preflight.PreflightFailed, match="notebook 40 at .* mini-BERT's"):
+            preflight.start("40", scale, log=lambda *a: None)
