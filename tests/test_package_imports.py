@@ -211,11 +211,11 @@ def test_the_house_only_gets_lighter():
     6,327 by 316: the script that rebuilds the committed mini-BERT and the one that measures its card
     (303, tools/) and the package's rules for it (13: its alias, DefSent+'s pooler from an MLM head);
     nothing it added made other code redundant. Issue 82 raised them by what the side-by-side
-    comparison (notebook 40) adds: 332 statements, 3 modules (SimCSE's loss in the core, the
+    comparison (notebook 40) adds: 336 statements (4 of them its preflight's refusal of the paper scales), 3 modules (SimCSE's loss in the core, the
     comparison's runs and evaluator, its tables) and 23 edges (the comparison imports each method's
     core, loader and data, and every evaluator: that is what it compares)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_975
+    assert statements(package) + statements(tools) <= 6_979
     assert len(package) <= 48
     assert len(package_edges()) <= 153
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
