@@ -3,6 +3,7 @@ float32."""
 
 import contextlib
 import copy
+import threading
 
 import numpy as np
 import torch
@@ -139,15 +140,27 @@ def check_sentences(sentences, allow_empty=False):
             )
 
 
+_in_eval = {}  # id(model) -> (blocks open on it, its mode before the first)
+_in_eval_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def eval_mode(model):
-    """Switch to eval for the block and restore the previous mode (training loops call encode)."""
-    was_training = model.training
-    model.eval()
+    """Switch to eval for the block and restore the previous mode (training loops call encode);
+    blocks open on one model in several threads keep it in eval until the last one ends."""
+    with _in_eval_lock:
+        depth, was_training = _in_eval.get(id(model), (0, model.training))
+        _in_eval[id(model)] = (depth + 1, was_training)
+        model.eval()
     try:
         yield
     finally:
-        model.train(was_training)
+        with _in_eval_lock:
+            depth, was_training = _in_eval.pop(id(model))
+            if depth > 1:
+                _in_eval[id(model)] = (depth - 1, was_training)
+            else:
+                model.train(was_training)
 
 
 def amp_dtype(device):

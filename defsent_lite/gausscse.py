@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from defsent_lite.checks import NonFinite
 from defsent_lite.encode import (
     BATCHES_PER_COPY,
     ROWS_PER_COPY,
@@ -151,15 +152,18 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
         raise ValueError(
             f"contrastive loss: temperature={temperature!r}: a finite number > 0 is needed"
         )
-    zero = [
-        n
-        for n, pair in (("pre", pre), ("ent", ent), ("con", con))
-        if pair[1].device.type == "cpu" and not (pair[1] > 0).all()
-    ]
-    if zero:  # on a GPU the check would wait for the device each step: the loop's guards catch it
-        raise ValueError(
-            f"contrastive loss: the variances of {zero[0]} must be > 0 (KL divides by them)"
-        )
+    for n, (_, var) in (("pre", pre), ("ent", ent), ("con", con)):
+        if var.device.type != "cpu":  # a check would wait for the device each step: the loop's
+            continue  # guards catch a NaN there
+        if not torch.isfinite(var).all():
+            raise NonFinite(
+                f"contrastive loss: the variances of {n} are NaN or inf (the encoder diverged; "
+                "try a lower learning rate)"
+            )
+        if not (var > 0).all():
+            raise ValueError(
+                f"contrastive loss: the variances of {n} must be > 0 (KL divides by them)"
+            )
     if len(pre[0]) < 2:  # the other rows of the batch are the negatives: one row has none
         raise ValueError(
             f"contrastive loss: a batch of {len(pre[0])} triplet(s); in-batch negatives need at "

@@ -7,9 +7,11 @@ hard stop with the step number when the loss is NaN or inf.
 
 import contextlib
 import copy
+import hashlib
 import math
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -61,6 +63,18 @@ def is_empty_batch(batch):
     if isinstance(batch, dict):
         return not batch or any(torch.is_tensor(v) and v.shape[:1] == (0,) for v in batch.values())
     return isinstance(batch, (list, tuple)) and not batch
+
+
+@contextlib.contextmanager
+def where(desc, step, total, lr):
+    """A loss function's refusal (a bad input, a diverged output) named with the run, its step and
+    rate: the loss function knows neither."""
+    try:
+        yield
+    except (ValueError, FloatingPointError) as e:
+        if type(e) not in (ValueError, NonFinite) or str(e).startswith(desc):  # named already
+            raise
+        raise type(e)(f"{desc}: step {step} of {total} (lr {lr:g}): {e}") from e
 
 
 def one_number(loss, what, step):
@@ -197,7 +211,8 @@ def train(
     scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)  # fp16 only
     history = dict(loss=[], eval=[], best_step=None, best_score=None, steps=total)
     parts = dict(model=model, opt=opt, sched=sched, scaler=scaler)
-    start, history, best_state = load_state(resume, parts, history, device, desc)
+    run = resume and run_identity(model, settings, batches)
+    start, history, best_state = load_state(resume, parts, history, device, desc, run)
     saved = time.monotonic()
     read_every = LOSS_READ_EVERY.get(device.type, LOSS_READ_EVERY_ACCELERATOR)
     pending = []  # (step, batch, loss) not yet read on the host
@@ -205,7 +220,7 @@ def train(
     with around or contextlib.nullcontext(contextlib.nullcontext) as eager:
         bar = tqdm(batches[start:], desc=desc, disable=not bars_shown(progress), leave=False)
         for step, batch in enumerate(bar, start + 1):
-            with autocast_for(device, enabled=s.mixed_precision):
+            with autocast_for(device, enabled=s.mixed_precision), where(desc, step, total, lr):
                 loss = one_number(loss_fn(model, batch), f"{desc}: loss_fn", step)
             pending.append((step, batch, loss.detach().reshape(())))
             if read_every == 1:  # checked before its update: a NaN never reaches the weights
@@ -231,7 +246,7 @@ def train(
                 )
                 model.train()
             if save:
-                save_state(resume, step, parts, history, best_state)
+                save_state(resume, step, parts, history, best_state, run)
                 saved = time.monotonic()
     if best_state is not None:
         model.load_state_dict(best_state)
@@ -243,25 +258,56 @@ def train(
 RESUME_EVERY_S = 600  # a resumable run's state (weights, optimizer: GBs) is written this often
 
 
-def save_state(path, step, parts, history, best_state):
+def run_identity(model, settings, batches):
+    """What a resume file belongs to: a digest of the settings, the batches and the weights the
+    run starts from, so that no run continues another's state."""
+    h = hashlib.sha256(repr(settings).encode())
+
+    def feed(x):
+        if isinstance(x, torch.Tensor):
+            h.update(x.detach().cpu().reshape(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(x, (list, tuple)):
+            h.update(f"[{len(x)}".encode())
+            for y in x:
+                feed(y)
+        elif isinstance(x, Mapping):
+            for k, v in x.items():
+                h.update(repr(k).encode())
+                feed(v)
+        else:
+            h.update(repr(x).encode())
+
+    feed(batches)
+    feed(dict(model.state_dict()))
+    return h.hexdigest()[:16]
+
+
+def save_state(path, step, parts, history, best_state, run):
     """What a run resumes from after `step`: the weights, optimizer, schedule and scaler states, the
-    history, the best state so far and torch's generators (the loop draws from no other), written
-    aside and renamed (a kill mid-write leaves the last one)."""
+    history, the best state so far and torch's generators (the loop draws from no other), with the
+    run it belongs to (run_identity), written aside and renamed (a kill mid-write leaves the last
+    one)."""
     state = {k: v.state_dict() for k, v in parts.items()}
     rng = dict(cpu=torch.get_rng_state(), cuda=torch.cuda.get_rng_state_all())
-    state.update(step=step, history=history, best=best_state, rng=rng)
+    state.update(step=step, history=history, best=best_state, rng=rng, run=run)
     tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.tmp")
     torch.save(state, tmp)
     os.replace(tmp, path)
 
 
-def load_state(path, parts, history, device, desc):
+def load_state(path, parts, history, device, desc, run=None):
     """(step, history, best state) of a saved run, loaded into `parts`; (0, history, None) without
-    one. A file that cannot be read, or is another run's, is an error naming it."""
+    one. A file that cannot be read, or is another run's (`run`: its run_identity), is an error
+    naming it."""
     if path is None or not Path(path).is_file():
         return 0, history, None
     try:
         state = torch.load(path, map_location=device, weights_only=True)
+        if state.get("run") != run:
+            raise ValueError(
+                f"another run's state (run {state.get('run')}, this one {run}: the settings, the "
+                "batches or the starting weights differ)"
+            )
         if state["history"]["steps"] != history["steps"]:
             raise ValueError(f"{state['history']['steps']} steps, not {history['steps']}")
         for k, part in parts.items():

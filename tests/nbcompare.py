@@ -17,7 +17,9 @@ one they are exact:
     "tolerance": "fraction; final loss=loss"   default fraction, the column "final loss" a loss
 
 `label=kind` applies to the table cells under a column or beside a row label of that name
-(HTML tables, as pandas displays DataFrames); `prefix*=kind` to every label starting with prefix.
+(HTML tables, as pandas displays DataFrames); `prefix*=kind` to every label starting with prefix;
+`label?=kind` to a label only some scales show (the paper's rows). Any other label that names no
+row or column of the cell's tables is a failure: renamed, its cells would take the default kind.
 The kind `check` marks a pipeline check (a trained number too small a run to mean anything):
 compared as finite or NaN only. The module is a pytest plugin that installs this
 comparison into nbval (`conftest.py` loads it; elsewhere `pytest -p nbcompare --nbval, with tests/ on sys.path`).
@@ -188,9 +190,33 @@ def _assign_row_kinds(row, row_labels, header_rows, default, by_label, kinds):
 def label_kind(label, by_label):
     """The kind a directive gives a row or column label: by its exact name, else by a pattern
     ending in '*' that the label starts with ("untrained*=inference"); None if none does."""
-    if label in by_label:
-        return by_label[label]
+    for name in (label, label + "?"):  # "?": a label only some scales show
+        if name in by_label:
+            return by_label[name]
     return next((kind for pattern, kind in by_label.items() if pattern.endswith("*") and label.startswith(pattern[:-1])), None)
+
+
+def th_labels(tokens):
+    """Every row label and column header (<th> text) of an HTML output's tables."""
+    labels, in_th = set(), False
+    for typ, val in tokens:
+        if typ == "tag":
+            name = val[1:].split()[0].rstrip(">").lower()
+            in_th = name == "th" if name in ("th", "/th", "td", "/td") else in_th
+        elif in_th:
+            labels.add(val)
+    return labels
+
+
+def stale_labels(html_outputs, by_label):
+    """The directive's labels that name no row or column of the cell's tables (a label renamed
+    since): their cells would fall silently under the default kind."""
+    labels = set().union(*(th_labels(html_cells(text)) for text in html_outputs))
+    return [
+        label
+        for label in by_label
+        if not label.endswith("?") and not any(label_kind(x, {label: "x"}) for x in labels)
+    ]
 
 
 def compare_html(stored, fresh, default, by_label, seen=None):
@@ -247,7 +273,8 @@ def compare_outputs(stored, fresh, spec, seen=None):
     f_flat, _ = flatten_outputs(fresh)
     if set(s_flat) != set(f_flat):
         return [f"output kinds differ: stored {sorted(s_flat)}, fresh {sorted(f_flat)}"]
-    problems = []
+    problems = [f"tolerance label {label!r} names no row or column of this cell's tables (renamed?)"
+                for label in stale_labels(s_flat.get("text/html", []), by_label)]
     for key, s_values in s_flat.items():
         f_values = f_flat[key]
         if len(s_values) != len(f_values):

@@ -94,7 +94,9 @@ def test_a_folder_named_without_a_slash_is_keyed_by_its_content(tmp_path, monkey
 
 
 def test_a_hub_name_is_keyed_by_the_revision_it_resolves_to(tmp_path, monkeypatch):
-    """Issue 72, case 3: offline, the revision the local hub cache holds (refs/main)."""
+    """Issue 72, case 3: offline, the revision the local hub cache holds (refs/main). Issue 85,
+    case 5: read at every key, so a model updated on disk within one kernel is keyed anew (it was
+    looked up once per process)."""
     from huggingface_hub import constants
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -102,11 +104,44 @@ def test_a_hub_name_is_keyed_by_the_revision_it_resolves_to(tmp_path, monkeypatc
     refs = tmp_path / "models--org--encoder" / "refs"
     refs.mkdir(parents=True)
     keys = []
-    for commit in ("aaa111", "bbb222"):
+    for commit in ("aaa111", "bbb222", "aaa111"):
         (refs / "main").write_text(commit)
-        cache.hub_revision.cache_clear()
         keys.append(cache.config_key(dict(model="org/encoder", pooling="mean")))
-    assert keys[0] != keys[1]
-    cache.hub_revision.cache_clear()
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+    asked = []
+    monkeypatch.setattr(cache, "hub_revision", lambda name: asked.append(name))
     cache.config_key(dict(pooling="org/encoder"))    # under another key: no model name, no lookup
-    assert cache.hub_revision.cache_info().misses == 0
+    assert asked == []
+
+
+def test_a_data_file_or_model_rewritten_mid_run_even_if_put_back_leaves_no_entry(tmp_path, monkeypatch):
+    """Issue 85, cases 3 and 4: the data's fingerprint was computed once and never checked again (a
+    data file rewritten mid-run was stored under the old data's key), and a model folder rewritten
+    and restored (A -> B -> A) stored B's numbers under A's key."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "data"
+    (root / "sts").mkdir(parents=True)
+    data = root / "sts" / "pairs.tsv"
+    data.write_text("a\tb\t1.0\n")
+    cfg = dict(data=cache.data_identity(root, "sts"))
+
+    def read_while_rewritten():
+        score = len(data.read_text())
+        data.write_text("a\tb\t5.0\n")   # the same length: a new number, the old key
+        return {"score": score}
+
+    with pytest.warns(cache.InputsChanged, match="pairs.tsv changed while it ran"):
+        cache.cached_json("test_data", cfg, read_while_rewritten)
+    assert cache.lookup_json("test_data", cfg) is None
+    folder = model_folder(tmp_path / "m")
+    original = (folder / "model.safetensors").read_bytes()
+
+    def b_then_a():
+        (folder / "model.safetensors").write_bytes(b"weights B")   # read as B, then put back
+        (folder / "model.safetensors").write_bytes(original)
+        return {"score": 2.0}
+
+    with pytest.warns(cache.InputsChanged, match="model.safetensors changed while it ran"):
+        cache.cached_json("test_aba", dict(model=str(folder)), b_then_a)
+    assert cache.lookup_json("test_aba", dict(model=str(folder))) is None
+    assert cache.cached_json("test_aba", dict(model=str(folder)), lambda: {"score": 1.0}) == {"score": 1.0}

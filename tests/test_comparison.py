@@ -97,10 +97,65 @@ def test_the_evaluator_scores_the_whole_files_and_refuses_others(tmp_path, monke
         comparison.Evaluator(config.scale("cpu"))
 
 
-def test_the_papers_scales_are_refused_until_their_settings_are_set():
-    """Its rates are mini-BERT's: a BERT-base run at the paper or colab scale would take them."""
-    from defsent_lite.repro import preflight
+def test_the_papers_scales_take_bert_bases_published_rates_and_plan_first():
+    """At paper scale every rate is the published BERT-base one (the transcribed tables), the
+    updates are one pass over nli_for_simcse at batch 16, and the plan counts PST's three
+    trainings a seed."""
+    from defsent_lite.paper import defsent as paper_defsent, defsentplus as paper_defsentplus
+    from defsent_lite.repro import gausscse_protocol
 
-    for scale in ("paper", "colab"):
-        with pytest.raises(preflight.PreflightFailed, match="notebook 40 at .* mini-BERT's"):
-            preflight.start("40", scale, log=lambda *a: None)
+    setup = comparison.settings(config.scale("paper"))
+    rates = setup["rates"]
+    assert rates["DefSent"] == pytest.approx(2 ** paper_defsent.TABLE5_LR_X[("BERT-base", "Mean")] * 1e-6)
+    assert tuple(rates["DefSent+"]) == paper_defsentplus.table5_rates("BERT-base")
+    assert (16, rates["GaussCSE"]) == gausscse_protocol.paper_hyperparameters("bert-base-uncased")
+    assert (rates["unsup SimCSE"], rates["sup SimCSE"]) == (3e-5, 5e-5)   # SimCSE's Appendix A
+    assert setup["steps"] == 275_601 // 16 and setup["seeds"] == [0, 1, 2, 3, 4]
+    plan = comparison.plan(setup)
+    assert "35 trainings" in plan and f"{7 * 5 * 17_225:,} in all" in plan, plan
+    # the smoke and cpu scales keep mini-BERT's (notebooks 10 and 21 measured them)
+    assert comparison.settings(config.scale("cpu"))["rates"]["DefSent"] == 2 ** 7 * 1e-6
+
+
+def test_the_published_numbers_stand_beside_ours_with_the_protocol_that_made_them():
+    """The transcriptions as the papers print them (GaussCSE's AUPRC the mean of its three sets)."""
+    rows = dict.fromkeys(comparison.METHODS, [30.0, 32.0])
+    c = fake(rows)
+    c = c._replace(scores={r: [dict(v, **{m: v["avg STS"] for m in
+                                         ("avg transfer", "SNLI AUPRC", "MNLI AUPRC", "SICK AUPRC",
+                                          "SNLI direction", "MNLI direction", "SICK direction")})
+                               for v in runs] for r, runs in c.scores.items()},
+                   setup=dict(c.setup, model="mini", seeds=[0, 1]))
+    table = comparison_tables.beside_published(c)
+    published = table["published (BERT-base)"]
+    assert published[("DefSent", "STS avg")] == 75.11 and published[("DefSent", "SentEval avg")] == 86.62
+    assert published[("DefSent+ 1st", "STS avg")] == 77.88 and published[("DefSent+ PST", "STS avg")] == 78.42
+    assert published[("GaussCSE KL", "NLI AUPRC avg")] == pytest.approx((67.07 + 71.34 + 79.45) / 3)
+    assert published[("GaussCSE KL", "direction avg")] == 91.84
+    assert published[("unsup SimCSE", "STS avg")] == 76.25
+    assert published[("sup SimCSE", "NLI AUPRC avg")] == pytest.approx((66.76 + 75.88 + 81.41) / 3)
+    assert set(table["ours (mini, 2 seeds' mean)"]) == {31.0}
+    assert table["published under"].str.contains("Table").all()
+
+
+def test_the_launcher_lists_each_method_and_seed_under_the_key_the_notebook_reads(tmp_path, monkeypatch):
+    """`launch 40`: the raw encoder's scoring and every (method, seed); a worker's run lands where
+    notebook 40's run() looks it up, which then computes nothing."""
+    from defsent_lite.repro import launch
+
+    pytest.importorskip("submitit")
+    paper = launch.trainings("40", "paper", log=lambda *a: None)   # no BERT-base here: counted
+    assert len(paper) == 1 + 5 * 5 and sum(t.steps for t in paper) == 7 * 5 * 17_225
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    listed = launch.trainings("40", "smoke", log=lambda *a: None)
+    assert [t.settings["training"] for t in listed[:6]] == ["raw", *comparison.TRAININGS]
+    assert all(t.todo for t in listed) and len({t.key for t in listed}) == len(listed)
+    monkeypatch.setattr(comparison, "Evaluator", lambda *a: None)
+    monkeypatch.setattr(comparison, "training_data", lambda *a: {"loaded": True})
+    monkeypatch.setattr(comparison, "score_raw", lambda *a: {"raw encoder CLS": {"scores": {"avg STS": 1.0}}})
+    records = launch.work(launch.job_inputs(listed[:1]))
+    assert [r["status"] for r in records] == ["trained"], records
+    assert launch.trainings("40", "smoke", log=lambda *a: None)[0].todo is False
+    monkeypatch.setattr(comparison, "score_raw", None)   # found in the cache: never called
+    found = comparison.run_one(config.scale("smoke"), "raw", None)
+    assert found == {"raw encoder CLS": {"scores": {"avg STS": 1.0}}}

@@ -21,7 +21,8 @@ def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
     out = capsys.readouterr().out
     rows = {m.group(1): [int(m.group(2)), float(m.group(3))]
             for m in re.finditer(r"^(\d\d|all)\s+\S*\s+(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+([\d.]+)$", out, re.M)}
-    assert {k: v[0] for k, v in rows.items()} == {"10": 30, "21": 40, "30": 20, "33": 12, "all": 102}, out
+    # 33: its grid cell at batch 16 and 5e-5 is 30's ent+con+rev seed 0 (the same run): listed once
+    assert {k: v[0] for k, v in rows.items()} == {"10": 30, "21": 40, "30": 20, "33": 11, "all": 101}, out
     assert all(v[1] > 0 for v in rows.values())
     listed = launch.trainings("30", "paper", log=lambda *a: None)
     steps = 275_601 // 16   # all SimCSE triplets at Table 5's batch 16, one epoch (the official code)
@@ -31,7 +32,7 @@ def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
     out = capsys.readouterr().out   # 22: the 1st Training on c and b, PST with ICA on a; 23: four
     rows = {m.group(1): int(m.group(2))   # combinations' 1st; 24: 21's; 25: the release's one step
             for m in re.finditer(r"^(\d\d|all)\s+\S*\s+(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+[\d.]+$", out, re.M)}
-    assert rows == {"22": 60, "23": 40, "24": 40, "25": 10, "all": 150}, out
+    assert rows == {"22": 60, "25": 10, "all": 70}, out   # 23's and 24's are among 22's: each once
     assert launch.Training("10", "DefSent", dict(model="bert-large-uncased"), 100).gpu_hours == pytest.approx(
         3 * launch.Training("10", "DefSent", dict(model="bert-base-uncased"), 100).gpu_hours)
 
@@ -49,6 +50,23 @@ def test_a_count_that_is_not_a_positive_whole_number_is_refused_by_name(option, 
 def test_a_notebook_named_twice_is_listed_and_launched_once(capsys):
     assert launch.main(["10", "10", "--scale", "paper", "--dry-run"]) == 0
     assert re.search(r"^all\s+\S*\s+30\s", capsys.readouterr().out, re.M)   # not 60
+
+
+def test_a_training_several_notebooks_read_is_listed_and_submitted_once(capsys, tmp_path, monkeypatch):
+    """Issue 84, case 1: `launch 10 11 30 31 --executor slurm` made an array of 14 tasks for 7
+    trainings (11 reads 10's runs, 31 reads 30's); a paper dry run counted each shared training
+    once per notebook."""
+    assert launch.main(["10", "11", "30", "31", "--scale", "paper", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    rows = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\d\d|all)\s+(?:[A-Za-z+]+\s+)?(\d+)\s", out, re.M)}
+    assert rows == {"10": 30, "30": 20, "all": 50}, out
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    started = []
+    monkeypatch.setattr(launch, "start", lambda todo, *a, **k: started.append(todo) or [])
+    monkeypatch.setattr(launch, "queued_jobs", set)
+    launch.launch(["10", "11", "30", "31"], "smoke", kind="slurm", log=lambda *a: None)
+    (todo,) = started
+    assert len(todo) == len({t.key for t in todo}) == 1 + 1 + 1 + 4, [t.settings for t in todo]
 
 
 def test_an_unknown_notebook_is_named():
@@ -132,6 +150,20 @@ def test_a_failed_training_is_reported_with_its_settings_and_the_others_go_on(tm
     assert [r["status"] for r in records] == ["failed", "trained"]
     assert records[0]["seed"] == 0 and "steps" in records[0]["error"] and "Traceback" in records[0]["error"]
     assert "FAILED {'setting': 'ent', 'seed': 0}" in capsys.readouterr().err
+
+
+def test_an_unwritable_cache_fails_the_training_with_its_own_reason(tmp_path, monkeypatch):
+    """Issue 85: with an unwritable cache the marker's write escaped the worker, and the FAILED line
+    said only submitit's "failed during processing with trace:"."""
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "file" / "cache"))
+    call = ("defsent_lite.repro.launch:note", dict(kind="gausscse", key="k1", name="x", text="y"))
+    records = launch.work([(dict(seed=0), "gausscse", "k1", call)])
+    assert records[0]["status"] == "failed" and "NotADirectoryError" in records[0]["error"]
+    trace = ("Job (task=0) failed during processing with trace:\n----\nTraceback (most recent call last):\n"
+             "  File \"x.py\", line 1, in f\nNotADirectoryError: [Errno 20] Not a directory: '/c/k1'\n")
+    assert launch.reason(Exception(trace)) == "NotADirectoryError: [Errno 20] Not a directory: '/c/k1'"
+    assert launch.reason(Exception("Job 7 has not produced any output\n 37%|###  ")) == "Job 7 has not produced any output"
 
 
 def test_a_training_another_live_writer_holds_is_skipped(tmp_path, monkeypatch):
@@ -240,6 +272,33 @@ def test_status_counts_done_running_failed_and_missing_with_the_failures_own_rea
     ok = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=1, name="steps")))]
     assert [r["status"] for r in launch.work(ok)] == ["trained"]   # a later success clears the failure
     assert launch.status(["30"], log=lambda *a: None)["failed"] == 0
+
+
+def test_a_marker_the_launcher_did_not_write_is_not_trusted_and_a_bad_failure_file_is_read(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """Issue 85: an empty done.txt made a PST job done (a launch skipped it, nothing cached);
+    `--status` crashed on an empty or binary failed.txt; --workers 10**20 raised OverflowError."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    job = launch.pst_jobs("21", "smoke", None, "official", None)[0]
+    done = tmp_path / "cache" / "defsentplus" / job.key / launch.DONE
+    done.parent.mkdir(parents=True)
+    for text in (b"", b"done", b"\xff\xfe"):
+        done.write_bytes(text)
+        assert launch.pst_jobs("21", "smoke", None, "official", None)[0].todo, text
+    launch.note("defsentplus", job.key, launch.DONE, "2026-12-02 10:00:00")
+    assert launch.pst_jobs("21", "smoke", None, "official", None)[0].todo is False
+    listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10, key=f"k{s}", todo=True, call=("m:f", {}))
+              for s in range(2)]
+    monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
+    for s, text in enumerate((b"", b"\xff\xfe\nValueError: \xe9\n")):
+        (tmp_path / "cache" / "gausscse" / f"k{s}").mkdir(parents=True)
+        (tmp_path / "cache" / "gausscse" / f"k{s}" / launch.FAILED).write_bytes(text)
+    assert launch.status(["30"])["failed"] == 2
+    out = capsys.readouterr().out
+    assert "seed 0: (no reason written: failed.txt is empty)" in out and "seed 1: ValueError: \ufffd" in out
+    with pytest.raises(SystemExit):
+        launch.main(["30", "--workers", str(10 ** 20), "--dry-run"])
+    assert f"argument --workers: {10 ** 20} is more than 100,000" in capsys.readouterr().err
 
 
 def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path, monkeypatch, capsys):

@@ -210,6 +210,22 @@ def test_a_label_pattern_sets_the_kind():
     assert nbcompare.compare_outputs([table_output(stored)], [table_output(moved_untrained)], source) != []
 
 
+def test_a_label_naming_no_row_or_column_fails_unless_marked_as_some_scales_only():
+    """Issue 85: a tolerance label naming no column was ignored, so its cells fell under the
+    default kind and a 1.0 drift passed (notebook 24's 'untrained (mean)' after its row became
+    'untrained (cls)'). `label?=kind` marks a row only some scales show (the paper's)."""
+    stored = pd.DataFrame({"avg": [71.2, 72.0]}, index=["untrained (cls)", "DefSent (cls)"])
+    moved = stored.copy()
+    moved.iloc[0, 0] += 3.0   # beyond the score kind's tolerance; a pipeline check passes it
+    stale = "# tolerance: check; untrained (mean)=score"
+    problems = nbcompare.compare_outputs([table_output(stored)], [table_output(moved)], stale)
+    assert problems == ["tolerance label 'untrained (mean)' names no row or column of this cell's tables (renamed?)"]
+    assert nbcompare.compare_outputs([table_output(stored)], [table_output(stored)],
+                                     "# tolerance: check; paper?=exact; untrained*=score") == []
+    assert nbcompare.compare_outputs([table_output(stored)], [table_output(moved)],
+                                     "# tolerance: check; paper?=exact; untrained*=score") != []
+
+
 def test_notebook_01_fails_when_every_spearman_is_scaled_by_097():
     """A moved number is still caught: notebook 01's STS table with every one of our Spearman
     correlations scaled by 0.97 (the paper's rows left as they are) fails the comparison."""

@@ -159,7 +159,9 @@ def notebook_file(notebook):
 # NOT_YET: where the house stands above its goal (measured 2026-11-28); strict, so a notebook that
 # meets its goal fails here until it is taken off the list.
 # The comparison (40) trains every method and scores every benchmark: it reads the three cores,
-# their data readers and every evaluator by design, so its goal is 55% (measured: 53.5%).
+# their data readers and every evaluator by design (53.5% of the package), the three papers'
+# transcribed tables for the published numbers beside ours (5.5%: data, one home for each number)
+# and the plan printed first at the paper scale (plans, 1.9%), so its goal is 62% (measured 61.2%).
 COMPARISON_NOTEBOOKS = ("40",)
 METHOD_NOTEBOOKS, NOT_YET = ("10", "21", "30"), {
     "10", "11", "12", "13", "21", "22", "24", "25", "30"
@@ -171,7 +173,7 @@ NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9
     pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="issue 69: above its goal"))
     if n in NOT_YET else n for n in NOTEBOOKS])
 def test_a_notebook_reaches_a_bounded_share_of_the_package(notebook):
-    goal = 0.40 if notebook in METHOD_NOTEBOOKS else 0.55 if notebook in COMPARISON_NOTEBOOKS else 0.50
+    goal = 0.40 if notebook in METHOD_NOTEBOOKS else 0.62 if notebook in COMPARISON_NOTEBOOKS else 0.50
     share = reach([notebook_file(notebook)])
     assert share <= goal, f"notebook {notebook} reaches {share:.1%} of the package (goal {goal:.0%})"
 
@@ -213,11 +215,14 @@ def test_the_house_only_gets_lighter():
     nothing it added made other code redundant. Issue 82 raised them by what the side-by-side
     comparison (notebook 40) adds: 336 statements (4 of them its preflight's refusal of the paper scales), 3 modules (SimCSE's loss in the core, the
     comparison's runs and evaluator, its tables) and 23 edges (the comparison imports each method's
-    core, loader and data, and every evaluator: that is what it compares)."""
+    core, loader and data, and every evaluator: that is what it compares); its paper scale then 67
+    more (BERT-base's rates per scale, the plan printed first, each method and seed a launcher job,
+    the published numbers beside ours; the refusal's 4 gone) and 5 edges (the comparison to plans,
+    its tables to the three papers' transcriptions, the launcher to the comparison)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 6_979
+    assert statements(package) + statements(tools) <= 7_046
     assert len(package) <= 48
-    assert len(package_edges()) <= 153
+    assert len(package_edges()) <= 158
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)

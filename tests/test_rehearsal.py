@@ -113,7 +113,7 @@ def check_table(path, name, scale=S):
 REHEARSED = [nb for nb in sources.NOTEBOOKS if nb != "90"]
 
 
-LAUNCHED = ("10", "21", "22", "23", "24", "25", "30")   # their trainings are run by the launcher first
+LAUNCHED = ("10", "21", "22", "23", "24", "25", "30", "40")   # their trainings are run by the launcher first
 
 
 @pytest.fixture(scope="module")
@@ -131,10 +131,11 @@ def launched(rehearsal, tmp_path_factory):
 
 
 def training_entries():
-    """{result.json: (size, mtime)} of every cached DefSent, DefSent+ and GaussCSE training."""
+    """{result.json: (size, mtime)} of every cached DefSent, DefSent+, GaussCSE and comparison
+    training."""
     root = config.cache_dir()
     return {p: (p.stat().st_size, p.stat().st_mtime_ns)
-            for kind in ("defsent", "defsentplus", "gausscse") for p in (root / kind).glob("*/result.json")}
+            for kind in launch.KINDS.values() for p in (root / kind).glob("*/result.json")}
 
 
 @pytest.mark.parametrize("name", REHEARSED)
@@ -146,7 +147,7 @@ def test_notebook_runs_at_rehearsal_scale(rehearsal, name, request):
     if name in LAUNCHED:   # no new entry; 10's and 30's unchanged (PST drops checkpoints: its entries say so)
         after = training_entries()
         assert set(after) == set(before), f"notebook {name} trained {len(set(after) - set(before))} run(s)"
-        if name in ("10", "30"):
+        if name in ("10", "30", "40"):
             assert after == before, f"notebook {name} rewrote a run the launcher had cached"
     assert "stand-in models: hub names" in nb_path.read_text()
     assert bool(csvs) == (name != "32"), f"notebook {name}: {[p.name for p in csvs]}"  # 32: a figure, no table

@@ -22,6 +22,13 @@ def tiny_bert():
                                       intermediate_size=32, max_position_embeddings=32))   # dropout 0.1
 
 
+def reseeded(seed):
+    """tiny_bert's architecture, other starting weights."""
+    config = tiny_bert().config
+    torch.manual_seed(seed)
+    return BertForMaskedLM(config)
+
+
 def batches(n=7):
     g = torch.Generator().manual_seed(1)
     return [dict(input_ids=torch.randint(5, 50, (3, 6), generator=g), attention_mask=torch.ones(3, 6, dtype=torch.long),
@@ -70,8 +77,29 @@ def test_an_unreadable_state_or_another_runs_is_refused_naming_the_file(tmp_path
         run(tiny_bert(), path, stop_at=3)
     other = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
                                        intermediate_size=16, max_position_embeddings=32))
-    with pytest.raises(ValueError, match="cannot resume from .*resume.pt .*size mismatch"):
+    with pytest.raises(ValueError, match="cannot resume from .*resume.pt .*another run's state"):
         run(other, path)
+
+
+def test_a_resume_file_continues_only_the_run_it_belongs_to(tmp_path, monkeypatch):
+    """Issue 85, case 1: a state with the same step count and shapes was taken by any run (one path
+    reused after changing the rate went on at the old rate, bit for bit; another run's file gave a
+    mix of both). The file names its run (settings, batches, starting weights)."""
+    monkeypatch.setattr(train, "RESUME_EVERY_S", 0)
+    path = tmp_path / "resume.pt"
+    with pytest.raises(Preempted):
+        run(tiny_bert(), path, stop_at=4)
+    head = defsent.word_prediction_head(tiny_bert())
+    for settings, data, model in [
+        (train.Settings(lr=2e-2, optimizer="adamw", decay=True), batches(), tiny_bert()),   # another rate
+        (train.Settings(lr=1e-2, optimizer="adamw", decay=True), batches()[::-1], tiny_bert()),   # other batches
+        (train.Settings(lr=1e-2, optimizer="adamw", decay=True), batches(), reseeded(5)),   # other weights
+    ]:
+        with pytest.raises(ValueError, match="cannot resume from .*resume.pt .*another run's state"):
+            train.train(model, lambda m, b: defsent.loss(m, head, b, "mean"), data, settings, progress=False,
+                        resume=path)
+    history = run(tiny_bert(), path)   # its own run still resumes from it
+    assert history == run(tiny_bert())
 
 
 def test_a_preempted_gausscse_run_goes_on_from_its_saved_step_to_the_same_scores(tmp_path, monkeypatch):

@@ -166,3 +166,29 @@ def test_two_saves_of_one_table_in_one_process_write_under_different_temporary_n
     for _ in range(2):
         results.save_csv(pd.DataFrame({"x": [1.0]}), str(tmp_path / "t.csv"), model="m")
     assert len(seen) == 2 and seen[0] != seen[1]
+
+
+def test_a_table_cut_inside_its_last_row_or_with_a_header_it_cannot_keep_is_refused(tmp_path):
+    """Issue 85, case 2 and its silent acceptances: a table cut inside its last row read as whole
+    (`max,69.9,7` gave 7.0 instead of 74.3, or a NaN); a header value with a carriage return was
+    written and then refused by read_csv, a key holding ': ' came back as another key; a byte-order
+    mark or non-UTF-8 bytes were reported as a missing rows line."""
+    path = tmp_path / "t.csv"
+    df = pd.DataFrame({"a": [70.1, 69.9], "b": [75.0, 74.3]}, index=pd.Index(["min", "max"], name="stat"))
+    results.save_csv(df, str(path), model="m")
+    text = path.read_text()
+    assert text.endswith("max,69.9,74.3\n")
+    for cut in (text[:-4], text[:-1]):   # "max,69.9,7" and "max,69.9,74.3" without its line break
+        path.write_text(cut)
+        with pytest.raises(ValueError, match="t.csv: its last line has no line break: the table was cut inside"):
+            results.read_csv(path, index_col=0)
+    for meta in (dict(note="one\rtwo"), {"a: b": 1}):
+        with pytest.raises(ValueError, match="save_csv .*t2.csv: the header line of"):
+            results.save_csv(df, str(tmp_path / "t2.csv"), **meta)
+    assert not (tmp_path / "t2.csv").exists()
+    path.write_text("\ufeff" + text)
+    with pytest.raises(ValueError, match="t.csv: starts with a byte-order mark"):
+        results.read_csv(path, index_col=0)
+    path.write_bytes(text.encode() + b"\xff\n")
+    with pytest.raises(ValueError, match="t.csv: not UTF-8 text"):
+        results.read_csv(path, index_col=0)

@@ -198,3 +198,20 @@ def test_a_gradient_clip_that_is_not_a_positive_number_is_named(clip):
     """Issue 72: grad_clip=-1.0 scaled every gradient by a negative factor (gradient ascent)."""
     with pytest.raises(ValueError, match="grad_clip="):
         train.train(LINEAR, loss_of, [[1]], train.Settings(lr=1e-3, grad_clip=clip), progress=False)
+
+
+def test_a_diverged_gausscse_training_names_its_step_and_rate():
+    """Issue 85: a diverged GaussCSE training on the CPU stopped with "the variances of pre must be
+    > 0", naming no step or rate (the zero-variance check also fired on NaN)."""
+    from defsent_lite import train
+
+    model = torch.nn.Linear(4, 4)
+
+    def loss_fn(m, step):
+        mu = m(torch.ones(2, 4))
+        var = torch.ones(2, 4) * (float("nan") if step == 3 else 1.0)
+        return gausscse.contrastive_loss((mu, var), (mu, var), (mu, var))
+
+    with pytest.raises(FloatingPointError, match=r"GaussCSE: step 3 of 4 \(lr 0.001\): contrastive loss: "
+                                                 "the variances of pre are NaN or inf"):
+        train.train(model, loss_fn, [1, 2, 3, 4], train.Settings(lr=1e-3), desc="GaussCSE", progress=False)

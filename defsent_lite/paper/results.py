@@ -4,6 +4,7 @@ figures).
 The papers' numbers are in paper_defsent, paper_defsentplus and paper_gausscse.
 """
 
+import io
 import os
 import platform
 import uuid
@@ -150,9 +151,12 @@ def save_csv(df, name, **meta):
     path = config.results_dir() / name
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = dict(meta, **versions(), rows=len(df))  # rows, last: read_csv refuses a table cut short
-    broken = [k for k, v in meta.items() if "\n" in f"{k}{v}"]
+    broken = [k for k, v in meta.items() if {"\n", "\r"} & set(f"{k}{v}") or ": " in str(k)]
     if broken:
-        raise ValueError(f"save_csv {name}: the header value of {broken[0]!r} holds a line break")
+        raise ValueError(
+            f"save_csv {name}: the header line of {broken[0]!r} holds a line break, or its key "
+            "': ' (read_csv would read another key or value)"
+        )
     partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.partial")
     try:  # written aside, then renamed over the old table: a failed write never loses it
         with open(partial, "w") as f:
@@ -189,22 +193,35 @@ def figure_provenance(path):
 
 def read_csv(path, **kwargs):
     """(header {key: value}, table) of a file written by `save_csv`; kwargs go to pd.read_csv.
-    The header ends at its `rows` line: a table without one, or with fewer or more rows (cut
-    short), is refused naming the file."""
+    The header ends at its `rows` line: a table without one, with fewer or more rows, or cut
+    inside its last row (no final line break), is refused naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}): not a table save_csv wrote")
+    if text.startswith("\ufeff"):
+        raise ValueError(
+            f"{path}: starts with a byte-order mark (saved as UTF-8 with BOM?): save it "
+            "as plain UTF-8"
+        )
     header = {}
-    with open(path) as f:
-        for line in f:
-            if not line.startswith("# ") or "rows" in header:
-                break
-            key, _, value = line[2:].rstrip("\n").partition(": ")
-            header[key] = value
+    for line in text.splitlines():
+        if not line.startswith("# ") or "rows" in header:
+            break
+        key, _, value = line[2:].partition(": ")
+        header[key] = value
     if not header.get("rows", "").isdigit():
         raise ValueError(
             f"{path}: its header does not end with a '# rows: N' line (N a whole number): not a "
             "table save_csv wrote; write it with save_csv, or add that line with its row count"
         )
+    if not text.endswith("\n"):
+        raise ValueError(
+            f"{path}: its last line has no line break: the table was cut inside its last row (a "
+            "run stopped while writing it?); run the notebook that wrote it again"
+        )
     try:
-        table = pd.read_csv(path, skiprows=len(header), **kwargs)
+        table = pd.read_csv(io.StringIO(text), skiprows=len(header), **kwargs)
     except ValueError as e:  # pandas' parser and empty-data errors
         raise ValueError(f"{path}: unreadable table ({type(e).__name__}: {e})") from None
     if not {"nrows", "skipfooter", "header"} & set(kwargs) and len(table) != int(header["rows"]):

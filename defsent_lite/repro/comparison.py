@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 from defsent_lite import checks, defsent, defsentplus, encode, gausscse, simcse, train
 from defsent_lite.data import dictionary, entries, eval_readers, nli_readers
 from defsent_lite.evaluation import nli, senteval, sts
+from defsent_lite.repro import plans
 from defsent_lite.runtime import cache, config, defsent_model, defsentplus_model, models
 
 
@@ -29,22 +30,20 @@ class Method(NamedTuple):
     loss: str
     pooling: str  # the vector scored
     similarity: str
-    lr: str
     paper_batch: str  # the paper's batch (the comparison shares `compare_batch_size`)
     own_rule: str  # the paper's checkpoint selection
 
 
 OWN_LAST = "the last step (shared)"
 METHODS = {
-    "raw encoder CLS": Method(None, "-", "-", "CLS", "cosine", "-", "-", "-"),
-    "raw encoder mean": Method(None, "-", "-", "mean", "cosine", "-", "-", "-"),
+    "raw encoder CLS": Method(None, "-", "-", "CLS", "cosine", "-", "-"),
+    "raw encoder mean": Method(None, "-", "-", "mean", "cosine", "-", "-"),
     "DefSent": Method(
         "DefSent",
         "DefSent's dictionary train split",
         "Eq. 1: defined word via the frozen MLM head",
         "mean",
         "cosine",
-        "2^7e-6",
         "16",
         OWN_LAST,
     ),
@@ -54,7 +53,6 @@ METHODS = {
         "Eq. 5: the definition's entry (AMP entries)",
         "CLS",
         "cosine",
-        "5e-4",
         "32",
         OWN_LAST,
     ),
@@ -64,7 +62,6 @@ METHODS = {
         "Eq. 5, 3 steps from the original",
         "CLS",
         "cosine",
-        "5e-4, 4e-4, 3e-4",
         "32",
         OWN_LAST,
     ),
@@ -74,7 +71,6 @@ METHODS = {
         "Eq. 3, ent+con+rev",
         "Gaussian mean",
         "cosine",
-        "5e-5",
         "16",
         "best SNLI-dev AUPRC",
     ),
@@ -84,7 +80,6 @@ METHODS = {
         "Eq. 3, ent+con+rev",
         "Gaussian",
         "1/(1+KL) (STS: both ways' mean)",
-        "5e-5",
         "16",
         "best SNLI-dev AUPRC",
     ),
@@ -94,7 +89,6 @@ METHODS = {
         "dropout positive (SimCSE Eq. 1)",
         "CLS",
         "cosine",
-        "3e-5",
         "64",
         "best STS-B dev",
     ),
@@ -104,22 +98,22 @@ METHODS = {
         "SimCSE Eq. 5: entailment +, contradiction -",
         "CLS + MLP",
         "cosine",
-        "5e-5",
         "512",
         "best STS-B dev",
     ),
 }
 TRAININGS = ("DefSent", "DefSent+", "GaussCSE", "unsup SimCSE", "sup SimCSE")
-PST_RATES = (5e-4, 4e-4, 3e-4)  # 10x Table 5's BERT-base rates: notebook 21's miniature
 # the papers' BERT-base optimizers (DefSent: its official Adam; DefSent+: its official AdamW, no
 # warm-up, decay, clipping; GaussCSE: AdamW with warm-up and decay; SimCSE: transformers' Trainer)
+SIMCSE_OPTIMIZER = dict(optimizer="adamw", warmup_ratio=0.0, decay=True)
 OPTIMIZERS = {
     "DefSent": dict(optimizer="adam", warmup_ratio=0.1, fractional_warmup=True),
     "DefSent+": dict(optimizer="adamw", eps=1e-6, warmup_ratio=0.0, decay=True, grad_clip=1.0),
     "GaussCSE": dict(
         optimizer="adamw", weight_decay=0.01, warmup_ratio=0.1, decay=True, warmup_from_zero=True
     ),
-    "SimCSE": dict(optimizer="adamw", warmup_ratio=0.0, decay=True),
+    "unsup SimCSE": SIMCSE_OPTIMIZER,
+    "sup SimCSE": SIMCSE_OPTIMIZER,
 }
 # the pairs of the whole files ("all": each STS year's subsets concatenated; the NLI test sets);
 # fewer at a scale that caps them, else a different file set is refused
@@ -242,14 +236,15 @@ def sample(items, n, seed):
     return [items[i] for i in order[:n]]
 
 
-def fit(model, loss_fn, examples, lr, optimizer, setup, seed, on_last, dev=None, desc="train"):
-    """Train `model` on `examples` (compare_steps batches of compare_batch_size) and score its last
-    step with on_last(model) (the shared rule); dev(model) -> float, when given, is a paper's own
-    rule, evaluated every compare_eval_every steps, whose best state is left in `model`.
-    -> (on_last's result, the own rule's step)."""
+def fit(model, loss_fn, examples, training, setup, seed, on_last, dev=None, lr=None, desc=None):
+    """Train `model` on `examples` (compare_steps batches of 16) at `training`'s optimizer and rate
+    (`lr` when given: a PST step's) and score its last step with on_last(model) (the shared rule);
+    dev(model) -> float, when given, is a paper's own rule, evaluated every eval_every steps, whose
+    best state is left in `model`. -> (on_last's result, the own rule's step)."""
     batches = train.batched(examples, setup["batch_size"])
-    settings = train.Settings(lr=lr, mixed_precision=False, **optimizer)
-    last, evals = {}, math.ceil(len(batches) / setup["eval_every"]) if dev else 0
+    lr = setup["rates"][training] if lr is None else lr
+    settings = train.Settings(lr=lr, mixed_precision=False, **OPTIMIZERS[training])
+    last, evals_left = {}, [math.ceil(len(batches) / setup["eval_every"]) if dev else 0]
 
     def eval_fn(m):
         evals_left[0] -= 1
@@ -257,7 +252,6 @@ def fit(model, loss_fn, examples, lr, optimizer, setup, seed, on_last, dev=None,
             last["scores"] = on_last(m)
         return dev(m)
 
-    evals_left = [evals]
     torch.manual_seed(seed)  # dropout and new heads; the batch order is the sample's
     history = train.train(
         model,
@@ -266,7 +260,7 @@ def fit(model, loss_fn, examples, lr, optimizer, setup, seed, on_last, dev=None,
         settings,
         eval_fn=dev and eval_fn,
         eval_every=setup["eval_every"],
-        desc=desc,
+        desc=desc or training,
         progress=False,
     )
     if not dev:
@@ -295,52 +289,48 @@ def train_defsent(setup, data, ev, seed):
     defsent.trainable_parameters(model, freeze_embedding_layer=True)  # the official code's
     loss_fn = lambda m, b: defsent.loss(m, head, defsent.collate(tok, b, 128, "mean"), "mean")
     examples = sample(data["defsent"], setup["steps"] * setup["batch_size"], seed)
-    scores, _ = fit(
-        model,
-        loss_fn,
-        examples,
-        setup["defsent_lr"],
-        OPTIMIZERS["DefSent"],
-        setup,
-        seed,
-        lambda m: ev.score(encode.embedder(m, tok, "mean")),
-        desc="DefSent",
-    )
+    on_last = lambda m: ev.score(encode.embedder(m, tok, "mean"))
+    scores, _ = fit(model, loss_fn, examples, "DefSent", setup, seed, on_last)
     return {"DefSent": dict(scores=scores, head=head_kind)}
 
 
 def train_defsentplus(setup, data, ev, seed):
-    """DefSent+'s PST (Eq. 2, 5), each step from the original weights; the 1st and 3rd scored."""
+    """DefSent+'s PST (Eq. 2, 5), each step from the original weights; the 1st and 3rd scored.
+    The original encoder's entries (the 1st step's) are the same for every seed: built once."""
     original, tok = defsentplus_model.load(setup["model"])
     ds, out = data["entries"], {}
     examples = sample(zip(ds["ids"], ds["definitions"]), setup["steps"] * setup["batch_size"], seed)
 
     def build(encoder, step):  # Eq. 2, AMP
-        return defsentplus.build_entry_embeddings(
+        if step == 1 and "original entries" in data:
+            return data["original entries"]
+        space = defsentplus.build_entry_embeddings(
             encoder, tok, ds["ids"], ds["definitions"], "mean", n_entries=len(ds["names"])
         )
+        data.update({"original entries": space} if step == 1 else {})
+        return space
 
     def train_against(space, lr, step, key):  # Eq. 5
         student, row = copy.deepcopy(original).train(), {1: "DefSent+ 1st", 3: "DefSent+ PST"}
         loss_fn = lambda m, b: defsentplus.loss(m, tok, b, "cls", space, 128)
         on_last = lambda m: ev.score(encode.embedder(m, tok, "cls")) if step in row else None
+        desc = f"DefSent+ step {step}"
         scores, _ = fit(
-            student,
-            loss_fn,
-            examples,
-            lr,
-            OPTIMIZERS["DefSent+"],
-            setup,
-            seed,
-            on_last,
-            desc=f"DefSent+ step {step}",
+            student, loss_fn, examples, "DefSent+", setup, seed, on_last, lr=lr, desc=desc
         )
         if step in row:
             out[row[step]] = dict(scores=scores)
         return student
 
-    defsentplus.progressive_separate_training(original, setup["pst_rates"], build, train_against)
+    rates = setup["rates"]["DefSent+"]
+    defsentplus.progressive_separate_training(original, rates, build, train_against)
     return out
+
+
+def own_rule(last, step, setup, sts_avg):
+    """The own rule's (step, STS average): the last step's scores when it kept the last step."""
+    avg = last["avg STS"] if step == setup["steps"] else sts_avg()
+    return dict(scores=last, own_step=step, own_sts=avg)
 
 
 def train_gausscse(setup, data, ev, seed):
@@ -351,25 +341,14 @@ def train_gausscse(setup, data, ev, seed):
     gaussians = lambda m: lambda s: gausscse.encode(m, tok, s, max_length=encode.EVAL_MAX_LENGTH)
     means = lambda m: lambda s: gaussians(m)(s)[0].numpy()
     loss_fn = lambda m, b: gausscse.triplet_loss(m, tok, b, "ent+con+rev", "mean_per_dim")
-    on_last = lambda m: dict(mean=ev.score(means(m)), kl=ev.score(gaussians=gaussians(m)))
+    on_last = lambda m: dict(mean=ev.score(means(m)), KL=ev.score(gaussians=gaussians(m)))
     examples = sample(data["triplets"], setup["steps"] * setup["batch_size"], seed)
-    last, step = fit(
-        model,
-        loss_fn,
-        examples,
-        setup["gauss_lr"],
-        OPTIMIZERS["GaussCSE"],
-        setup,
-        seed,
-        on_last,
-        dev=lambda m: dev(gaussians(m)),
-        desc="GaussCSE",
+    dev_fn = lambda m: dev(gaussians(m))
+    last, step = fit(model, loss_fn, examples, "GaussCSE", setup, seed, on_last, dev=dev_fn)
+    own = dict(
+        mean=lambda: ev.sts_avg(means(model)), KL=lambda: ev.sts_avg(gaussians=gaussians(model))
     )
-    own = dict(mean=ev.sts_avg(means(model)), kl=ev.sts_avg(gaussians=gaussians(model)))
-    return {
-        f"GaussCSE {k}": dict(scores=last[k.lower()], own_step=step, own_sts=own[k.lower()])
-        for k in ("mean", "KL")
-    }
+    return {f"GaussCSE {k}": own_rule(last[k], step, setup, own[k]) for k in own}
 
 
 def train_simcse(setup, data, ev, seed, supervised):
@@ -378,23 +357,13 @@ def train_simcse(setup, data, ev, seed, supervised):
     config.set_seed(seed)  # the new MLP
     model, dev = simcse.SimCSEModel(encoder), ev.dev_score("stsb")
     vectors = lambda m: cls_vectors(m.encoder, tok, m.mlp if supervised else None)
+    name = "sup SimCSE" if supervised else "unsup SimCSE"
     examples = data["triplets"] if supervised else data["sentences"]
     examples = sample(examples, setup["steps"] * setup["batch_size"], seed)
-    name = "sup SimCSE" if supervised else "unsup SimCSE"
-    rate = setup["simcse_lrs"][int(supervised)]
-    scores, step = fit(
-        model,
-        lambda m, b: simcse.loss(m, tok, b),
-        examples,
-        rate,
-        OPTIMIZERS["SimCSE"],
-        setup,
-        seed,
-        lambda m: ev.score(vectors(m)),
-        dev=lambda m: dev(vectors(m)),
-        desc=name,
-    )
-    return {name: dict(scores=scores, own_step=step, own_sts=ev.sts_avg(vectors(model)))}
+    loss_fn, on_last = lambda m, b: simcse.loss(m, tok, b), lambda m: ev.score(vectors(m))
+    dev_fn = lambda m: dev(vectors(m))
+    scores, step = fit(model, loss_fn, examples, name, setup, seed, on_last, dev=dev_fn)
+    return {name: own_rule(scores, step, setup, lambda: ev.sts_avg(vectors(model)))}
 
 
 TRAINERS = {
@@ -422,8 +391,8 @@ def score_raw(setup, data, ev, seed):
 
 def settings(scale):
     """What every method shares at a scale (encoder, seeds, updates, batch, evaluation sizes) and
-    each method's rate: the papers' BERT-base rates, DefSent's the top of its paper's grid and
-    PST's 10x Table 5's (both measured from mini-BERT: notebooks 10 and 21)."""
+    each method's rate (the scale's `compare_rates`: mini-BERT's at smoke and cpu, BERT-base's
+    published ones at the papers' scales)."""
     steps = checks.count(scale["compare_steps"], "compare_steps", allow_none=False)
     return dict(
         model=scale["model"],
@@ -431,10 +400,7 @@ def settings(scale):
         steps=steps,
         batch_size=16,
         eval_every=max(1, steps // 5),
-        defsent_lr=2**7 * 1e-6,
-        pst_rates=PST_RATES,
-        gauss_lr=5e-5,
-        simcse_lrs=(3e-5, 5e-5),  # unsupervised, supervised
+        rates={t: scale["compare_rates"][t] for t in TRAININGS},
         nli_source="simcse" if scale["paper_protocol"] else "offline",
         paper_data=scale["paper_protocol"],  # the papers' dictionary (Oxford train) or an error
         max_entries=scale["dsp_max_entries"],
@@ -473,25 +439,58 @@ class Comparison(NamedTuple):
     length_baseline: dict  # {NLI test set: direction accuracy of "the longer one entails"}
 
 
+def plan(setup):
+    """What run() trains, printed first at the papers' scales: trainings, updates and the least GPU
+    time they take (a BERT-base step at batch 16 is host-bound: plans.STEP_FLOOR_S)."""
+    per_seed = len(TRAININGS) - 1 + len(setup["rates"]["DefSent+"])  # PST: one training a step
+    scored = sum(m.training is not None for m in METHODS.values()) * len(setup["seeds"])
+    steps = per_seed * len(setup["seeds"]) * setup["steps"]
+    least = steps * plans.STEP_FLOOR_S["defsent"]
+    return (
+        f"plan (notebook 40): {len(TRAININGS)} methods x {len(setup['seeds'])} seed(s) = "
+        f"{per_seed * len(setup['seeds'])} trainings (PST: {len(setup['rates']['DefSent+'])} a "
+        f"seed) of {setup['steps']:,} updates at batch {setup['batch_size']} ({steps:,} in all): "
+        f"at least {plans.hours(least)} of GPU ({plans.STEP_FLOOR_SOURCE}); and "
+        f"{2 + scored} scorings by the whole evaluator, 3 entry "
+        "builds over dataset a a seed. Trainings already in the cache are not repeated; "
+        "`python -m defsent_lite.repro.launch 40` runs them on many GPUs."
+    )
+
+
+def run_one(scale, training, seed, data_dir=None, ev=None, data=None):
+    """One method on one seed ("raw": the encoder's scoring), cached -> {row: scores}; `ev` and
+    `data`, when given, are shared with the other runs (the launcher's call: neither)."""
+    scale = config.scale(scale) if isinstance(scale, str) else scale
+    setup, data = settings(scale), {} if data is None else data
+
+    def compute():
+        if training != "raw" and not data:
+            data.update(training_data(setup, data_dir))
+        trainer = score_raw if training == "raw" else TRAINERS[training]
+        return trainer(setup, data, ev or Evaluator(scale, data_dir), seed)
+
+    return cache.cached_json("compare", run_key(setup, training, seed, data_dir), compute)
+
+
+def run_key(setup, training, seed, data_dir=None):
+    """The cache key of one method on one seed: the shared setup, the data it reads."""
+    parts = ("sts", "senteval", "nli", "dictionary")
+    data = [cache.data_identity(data_dir, p) for p in parts]
+    return dict(setup, data=data, training=training, seed=seed)
+
+
+def jobs(setup):
+    """(training, seed) of every run: the raw encoder's scoring first."""
+    return [("raw", None)] + [(t, s) for s in setup["seeds"] for t in TRAININGS]
+
+
 def run(scale, data_dir=None):
     """Train every method on every seed (cached per method and seed) and score each with the one
-    evaluator -> Comparison."""
-    setup, ev, data = settings(scale), Evaluator(scale, data_dir), {}
-    key = dict(
-        setup,
-        data=[cache.data_identity(data_dir, p) for p in ("sts", "senteval", "nli", "dictionary")],
-    )
-    jobs = [("raw", None)] + [(t, s) for s in setup["seeds"] for t in TRAININGS]
-    results = {}
-    for training, seed in tqdm(jobs, desc="trainings", disable=not encode.bars_shown()):
-
-        def compute(training=training, seed=seed):
-            data.update(data or training_data(setup, data_dir))
-            trainer = score_raw if training == "raw" else TRAINERS[training]
-            return trainer(setup, data, ev, seed)
-
-        cfg = dict(key, training=training, seed=seed)
-        for row, r in cache.cached_json("compare", cfg, compute).items():
+    evaluator -> Comparison. At the papers' scales its plan is printed first."""
+    setup, ev, data, results = settings(scale), Evaluator(scale, data_dir), {}, {}
+    plans.print_plan(scale, lambda: plan(setup))
+    for training, seed in tqdm(jobs(setup), desc="trainings", disable=not encode.bars_shown()):
+        for row, r in run_one(scale, training, seed, data_dir, ev, data).items():
             results.setdefault(row, []).append(r)
     scores = {row: [r["scores"] for r in results[row]] for row in METHODS}
     own = {

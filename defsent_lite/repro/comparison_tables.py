@@ -12,6 +12,9 @@ import pandas as pd
 import torch
 
 from defsent_lite.evaluation import senteval
+from defsent_lite.paper import defsent as paper_defsent
+from defsent_lite.paper import defsentplus as paper_defsentplus
+from defsent_lite.paper import gausscse as paper_gausscse
 from defsent_lite.paper import results
 from defsent_lite.repro.comparison import DIRECTION, METHODS
 
@@ -60,10 +63,91 @@ def protocol_card(c, scale):
     )
 
 
-def differences():
-    """What differs between the rows (each method's own data, loss, pooling, rate, rule)."""
+def differences(c):
+    """What differs between the rows (each method's own data, loss, pooling, rate, rule); the rates
+    are the run's (its scale's `compare_rates`)."""
+    rates = c.setup["rates"]
+
+    def rate(row, training):
+        if training is None:
+            return "-"
+        if training == "DefSent+":  # PST's rows: its 1st Training's rate, or all three
+            return ", ".join(f"{r:.3g}" for r in rates[training][: 1 if "1st" in row else None])
+        return f"{rates[training]:.3g}"
+
     table = pd.DataFrame([m._asdict() for m in METHODS.values()], index=list(METHODS))
+    table.insert(5, "lr", [rate(row, m.training) for row, m in METHODS.items()])
     return table.drop(columns="training")
+
+
+DEFSENT = "DefSent Table {}: 1 epoch at batch 16, its last step, 10 seeds' mean"
+DSP = "DefSent+ Table {}: PST on dataset a at batch 32, 10 runs' mean"
+GAUSSCSE = "GaussCSE Table {}: SNLI+MNLI at batch 16, best SNLI-dev AUPRC, 5 seeds' mean"
+NLI_AUPRC = slice(1, None, 2)  # GaussCSE Table 3's rows: (accuracy, AUPRC) per test set
+# Each row's published BERT-base numbers and the protocol that produced them: context beside ours,
+# never a difference (another protocol: its own data size, batch, steps, seeds and rule)
+PUBLISHED = {
+    "DefSent": {
+        "STS avg": (paper_defsent.TABLE8[("BERT-base", "Mean")][-1], DEFSENT.format(8)),
+        "SentEval avg": (paper_defsent.TABLE9[("BERT-base", "Mean")][-1], DEFSENT.format(9)),
+    },
+    "DefSent+ 1st": {
+        "STS avg": (
+            paper_defsentplus.TABLE2["DefSent+ BERT-base 1st-(CLS,AMP)-a"][-1],
+            DSP.format(2) + ", its 1st Training",
+        ),
+    },
+    "DefSent+ PST": {
+        "STS avg": (
+            paper_defsentplus.TABLE2["DefSent+ BERT-base 3rd-(CLS,AMP)-a"][-1],
+            DSP.format(2) + ", its 3rd Training",
+        ),
+        "SentEval avg": (
+            paper_defsentplus.TABLE4["DefSent+ BERT-base(ICA) 3rd-(CLS,AMP)-a"][-1],
+            "DefSent+ Table 4: its 3rd Training, after ICA",
+        ),
+    },
+    "GaussCSE KL": {
+        "NLI AUPRC avg": (
+            float(np.mean(paper_gausscse.TABLE3[("BERT-base", "ent+con+rev")][NLI_AUPRC])),
+            GAUSSCSE.format(3),
+        ),
+        "direction avg": (
+            paper_gausscse.TABLE2[("BERT-base", "ent+con+rev")][-1],
+            GAUSSCSE.format(2),
+        ),
+    },
+    "unsup SimCSE": {
+        "STS avg": (
+            paper_defsentplus.TABLE3["SIMCSE BERT-base"][-1],
+            "DefSent+ Table 3: SimCSE's released encoder",
+        ),
+        "SentEval avg": (
+            paper_defsentplus.TABLE4["SimCSE BERT-base"][-1],
+            "DefSent+ Table 4: SimCSE's released encoder",
+        ),
+    },
+    "sup SimCSE": {
+        "NLI AUPRC avg": (
+            float(np.mean(paper_gausscse.TABLE3["SimCSE (BERT-base)"][NLI_AUPRC])),
+            "GaussCSE Table 3: supervised SimCSE on BERT-base (its repository)",
+        ),
+    },
+}
+
+
+def beside_published(c):
+    """Our mean over the seeds beside each row's published BERT-base number and the protocol that
+    made it: context, not a difference (the protocols differ; at smoke and cpu the encoder too)."""
+    values = benchmark_values(c)
+    rows = [
+        (row, bench, round(float(np.mean(values[bench][row])), 2), number, how)
+        for row, benches in PUBLISHED.items()
+        for bench, (number, how) in benches.items()
+    ]
+    ours = f"ours ({c.setup['model']}, {len(c.setup['seeds'])} seeds' mean)"
+    columns = ["method", "benchmark", ours, "published (BERT-base)", "published under"]
+    return pd.DataFrame(rows, columns=columns).set_index(["method", "benchmark"])
 
 
 def benchmark_values(c):
@@ -158,13 +242,18 @@ def clear_differences(c, min_seeds=MIN_SEEDS):
 
 def spread_figure(c):
     """One panel per benchmark, a row per method, a dot per seed: a difference shows where the rows'
-    dots do not overlap (saved as results/40_spread.png)."""
+    dots do not overlap; the direction panel has the length baseline (saved as
+    results/40_spread.png)."""
     values = benchmark_values(c)
     fig, axes = plt.subplots(1, len(values), figsize=(4 * len(values), 0.35 * len(METHODS) + 1.2))
     for ax, (bench, rows) in zip(axes, values.items()):
         for y, row in enumerate(METHODS):
             if row in rows:
                 ax.plot(rows[row], [y] * len(rows[row]), "o", alpha=0.7, color=f"C{y}")
+        if bench == "direction avg":  # "the longer sentence is entailed", over the same sets
+            baseline = np.mean(list(c.length_baseline.values()))
+            ax.axvline(baseline, color="grey", ls="--", label=f"length baseline {baseline:.1f}")
+            ax.legend(loc="lower right", fontsize=8)
         ax.set(title=bench, yticks=range(len(METHODS)), ylim=(len(METHODS) - 0.5, -0.5))
         ax.set_yticklabels(list(METHODS) if ax is axes[0] else [])
         ax.grid(axis="x", alpha=0.3)

@@ -14,10 +14,12 @@ preempted or out of time is requeued by submitit and goes on from there.
 """
 
 import argparse
+import contextlib
 import getpass
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -31,7 +33,8 @@ DEFSENT_NOTEBOOKS, GAUSSCSE_NOTEBOOKS, PST_NOTEBOOKS = (
     ("30", "31", "32", "33"),
     ("21", "22", "23", "24", "25"),
 )
-NOTEBOOKS = DEFSENT_NOTEBOOKS + PST_NOTEBOOKS + GAUSSCSE_NOTEBOOKS
+COMPARISON_NOTEBOOKS = ("40",)
+NOTEBOOKS = DEFSENT_NOTEBOOKS + PST_NOTEBOOKS + GAUSSCSE_NOTEBOOKS + COMPARISON_NOTEBOOKS
 # GPU time of a run: its steps at the host-bound step measured on an H100 with BERT-base
 # (plans.STEP_FLOOR_S); a large model about three times that (one H200, issue 49's measurements).
 LARGE_FACTOR = 3.0
@@ -59,6 +62,25 @@ class Training(NamedTuple):
 
 
 # ---------------------------------------------------------------- what a notebook trains
+
+
+def distinct(listed):
+    """Each training once: one that several notebooks read (10 and 11, 30 and 31) is planned,
+    counted, submitted and reported once, under the first notebook that lists it."""
+    seen, out = set(), []
+    for t in listed:
+        name = t.key or (t.method, json.dumps(t.settings, sort_keys=True, default=str), t.steps)
+        if name not in seen:
+            seen.add(name)
+            out.append(t)
+    return out
+
+
+def listing(notebooks, scale=None, data_dir=None, model=None, variant="official", log=print):
+    """The distinct trainings of `notebooks` (trainings of each, each training once)."""
+    return distinct(
+        [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]
+    )
 
 
 def trainings(notebook, scale=None, data_dir=None, model=None, variant="official", log=print):
@@ -90,6 +112,8 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
         return defsent_trainings(notebook, settings, model, variant, data_dir, missing)
     if notebook in PST_NOTEBOOKS:
         return pst_trainings(notebook, settings, given, variant)
+    if notebook in COMPARISON_NOTEBOOKS:
+        return comparison_trainings(notebook, dict(settings, model=model), data_dir, missing)
     return gausscse_trainings(notebook, settings, model, variant, data_dir, missing)
 
 
@@ -165,6 +189,36 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     return out
 
 
+def comparison_trainings(notebook, scale, data_dir, missing):
+    """Notebook 40's: every method on every seed (comparison.run_one; PST's three trainings one
+    job), after the raw encoder's scoring (no steps)."""
+    from defsent_lite.repro import comparison
+
+    setup, out = comparison.settings(scale), []
+    for training, seed in comparison.jobs(setup):
+        trains = {"raw": 0, "DefSent+": len(setup["rates"]["DefSent+"])}.get(training, 1)
+        rate = setup["rates"].get(training, "-")
+        shown = dict(model=setup["model"], training=training, seed=seed, lr=rate, batch=16)
+        if missing:
+            out.append(Training(notebook, "comparison", shown, trains * setup["steps"]))
+            continue
+        key = cache.config_key(comparison.run_key(setup, training, seed, data_dir))
+        call = dict(scale=scale, training=training, seed=seed, data_dir=data_dir)
+        todo = cache.lookup("compare", key) is None
+        out.append(
+            Training(
+                notebook,
+                "comparison",
+                shown,
+                trains * setup["steps"],
+                key,
+                todo,
+                ("defsent_lite.repro.comparison:run_one", call),
+            )
+        )
+    return out
+
+
 RELEASE_CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # notebook 25's CHECKPOINT
 
 
@@ -224,7 +278,7 @@ def pst_stages(notebook, cfg, data_dir):
     def job(step, seeds, name):
         key, call = f"{tag}-{step}-{name}", dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds)
         shown = dict(model=cfg["model"], data=cfg["dataset"], step=step, seeds=seeds)
-        todo = not (config.cache_dir() / "defsentplus" / key / DONE).exists()  # done.txt: done
+        todo = not marked(config.cache_dir() / "defsentplus" / key / DONE)  # done.txt: done
         return Training(notebook, "DefSent+", shown, len(seeds), key, todo,
                         ("defsent_lite.repro.defsentplus_protocol:run_share", call))  # fmt: skip
 
@@ -260,7 +314,12 @@ def busy_elsewhere(kind, key):
 FAILED = "failed.txt"  # beside a run's entry: the traceback of its last failed training
 SUBMITTED = "submitted.txt"  # beside it too: the SLURM task last submitted to train it
 DONE = "done.txt"  # ... and when its last training ended well (a PST job: what marks it done)
-KINDS = {"DefSent": "defsent", "DefSent+": "defsentplus", "GaussCSE": "gausscse"}  # cache kinds
+KINDS = {  # cache kinds
+    "DefSent": "defsent",
+    "DefSent+": "defsentplus",
+    "GaussCSE": "gausscse",
+    "comparison": "compare",
+}
 
 
 def work(jobs, threads=None, standins=False):
@@ -276,22 +335,22 @@ def work(jobs, threads=None, standins=False):
     records = []
     for label, kind, key, (target, kwargs) in jobs:
         start = time.time()
-        if busy_elsewhere(kind, key):
-            records.append(
-                dict(label, status="skipped: another writer is training it", seconds=0.0)
-            )
-            continue
-        module, function = target.split(":")
-        failed = config.cache_dir() / kind / key / FAILED  # what --status reports
-        try:
+        try:  # the cache itself may fail (unwritable): the record says so
+            if busy_elsewhere(kind, key):
+                records.append(
+                    dict(label, status="skipped: another writer is training it", seconds=0.0)
+                )
+                continue
+            module, function = target.split(":")
             getattr(importlib.import_module(module), function)(**kwargs)
+            (config.cache_dir() / kind / key / FAILED).unlink(missing_ok=True)  # --status reads it
+            note(kind, key, DONE, time.strftime(STAMP))
             records.append(dict(label, status="trained", seconds=time.time() - start))
-            failed.unlink(missing_ok=True)
-            note(kind, key, DONE, time.strftime("%Y-%m-%d %H:%M:%S"))
         except Exception:
             print(f"FAILED {label}", file=sys.stderr)
             traceback.print_exc()
-            note(kind, key, FAILED, traceback.format_exc())
+            with contextlib.suppress(OSError):  # an unwritable cache: the record still says why
+                note(kind, key, FAILED, traceback.format_exc())
             records.append(
                 dict(
                     label,
@@ -427,6 +486,15 @@ def start(todo, kind="local", workers=2, folder="launch_logs", slurm=None, timeo
     return list(zip(jobs, parts))
 
 
+def reason(error):
+    """A dead job's own words: the last exception line of submitit's message ("...failed during
+    processing with trace:" then the traceback), else its first line (never the log's last line,
+    another run's progress bar)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    raised = [line for line in lines if re.match(r"[\w.]*(Error|Exception|Interrupt)\b.*:", line)]
+    return (raised[-1] if raised else lines[0] if lines else type(error).__name__)[:300]
+
+
 def collect(started):
     """Wait for the jobs; a job that died (killed, preempted, out of time) is reported with its log,
     and its trainings stay missing."""
@@ -441,7 +509,7 @@ def collect(started):
             records += job.result()
             print(f"job {job.job_id}: {len(part)} training(s) done", flush=True)
         except Exception as e:  # killed, out of memory, out of time: its own words, not its log's
-            why = f"job {job.job_id} died: {str(e).strip().splitlines()[0][:300]}"
+            why = f"job {job.job_id} died: {reason(e)}"
             records += [
                 dict(label, status="trained", seconds=None)  # done before the job died
                 if (cache.run_dir(kind, key) / "result.json").exists()
@@ -474,9 +542,7 @@ def launch(
         return submit(notebooks, pst.values(), *args)
     records, logs, tried = [], [], set()
     while True:
-        listed = [
-            t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log=log)
-        ]
+        listed = listing(notebooks, scale, data_dir, model, variant, log)
         todo = [t for t in listed if t.todo and t.call and t.key not in tried]
         if not todo:
             break
@@ -507,12 +573,8 @@ def launch(
                 log(f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
                     "best run)")  # fmt: skip
                 break
-    listed = [
-        t
-        for nb in notebooks
-        if str(nb) not in PST_NOTEBOOKS
-        for t in trainings(nb, scale, data_dir, model, variant, log=lambda *a: None)
-    ]
+    others = [nb for nb in notebooks if str(nb) not in PST_NOTEBOOKS]
+    listed = listing(others, scale, data_dir, model, variant, log=lambda *a: None)
     left = [t for t in listed if t.todo is not False]
     outcome = Outcome(records, logs, len(left))
     log(
@@ -529,7 +591,7 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
     once the one before has ended well (afterok). --status says how they go; the same command
     again submits what is missing and not queued. Returns an empty Outcome."""
     waiting = queued_jobs()
-    listed = [t for nb in notebooks for t in trainings(nb, scale, data_dir, model, variant, log)]
+    listed = listing(notebooks, scale, data_dir, model, variant, log)
     todo = [t for t in listed if t.todo and t.call and submitted_id(t) not in waiting]
     if waiting & {submitted_id(t) for t in listed}:
         log(f"{len(waiting & {submitted_id(t) for t in listed})} training(s) still queued or "
@@ -562,9 +624,9 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
     (with the failure's last line), submitted (to SLURM, not started: pending, or its task died
     before a word) or missing. Returns {state: count}."""
     counts = {"done": 0, "running": 0, "failed": 0, "submitted": 0, "missing": 0}
-    for t in [t for nb in map(str, notebooks) for t in (  # a PST notebook: its launcher jobs
+    for t in distinct([t for nb in map(str, notebooks) for t in (  # a PST notebook: its jobs
             pst_jobs(nb, scale, model, variant, data_dir) if nb in PST_NOTEBOOKS
-            else trainings(nb, scale, data_dir, model, variant, log))]:  # fmt: skip
+            else trainings(nb, scale, data_dir, model, variant, log))]):  # fmt: skip
         kind = KINDS[t.method]
         failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
         state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
@@ -574,9 +636,28 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
         counts[state] += 1
         if state == "failed":
             log(f"failed: notebook {t.notebook} {describe(t.settings)}: "
-                f"{failed.read_text().strip().splitlines()[-1]} ({failed})")  # fmt: skip
+                f"{last_line(failed)} ({failed})")  # fmt: skip
     log(", ".join(f"{n} {state}" for state, n in counts.items()))
     return counts
+
+
+STAMP = "%Y-%m-%d %H:%M:%S"  # what a done.txt holds: when its training ended well
+
+
+def marked(path):
+    """Whether `path` is a done.txt the launcher wrote (its time stamp): an empty, cut or foreign
+    file marks nothing done."""
+    try:
+        time.strptime(path.read_text().strip(), STAMP)
+        return True
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8, not a stamp
+        return False
+
+
+def last_line(path):
+    """The last non-empty line of a failed.txt (its error), whatever the file holds."""
+    lines = path.read_text(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"(no reason written: {path.name} is empty)"
 
 
 def note(kind, key, name, text):
@@ -639,7 +720,12 @@ def positive(text):
     """argparse's type for a count of jobs or minutes: a whole number > 0."""
     if not text.isdigit() or int(text) == 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number > 0")
+    if int(text) > MOST:
+        raise argparse.ArgumentTypeError(f"{text} is more than {MOST:,}")
     return int(text)
+
+
+MOST = 100_000  # jobs at once, or minutes (69 days); 10**20 ended in an OverflowError
 
 
 EXAMPLES = f"""scales: {", ".join(config.SCALES)} (README's Scales; default DEFSENT_SCALE, else smoke)
@@ -701,11 +787,7 @@ def main(argv=None):
     if args.status:
         status(args.notebooks, args.scale, args.data, args.model, args.variant)
         return 0
-    listed = [
-        t
-        for nb in args.notebooks
-        for t in trainings(nb, args.scale, args.data, args.model, args.variant)
-    ]
+    listed = listing(args.notebooks, args.scale, args.data, args.model, args.variant)
     print(
         f"scale {config.scale(args.scale)['name']}; GPU-hours: steps x the host-bound step "
         "measured on an H100 "

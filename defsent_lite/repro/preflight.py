@@ -159,14 +159,6 @@ def check(notebook, scale, data_dir=None, models_needed=(), log=print):
     return result
 
 
-# Notebooks whose settings at the papers' scales (paper, colab) are not set yet: refused there, so
-# that a BERT-base run never takes a small model's settings (the rehearsals' stand-ins run them).
-NOT_AT_PAPER_SCALE = {
-    "40": "its learning rates are mini-BERT's (smoke and cpu scales); BERT-base's are not set yet, "
-    "nor the number of updates or the published numbers beside ours: run it at SCALE = 'cpu'",
-}
-
-
 class NotebookStart(NamedTuple):
     scale: dict  # config.scale(): the scale's settings
     model: str  # the model asked for, else the scale's
@@ -176,9 +168,6 @@ def start(notebook, scale, data_dir=None, model=None, log=print):
     """A notebook's first call: its scale's settings and model (`model` or the scale's), with every
     file and model it needs checked by check() before any work."""
     settings = config.scale(scale)
-    why = NOT_AT_PAPER_SCALE.get(str(notebook)[:2])
-    if why and settings["paper_protocol"] and not settings["standins"]:
-        raise PreflightFailed(f"notebook {notebook} at {config.scale_name(scale)} scale: {why}")
     model = model or settings["model"]
     check(notebook, scale, data_dir, [model], log=log)
     return NotebookStart(settings, model)

@@ -166,17 +166,26 @@ def local_models(cfg, folders):
     return found
 
 
-@functools.lru_cache(maxsize=None)
 def hub_revision(name):
     """The commit a hub model name resolves to: the hub's answer when it may be asked (HF_HUB_OFFLINE
-    unset), else the one the local hub cache holds; None for a name neither knows."""
-    from huggingface_hub import constants, model_info
+    unset; asked once per process), else the one the local hub cache holds (read at every call: a
+    model updated on disk is keyed anew within one kernel); None for a name neither knows."""
+    from huggingface_hub import constants
 
-    if not config.hub_offline():
-        with contextlib.suppress(Exception):
-            return model_info(name, timeout=10).sha
+    answer = None if config.hub_offline() else hub_answer(name)
+    if answer:
+        return answer
     ref = Path(constants.HF_HUB_CACHE) / f"models--{name.replace('/', '--')}" / "refs" / "main"
     return ref.read_text().strip() if ref.is_file() else None
+
+
+@functools.lru_cache(maxsize=None)
+def hub_answer(name):
+    """The hub's own answer for `name` (None when it cannot be asked)."""
+    from huggingface_hub import model_info
+
+    with contextlib.suppress(Exception):
+        return model_info(name, timeout=10).sha
 
 
 def config_key(cfg):
@@ -282,19 +291,34 @@ def lookup(kind, cfg):
         return None
 
 
-def store(kind, cfg, result, folder=None, key=None):
+def changed_since(since_ns):
+    """Files this process fingerprinted (data, model folders; not the cache's own) modified after
+    `since_ns` (time.time_ns()): what a run that started then may have read half-changed, even if
+    put back since (A -> B -> A). A removed file is left to the next key (tests remove theirs)."""
+    cache_root = str(config.cache_dir().resolve())
+    changed = []
+    for path in {memo[0] for memo in list(config._digests)}:
+        with contextlib.suppress(OSError):
+            if not path.startswith(cache_root) and os.stat(path).st_mtime_ns > since_ns:
+                changed.append(path)
+    return sorted(changed)
+
+
+def store(kind, cfg, result, folder=None, key=None, since=None):
     """Cache a JSON-serialisable result (and the files under `folder`, a folder inside the run's
-    folder that the writer filled) under `key`, the key computed when the run looked it up: what
-    it read changed meanwhile (a model folder rewritten) and it is returned uncached (warned).
-    Refuses NaN/inf anywhere in the result. Returns the Entry."""
+    folder that the writer filled) under `key`, the key computed when the run looked it up at
+    time `since` (ns): what it read changed meanwhile (a data file or model folder rewritten) and
+    it is returned uncached (warned). Refuses NaN/inf anywhere in the result. Returns the Entry."""
     result = plain_numbers(result)  # a numpy float is stored as a number, never as its string
     now = config_key(cfg)
     bad = first_non_finite(result)
     if bad:
         raise NonFinite(f"refusing to cache a non-finite result of {kind} {now}: {bad}")
-    if key not in (None, now):
+    changed = changed_since(since) if since is not None else []
+    if key not in (None, now) or changed:
+        what = f"{changed[0]} changed" if changed else "what it read changed"
         warnings.warn(
-            f"{kind} {key}: not cached, what it read changed while it ran (a model folder "
+            f"{kind} {key}: not cached, {what} while it ran (a data file or model folder "
             "rewritten?); run it again",
             InputsChanged,
             stacklevel=2,
@@ -329,25 +353,25 @@ def lookup_json(kind, cfg):
     return None if found is None else found.result
 
 
-def store_json(kind, cfg, result, key=None):
-    """Cache a JSON-serialisable result (under `key`: see store); returns it as stored (JSON round
-    trip)."""
-    return store(kind, cfg, result, key=key).result
+def store_json(kind, cfg, result, key=None, since=None):
+    """Cache a JSON-serialisable result (under `key`, looked up at `since`: see store); returns it
+    as stored (JSON round trip)."""
+    return store(kind, cfg, result, key=key, since=since).result
 
 
 def cached_json(kind, cfg, compute):
     """Return compute()'s JSON-serialisable result, reusing the cached one when sound; the key is
     computed once, before the run reads anything."""
-    key = config_key(cfg)
+    since, key = time.time_ns(), config_key(cfg)
     found = lookup(kind, key)
-    return found.result if found is not None else store_json(kind, cfg, compute(), key)
+    return found.result if found is not None else store_json(kind, cfg, compute(), key, since)
 
 
 def cached_run(kind, cfg, compute, need_files=True):
     """Entry of compute(folder), which writes its files (a model, a tensor) into `folder`, a new
     folder of this writer only, and returns a JSON result; reused when cached and sound. An entry
     whose files were dropped (drop_files) is reused only when need_files is False."""
-    key = config_key(cfg)
+    since, key = time.time_ns(), config_key(cfg)
     found = lookup(kind, key)
     if found is not None and (found.folder is not None or not need_files):
         return found
@@ -359,7 +383,7 @@ def cached_run(kind, cfg, compute, need_files=True):
     try:
         with lease(folder):
             result = compute(folder)
-        entry = store(kind, cfg, result, folder, key)
+        entry = store(kind, cfg, result, folder, key, since)
     except BaseException:  # a preempted training's resume_file stays: the next writer goes on
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -86,10 +86,19 @@ SCALES = {
         gauss_grid_train_max=16,
         gauss_grid_batch_sizes=(16,),
         gauss_grid_dev_max=100,
-        # notebook 40 (one encoder, one benchmark): its seeds, and the updates (batch 16) each
-        # method trains for (a pipeline check at this scale)
+        # notebook 40 (one encoder, one benchmark): its seeds, the updates (batch 16) each method
+        # trains for (a pipeline check at this scale), and each method's rate: mini-BERT's
+        # (DefSent the top of its paper's grid, PST 10x Table 5's: notebooks 10 and 21) or, where
+        # nothing was measured from it, BERT-base's (GaussCSE Table 5, SimCSE's paper)
         compare_seeds=[0, 1],
         compare_steps=16,
+        compare_rates={
+            "DefSent": 2**7 * 1e-6,
+            "DefSent+": (5e-4, 4e-4, 3e-4),  # PST's 1st, 2nd, 3rd Training
+            "GaussCSE": 5e-5,
+            "unsup SimCSE": 3e-5,
+            "sup SimCSE": 5e-5,
+        },
     ),
 }
 # The largest honest run on a 2-core CPU: mini-BERT, all offline data, one seed, no cap.
@@ -136,6 +145,17 @@ SCALES["paper"] = dict(
     gauss_epochs=None,  # None: the GaussCSE variant's (official code 1, paper text 3)
     gauss_dev_max=None,
     gauss_seeds=[0, 1, 2, 3, 4],  # "five different random seeds, and the average was used"
+    # notebook 40: one pass over nli_for_simcse's 275,601 triplets at batch 16 (GaussCSE's official
+    # epoch), and BERT-base's published rates: DefSent Table 5 (mean pooling, 2^3.5e-6), DefSent+
+    # Table 5, GaussCSE Table 5's best (batch 16), SimCSE's (Gao et al., 2021, Appendix A)
+    compare_steps=17225,
+    compare_rates={
+        "DefSent": 2**3.5 * 1e-6,
+        "DefSent+": (5e-5, 4e-5, 3e-5),
+        "GaussCSE": 5e-5,
+        "unsup SimCSE": 3e-5,
+        "sup SimCSE": 5e-5,
+    },
 )
 
 # The paper scale's protocol unchanged in structure (hub names load tiny stand-in models, every
@@ -172,6 +192,7 @@ SCALES["colab"] = dict(
     seeds=[0],
     spread_seeds=[0],
     gauss_seeds=[0],
+    compare_seeds=[0],  # notebook 40: one seed (no difference is named under three)
     transfer_classifier="batched",
     train_autocast=True,
     gauss_train_max=180000,  # a seeded 180,000 of the 275,601 NLI triplets: all of them take 1.3 h
