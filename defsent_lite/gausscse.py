@@ -16,7 +16,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from defsent_lite.checks import NonFinite
 from defsent_lite.encode import (
     BATCHES_PER_COPY,
     ROWS_PER_COPY,
@@ -156,7 +155,7 @@ def contrastive_loss(pre, ent, con, setting="ent+con", temperature=TEMPERATURE, 
         if var.device.type != "cpu":  # a check would wait for the device each step: the loop's
             continue  # guards catch a NaN there
         if not torch.isfinite(var).all():
-            raise NonFinite(
+            raise FloatingPointError(
                 f"contrastive loss: the variances of {n} are NaN or inf (the encoder diverged; "
                 "try a lower learning rate)"
             )

@@ -72,7 +72,7 @@ def where(desc, step, total, lr):
     try:
         yield
     except (ValueError, FloatingPointError) as e:
-        if type(e) not in (ValueError, NonFinite) or str(e).startswith(desc):  # named already
+        if type(e) not in (ValueError, FloatingPointError, NonFinite) or str(e).startswith(desc):
             raise
         raise type(e)(f"{desc}: step {step} of {total} (lr {lr:g}): {e}") from e
 

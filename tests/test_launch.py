@@ -387,11 +387,11 @@ def test_pst_on_slurm_submits_its_steps_chained_and_leaves_then_resumes_from_the
     monkeypatch.setattr(launch, "queued_jobs", lambda: {"102_0"})   # the chain still waits
     assert launch.main(argv) == 0 and len(sent) == 4
     for seed in (0, 1, 2):   # step 1's seeds ended well, one of step 2's failed
-        launch.note("defsentplus", f"{tag}-1-seed{seed}", launch.DONE, "now")
+        launch.note("defsentplus", f"{tag}-1-seed{seed}", launch.DONE, "2026-12-02 10:00:00")
     launch.work([(dict(step=2), "defsentplus", f"{tag}-2-seed1", ("defsent_lite.checks:count", dict(value=-1, name="steps")))])
     assert launch.status(["21"], log=lambda *a: None) == dict(done=3, running=0, failed=1, submitted=4, missing=0)
     monkeypatch.setattr(launch, "queued_jobs", lambda: set())
-    launch.note("defsentplus", f"{tag}-2-seed0", launch.DONE, "now")   # a seed done is not sent again
+    launch.note("defsentplus", f"{tag}-2-seed0", launch.DONE, "2026-12-02 10:00:00")   # a seed done is not sent again
     del sent[:]
     assert launch.main(argv) == 0
     assert [keys for keys, _ in sent] == [[[f"{tag}-2-space"]], [[f"{tag}-2-seed{s}"] for s in (1, 2)]]

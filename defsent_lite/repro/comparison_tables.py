@@ -141,7 +141,7 @@ def beside_published(c):
     made it: context, not a difference (the protocols differ; at smoke and cpu the encoder too)."""
     values = benchmark_values(c)
     rows = [
-        (row, bench, round(float(np.mean(values[bench][row])), 2), number, how)
+        (row, bench, round(float(np.mean(values[bench][row])), 2), round(number, 2), how)
         for row, benches in PUBLISHED.items()
         for bench, (number, how) in benches.items()
     ]
