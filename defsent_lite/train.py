@@ -10,6 +10,7 @@ import copy
 import hashlib
 import math
 import os
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -194,9 +195,9 @@ def train(
     eval_fn(model) -> float (higher is better) runs every `eval_every` steps and at the end;
     the best state is loaded back into `model` before returning. Returns a history dict. around: a
     context the steps run in, yielding one that runs evaluation eagerly (runtime/speed.training:
-    the encoders compiled; None: eager). resume: a file where the run's state is saved every
-    RESUME_EVERY_S seconds (save_state); a run that finds one continues from its step, ending with
-    the weights an uninterrupted run ends with (a preempted job, a Colab session reconnecting).
+    the encoders compiled; None: eager). resume: a file the run's state is saved to every
+    RESUME_EVERY_S seconds, and once STOP is set (save_state); a run that finds one continues from
+    its step, to the weights an uninterrupted run ends with (a preempted job, a Colab reconnecting).
     No batches, an empty batch, a non-finite loss, evaluation score or final weight is an error.
     """
     lr, factors = lr_factors(settings, batches, desc)
@@ -235,7 +236,8 @@ def train(
             scaler.update()
             sched.step()
             evaluate = eval_fn and ((eval_every and step % eval_every == 0) or step == total)
-            save = resume and step < total and time.monotonic() - saved >= RESUME_EVERY_S
+            due = STOP.is_set() or time.monotonic() - saved >= RESUME_EVERY_S
+            save = resume and step < total and due
             if len(pending) >= read_every or evaluate or save or step == total:
                 read_losses(pending, history, total, lr, describe_batch)
             if evaluate:
@@ -245,9 +247,8 @@ def train(
                     model, history, step, score, best_state, f"{desc} (lr {lr:g})"
                 )
                 model.train()
-            if save:
-                save_state(resume, step, parts, history, best_state, run)
-                saved = time.monotonic()
+            if save:  # then stops (Stopped) when STOP is set
+                saved = save_state(resume, step, parts, history, best_state, run, desc)
     if best_state is not None:
         model.load_state_dict(best_state)
     require_finite_weights(model, f"{desc}: after step {total} of {total} (lr {lr:g})")
@@ -256,6 +257,12 @@ def train(
 
 
 RESUME_EVERY_S = 600  # a resumable run's state (weights, optimizer: GBs) is written this often
+STOP = threading.Event()  # set by a job's SIGTERM or time-out signal (launch.Work): save and stop
+
+
+class Stopped(BaseException):
+    """A resumable run saved its state on request (STOP) and stopped, its job about to end; not an
+    Exception, so that no handler of failures records it as one."""
 
 
 def run_identity(model, settings, batches):
@@ -282,17 +289,22 @@ def run_identity(model, settings, batches):
     return h.hexdigest()[:16]
 
 
-def save_state(path, step, parts, history, best_state, run):
+def save_state(path, step, parts, history, best_state, run, desc="train"):
     """What a run resumes from after `step`: the weights, optimizer, schedule and scaler states, the
     history, the best state so far and torch's generators (the loop draws from no other), with the
     run it belongs to (run_identity), written aside and renamed (a kill mid-write leaves the last
-    one)."""
+    one). Returns when, or raises Stopped once saved if STOP is set."""
     state = {k: v.state_dict() for k, v in parts.items()}
     rng = dict(cpu=torch.get_rng_state(), cuda=torch.cuda.get_rng_state_all())
     state.update(step=step, history=history, best=best_state, rng=rng, run=run)
     tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.tmp")
     torch.save(state, tmp)
     os.replace(tmp, path)
+    if STOP.is_set():
+        raise Stopped(
+            f"{desc}: stopped after step {step} of {history['steps']}, its state in {path}"
+        )
+    return time.monotonic()
 
 
 def load_state(path, parts, history, device, desc, run=None):

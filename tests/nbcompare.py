@@ -344,9 +344,11 @@ def paired_cells(args):
     stored_dir, fresh_dir = Path(args[0]), Path(args[1])
     for path in sorted(stored_dir.glob("*.ipynb")):
         if not (fresh_dir / path.name).exists():
-            continue
+            raise SystemExit(f"{fresh_dir / path.name}: missing (each stored notebook needs its fresh run)")
         fresh = [c for c in nbformat.read(fresh_dir / path.name, 4).cells if c.cell_type == "code"]
         stored = [(i, c) for i, c in enumerate(nbformat.read(path, 4).cells) if c.cell_type == "code"]
+        if len(fresh) != len(stored):
+            raise SystemExit(f"{fresh_dir / path.name}: {len(fresh)} code cells where {path} has {len(stored)}")
         for (i, s_cell), f_cell in zip(stored, fresh):
             if not ignored(s_cell):
                 yield f"{path.stem} cell {i:2d}", directive(s_cell), coalesce_streams(list(s_cell.outputs)), \
@@ -359,17 +361,21 @@ def main(args):
     python tests/nbcompare.py STORED_DIR FRESH_DIR      two folders of executed notebooks
     python tests/nbcompare.py --saved run1.jsonl ...   what DEFSENT_NBVAL_SAVE recorded
     """
-    worst, failed = {}, 0
+    if len(args) < 2 or (args[0] != "--saved" and len(args) != 2):
+        raise SystemExit(main.__doc__)
+    worst, failed, compared = {}, 0, 0
     for name, source, stored, fresh in paired_cells(args):
         spread, problems = cell_spread(source, stored, fresh)
-        failed += bool(problems)
+        failed, compared = failed + bool(problems), compared + 1
         for kind, diff in spread.items():
             worst[kind] = max(worst.get(kind, 0.0), diff)
         print(f"{name}: " + ", ".join(f"{k} {d:.4g}" for k, d in sorted(spread.items())) + (" FAIL" if problems else ""))
         for p in problems:
             print("    " + p.replace("\n", "\n    "))
     print("largest |difference| per kind:", {k: float(f"{v:.4g}") for k, v in sorted(worst.items())})
-    print(f"cells beyond tolerance: {failed}")
+    if not compared:
+        raise SystemExit(f"no cell compared: {' '.join(args)} hold(s) no executed notebook or record")
+    print(f"cells beyond tolerance: {failed} of {compared}")
     return 1 if failed else 0
 
 

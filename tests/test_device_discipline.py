@@ -74,6 +74,9 @@ def test_the_defsent_plan_feeds_the_model_through_on_model_device(monkeypatch, m
     base = dict(model="tiny", train_max=None, eval_max=None, batch_size=16, variant="official")
     plan = defsent_protocol.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": rows, "test": rows}, {}))
     assert plan.trainings == 1 and plan.steps == 3
+    # issue 85: an empty dev split is refused before anything is timed or trained, not scored NaN
+    with pytest.raises(ValueError, match=r"\(Oxford test\) has no dev definition"):
+        defsent_protocol.plan(base, ["cls"], [7.0], [0], ({"train": rows, "dev": [], "test": rows}, {"source": "Oxford test"}))
 
 
 def test_on_model_device_moves_tensors_and_keeps_the_rest():

@@ -4,6 +4,7 @@ import os
 import re
 import signal
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,28 @@ from defsent_lite.repro import plans, launch
 from defsent_lite.runtime import cache, config
 
 pytest.importorskip("submitit")
+
+
+@pytest.fixture(autouse=True)
+def a_partition_that_takes_anything(monkeypatch):
+    """The launcher asks sinfo before it submits: here a partition of large nodes, whatever SLURM
+    runs on this machine (tests/test_slurm.py meets a real one)."""
+    monkeypatch.setattr(launch, "offered", lambda partition: (64, 1_000_000))
+
+
+def test_cpus_and_memory_above_the_partition_s_nodes_are_refused_before_anything_is_submitted(monkeypatch):
+    """Issue 84, case 5: the default --cpus-per-task 8 on a 2-CPU node gave a task pending for good
+    ("PartitionConfig") with no hint."""
+    monkeypatch.setattr(launch, "offered", lambda partition: (2, 2000))
+    with pytest.raises(launch.Refused, match=r"--cpus-per-task 8: the nodes of partition \(the default\) have "
+                                             r"at most 2 CPUs \(sinfo\); ask for at most 2"):
+        launch.check_partition(dict(cpus_per_task=8), print)
+    with pytest.raises(launch.Refused, match="--mem 3G: the nodes of partition gpu have at most 2000 MB"):
+        launch.check_partition(dict(cpus_per_task=2, slurm_mem="3G", slurm_partition="gpu"), print)
+    launch.check_partition(dict(cpus_per_task=2, slurm_mem="1900M"), print)   # fits: no word
+    with pytest.raises(launch.Refused, match="--mem '64 GB': a whole number with K, M, G or T"):
+        launch.megabytes("64 GB")
+    assert [launch.megabytes(m) for m in ("64G", "2000", "1T", "512K")] == [65536, 2000, 1024 ** 2, 0.5]
 
 
 def test_a_dry_run_counts_the_paper_protocol_of_10_21_30_and_33(capsys):
@@ -63,7 +86,7 @@ def test_a_training_several_notebooks_read_is_listed_and_submitted_once(capsys, 
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     started = []
     monkeypatch.setattr(launch, "start", lambda todo, *a, **k: started.append(todo) or [])
-    monkeypatch.setattr(launch, "queued_jobs", set)
+    monkeypatch.setattr(launch, "queued_jobs", dict)
     launch.launch(["10", "11", "30", "31"], "smoke", kind="slurm", log=lambda *a: None)
     (todo,) = started
     assert len(todo) == len({t.key for t in todo}) == 1 + 1 + 1 + 4, [t.settings for t in todo]
@@ -115,8 +138,11 @@ def test_every_cluster_option_reaches_the_sbatch_script(tmp_path, monkeypatch, c
     assert "--gpus-per-node" not in script   # the gres says how many GPUs of which type
     assert script.index("module load cuda\nsource env/bin/activate\n") < script.index("srun")
     with pytest.raises(SystemExit):
-        launch.parser().parse_args(["10", "--sbatch", "constraint"])
-    assert "'constraint' is not KEY=VALUE" in capsys.readouterr().err
+        launch.parser().parse_args(["10", "--sbatch", "=h100"])
+    assert "'=h100' is not KEY=VALUE or KEY" in capsys.readouterr().err
+    # issue 84, case 6: a flag without a value ("hold=" or "hold") was refused
+    for flag in ("hold", "hold="):
+        assert "#SBATCH --hold\n" in sbatch_script(tmp_path, monkeypatch, ["--sbatch", flag])
     help_text = launch.parser().format_help()
     assert "rehearsal" in help_text and "--executor slurm --workers 16" in help_text
 
@@ -252,26 +278,38 @@ def test_a_job_killed_midway_reports_its_cached_runs_as_done_and_the_rest_with_i
     assert "died" in records[2]["error"] and "37%" not in records[2]["error"] and records[2]["seed"] == 2
 
 
-def test_status_counts_done_running_failed_and_missing_with_the_failures_own_reason(tmp_path, monkeypatch, capsys):
+def test_status_says_each_state_from_the_cache_and_slurm_s_own_word(tmp_path, monkeypatch, capsys):
     """Issue 70, Deliver 2: a status command reads the cache: done, running (a live writer),
-    failed (the training's own last line, kept beside its entry by the job) and missing."""
+    failed (the training's own last line, kept beside its entry by the job) and missing. Issue 84,
+    case 2: and SLURM's queue: pending with squeue's reason, running, lost (submitted, gone from the
+    queue without a result: SLURM's last word, relaunch); "submitted" only where squeue cannot run."""
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     listed = [launch.Training("30", "GaussCSE", dict(seed=s), 10, key=f"k{s}", todo=s != 0, call=("m:f", {}))
-              for s in range(5)]
-    (tmp_path / "cache" / "gausscse" / "k4").mkdir(parents=True)
-    (tmp_path / "cache" / "gausscse" / "k4" / "submitted.txt").write_text("4242_4")   # pending on SLURM
+              for s in range(7)]
+    for s in (4, 5, 6):
+        launch.note("gausscse", f"k{s}", launch.SUBMITTED, f"4242_{s}")
     monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
+    monkeypatch.setattr(launch, "queued_jobs", lambda: {"4242_4": ("PENDING", "Resources"),
+                                                        "4242_5": ("RUNNING", "None")})
+    monkeypatch.setattr(launch, "slurm_word", lambda task: f"SLURM: CANCELLED for {task}")
     (tmp_path / "cache" / "gausscse" / "k1" / f"files-{cache.HOST}-{os.getppid()}-abc").mkdir(parents=True)
     failing = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=-1, name="steps")))]
     assert [r["status"] for r in launch.work(failing)] == ["failed"]
     capsys.readouterr()
     assert launch.main(["30", "--status"]) == 0
     out = capsys.readouterr().out
-    assert "1 done, 1 running, 1 failed, 1 submitted, 1 missing" in out
+    assert "1 done, 2 running, 1 pending, 1 failed, 1 lost, 1 missing" in out
     assert "failed: notebook 30 seed 2: ValueError: steps=-1: a whole number >= 1 or None (all) is needed" in out
+    assert "pending (squeue's reason): 1 Resources" in out
+    assert "lost: notebook 30 seed 6: task 4242_6 left the queue without a result (SLURM: CANCELLED for " \
+           "4242_6): relaunch" in out
+    monkeypatch.setattr(launch, "queued_jobs", lambda: None)   # squeue cannot be run here
+    assert launch.status(["30"], log=lambda *a: None)["submitted"] == 3
     ok = [(dict(seed=2), "gausscse", "k2", ("defsent_lite.checks:count", dict(value=1, name="steps")))]
     assert [r["status"] for r in launch.work(ok)] == ["trained"]   # a later success clears the failure
     assert launch.status(["30"], log=lambda *a: None)["failed"] == 0
+    with pytest.raises(RuntimeError, match="1 training.s. failed: ValueError: steps=-1"):   # case 4: a task fails
+        launch.work(failing, strict=True)
 
 
 def test_a_marker_the_launcher_did_not_write_is_not_trusted_and_a_bad_failure_file_is_read(tmp_path, monkeypatch,
@@ -322,7 +360,8 @@ def test_a_slurm_launch_submits_one_array_task_per_training_and_leaves(tmp_path,
     assert launch.main(["30", "--executor", "slurm", "--workers", "2"]) == 0
     assert arrays == [[["k0"], ["k1"], ["k2"]]]
     assert (config.cache_dir() / "gausscse" / "k2" / "submitted.txt").read_text() == "4242_0"
-    assert "3 training(s) submitted" in capsys.readouterr().out
+    assert "3 task(s) submitted (3 training(s), 0 PST task(s)); a task out of time is requeued at most 3 times" \
+        in capsys.readouterr().out
 
 
 def test_a_slurm_relaunch_leaves_tasks_still_in_the_queue_and_submits_the_rest(tmp_path, monkeypatch, capsys):
@@ -336,7 +375,8 @@ def test_a_slurm_relaunch_leaves_tasks_still_in_the_queue_and_submits_the_rest(t
         (tmp_path / "cache" / "gausscse" / f"k{s}" / "submitted.txt").write_text(f"4242_{s}")
     monkeypatch.setattr(launch, "trainings", lambda nb, *a, **k: listed)
     queued_jobs = launch.queued_jobs
-    monkeypatch.setattr(launch, "queued_jobs", lambda: {"4242_0", "999_1"})   # 4242_1 left the queue
+    monkeypatch.setattr(launch, "queued_jobs", lambda: {"4242_0": ("RUNNING", "None"),
+                                                        "999_1": ("PENDING", "Priority")})   # 4242_1 left
     arrays = []
 
     class Executor:
@@ -348,7 +388,7 @@ def test_a_slurm_relaunch_leaves_tasks_still_in_the_queue_and_submits_the_rest(t
     assert arrays == [[["k1"], ["k2"]]]
     assert "1 training(s) still queued or running on SLURM" in capsys.readouterr().out
     monkeypatch.setattr(launch.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("squeue")))
-    assert queued_jobs() == set()   # no SLURM here: nothing is queued
+    assert queued_jobs() is None   # squeue cannot be run: SLURM not asked
 
 
 def test_pst_on_slurm_submits_its_steps_chained_and_leaves_then_resumes_from_the_first_unfinished(
@@ -361,7 +401,7 @@ def test_pst_on_slurm_submits_its_steps_chained_and_leaves_then_resumes_from_the
     cfg = dict(model="m", dataset="a", seeds=[0, 1, 2], lrs=[1e-5, 2e-5])
     monkeypatch.setattr(launch, "pst_configs", lambda *a: [cfg])
     monkeypatch.setattr(launch, "trainings", lambda *a, **k: [])
-    monkeypatch.setattr(launch, "queued_jobs", lambda: set())
+    monkeypatch.setattr(launch, "queued_jobs", dict)
     sent = []
 
     class Executor:
@@ -382,18 +422,57 @@ def test_pst_on_slurm_submits_its_steps_chained_and_leaves_then_resumes_from_the
         [[f"{tag}-{k}-space"]], [[f"{tag}-{k}-seed{s}"] for s in (0, 1, 2)])]   # a space job, then a task a seed
     assert [extra for _, extra in sent] == [{"constraint": "h100"}] + [
         {"constraint": "h100", "dependency": f"afterok:{a}"} for a in (100, 101, 102)]
-    assert "steps 1-2: 8 task(s), each step after the one before" in capsys.readouterr().out
-    assert launch.status(["21"], log=lambda *a: None) == dict(done=0, running=0, failed=0, submitted=8, missing=0)
-    monkeypatch.setattr(launch, "queued_jobs", lambda: {"102_0"})   # the chain still waits
+    out = capsys.readouterr().out
+    assert "steps 1-2: 8 task(s), each step after the one before" in out
+    assert "8 task(s) submitted (0 training(s), 8 PST task(s))" in out   # case 6: not "0 training(s) submitted"
+    monkeypatch.setattr(launch, "queued_jobs", lambda: None)   # squeue cannot be run here
+    assert launch.status(["21"], log=lambda *a: None) == dict(
+        done=0, running=0, pending=0, failed=0, lost=0, submitted=8, missing=0)
+    monkeypatch.setattr(launch, "queued_jobs", lambda: {"102_0": ("PENDING", "Dependency")})   # the chain waits
     assert launch.main(argv) == 0 and len(sent) == 4
     for seed in (0, 1, 2):   # step 1's seeds ended well, one of step 2's failed
         launch.note("defsentplus", f"{tag}-1-seed{seed}", launch.DONE, "2026-12-02 10:00:00")
     launch.work([(dict(step=2), "defsentplus", f"{tag}-2-seed1", ("defsent_lite.checks:count", dict(value=-1, name="steps")))])
-    assert launch.status(["21"], log=lambda *a: None) == dict(done=3, running=0, failed=1, submitted=4, missing=0)
-    monkeypatch.setattr(launch, "queued_jobs", lambda: set())
+    monkeypatch.setattr(launch, "slurm_word", lambda task: "gone")
+    assert launch.status(["21"], log=lambda *a: None) == dict(
+        done=3, running=0, pending=1, failed=1, lost=3, submitted=0, missing=0)
+    monkeypatch.setattr(launch, "queued_jobs", dict)
     launch.note("defsentplus", f"{tag}-2-seed0", launch.DONE, "2026-12-02 10:00:00")   # a seed done is not sent again
     del sent[:]
     assert launch.main(argv) == 0
     assert [keys for keys, _ in sent] == [[[f"{tag}-2-space"]], [[f"{tag}-2-seed{s}"] for s in (1, 2)]]
     assert [extra for _, extra in sent] == [{"constraint": "h100"}, {"constraint": "h100", "dependency": "afterok:100"}]
     assert "steps 2-2" in capsys.readouterr().out
+    # Issue 84, case 3: the space job died; its dependents wait for ever. A relaunch cancels them and
+    # submits again from the first step not done, not "0 submitted" until the user cancels by hand.
+    monkeypatch.setattr(launch, "queued_jobs", lambda: {"101_0": ("PENDING", "DependencyNeverSatisfied"),
+                                                        "101_1": ("PENDING", "DependencyNeverSatisfied")})
+    cancelled = []
+    monkeypatch.setattr(launch, "cancel", cancelled.extend)
+    del sent[:]
+    assert launch.main(argv) == 0
+    assert cancelled == ["101_0", "101_1"]
+    assert [keys for keys, _ in sent] == [[[f"{tag}-2-space"]], [[f"{tag}-2-seed{s}"] for s in (1, 2)]]
+    assert "2 task(s) waiting on a step that ended without success cancelled" in capsys.readouterr().out
+
+
+def test_a_broken_local_model_folder_reads_failed_with_its_reason(tmp_path, monkeypatch):
+    """Issue 84, case 6: while a local model folder stayed broken its trainings read "missing"."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    broken = tmp_path / "model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")   # no weights, no tokenizer
+    lines = []
+    counts = launch.status(["32"], "smoke", model=str(broken), log=lines.append)
+    assert counts["failed"] == 1 and counts["missing"] == 0
+    assert any(line.startswith(f"failed: notebook 32 model {broken}") and "weights" in line for line in lines), lines
+
+
+def test_readme_says_no_training_only_of_notebooks_the_launcher_lists_nothing_for():
+    """Issue 84, case 6: README said notebook 32 trains nothing; it trains 30's ent+rev run when
+    alone (the launcher lists it)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    said = {m[1]: m[2].strip() for m in re.finditer(r"^\| `(\d\d)_\w+` \|.*\| ([^|]+) \| [^|]+ \|$", readme, re.M)}
+    assert len(said) == 18
+    for notebook in [n for n in launch.NOTEBOOKS if said[n] == "no training"]:
+        assert not launch.trainings(notebook, "smoke", log=lambda *a: None), notebook

@@ -275,3 +275,21 @@ def test_the_reader_s_code_reads_without_scrolling_sideways():
             if re.search(r"""\bif\b[^\n]*(paper_protocol|scale\[["']name["']\]|SCALE ==)""", cell.source):
                 branches.append(f"{path.stem}:{n}")
     assert long_lines == [] and branches == []
+
+
+def test_the_command_line_refuses_to_compare_nothing(tmp_path, capsys):
+    """Issue 85: the command line read two folders with no notebook in common, or a missing fresh
+    run, and said "cells beyond tolerance: 0", naming no cell."""
+    stored, fresh = tmp_path / "stored", tmp_path / "fresh"
+    stored.mkdir(), fresh.mkdir()
+    with pytest.raises(SystemExit, match="no cell compared"):
+        nbcompare.main([str(stored), str(fresh)])
+    nb = nbformat.read(NOTEBOOKS / "01_baselines.ipynb", 4)
+    nbformat.write(nb, stored / "01_baselines.ipynb")
+    with pytest.raises(SystemExit, match=r"fresh/01_baselines.ipynb: missing"):
+        nbcompare.main([str(stored), str(fresh)])
+    nbformat.write(nb, fresh / "01_baselines.ipynb")
+    assert nbcompare.main([str(stored), str(fresh)]) == 0
+    assert re.search(r"cells beyond tolerance: 0 of \d+", capsys.readouterr().out)
+    with pytest.raises(SystemExit, match="STORED_DIR FRESH_DIR"):
+        nbcompare.main([str(stored)])

@@ -134,13 +134,13 @@ def test_a_preempted_gausscse_run_goes_on_from_its_saved_step_to_the_same_scores
     assert resumed == whole
 
 
-def slow_training(path, log):
-    """A launcher job's training (run in the job's process): saves its state after every step,
-    appends the step each process starts from to `log`, and the first process is preempted at its
-    4th step (the signal SLURM and submitit's local controller send before a time-out)."""
+def slow_training(path, log, signum=None, out=None):
+    """A launcher job's training (run in the job's process, whose Work saves every 10 minutes):
+    appends the step each process starts from to `log`; the first process gets `signum` (default:
+    the time-out signal SLURM and submitit's local controller send) in its 4th step; the final
+    weights go to `out`."""
     import submitit
 
-    train.RESUME_EVERY_S = 0
     first = torch.load(path, weights_only=True)["step"] if path.exists() else 0
     with open(log, "a") as f:
         f.write(f"{first}\n")
@@ -150,10 +150,11 @@ def slow_training(path, log):
     def loss(m, b):
         steps.append(1)
         if first == 0 and len(steps) == 4:
-            os.kill(os.getpid(), submitit.JobEnvironment._usr_sig())
-            time.sleep(5)   # the handler runs at once: it requeues the job and exits
+            os.kill(os.getpid(), signum or submitit.JobEnvironment._usr_sig())
         return defsent.loss(m, head, b, "mean")
     train.train(model, loss, batches(8), train.Settings(lr=1e-2), progress=False, resume=path)
+    if out:
+        torch.save(model.state_dict(), out)
 
 
 def test_a_local_job_preempted_mid_run_is_requeued_and_goes_on_from_its_saved_step(tmp_path, monkeypatch):
@@ -171,4 +172,29 @@ def test_a_local_job_preempted_mid_run_is_requeued_and_goes_on_from_its_saved_st
     label = dict(notebook="test", method="DefSent")
     job = executor.submit(launch.Work(), [(label, "test", "k", ("test_resume:slow_training", dict(path=path, log=log)))])
     assert [r["status"] for r in job.result()] == ["trained"]
-    assert [int(line) for line in log.read_text().split()] == [0, 3]   # requeued, on from step 3
+    assert [int(line) for line in log.read_text().split()] == [0, 4]   # saved at the signal's step, requeued
+
+
+def test_sigterm_saves_the_step_under_way_and_the_job_run_again_ends_as_one_never_stopped(tmp_path, monkeypatch):
+    """Issue 84, case 5: SIGTERM (a preemption, `scontrol requeue`, scancel) was not turned into a
+    checkpoint: up to the save interval (10 minutes) was lost. Now the training saves after the
+    step under way and the job exits; run again (SLURM requeues it), it ends with the weights of a
+    run never stopped."""
+    import signal
+
+    from defsent_lite.repro import launch
+
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    path, log, out = tmp_path / "resume.pt", tmp_path / "starts.txt", tmp_path / "weights.pt"
+    job = [(dict(notebook="test", method="DefSent"), "test", "k",
+            ("test_resume:slow_training", dict(path=path, log=log, signum=signal.SIGTERM, out=out)))]
+    with pytest.raises(SystemExit) as stopped:
+        launch.Work()(job)
+    assert stopped.value.code == 128 + signal.SIGTERM and not train.STOP.is_set()
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL   # the handler there was before
+    assert torch.load(path, weights_only=True)["step"] == 4 and not out.exists()
+    assert [r["status"] for r in launch.Work()(job)] == ["trained"]
+    slow_training(tmp_path / "none.pt", tmp_path / "log2.txt", signum=signal.SIGCONT, out=tmp_path / "whole.pt")
+    whole, resumed = (torch.load(p, weights_only=True) for p in (tmp_path / "whole.pt", out))
+    assert [int(line) for line in log.read_text().split()] == [0, 4]
+    assert all(torch.equal(whole[k], resumed[k]) for k in whole)

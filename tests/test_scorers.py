@@ -19,6 +19,7 @@ def test_cosine_rows_matches_sklearn():
 def test_sts_evaluate_by_hand(tmp_path):
     d = tmp_path / "sts" / "raw" / "STSBenchmark"
     d.mkdir(parents=True)
+    (tmp_path / "EXCERPT").touch()  # not the pinned file: read as it is
     pairs = [("a", "b", 1.0), ("a", "c", 3.0), ("b", "c", 2.0), ("c", "d", 0.5)]
     d.joinpath("sts-test.csv").write_text("".join(f"g\tf\ty\t{i}\t{s}\t{x}\t{y}\n" for i, (x, y, s) in enumerate(pairs)))
     vec = {"a": [1, 0], "b": [1, 1], "c": [0, 1], "d": [-1, 0.2]}
@@ -38,6 +39,7 @@ def test_sts_evaluate_by_hand(tmp_path):
 def test_sts_refuses_nan_embeddings(tmp_path):
     d = tmp_path / "sts" / "raw" / "STSBenchmark"
     d.mkdir(parents=True)
+    (tmp_path / "EXCERPT").touch()  # not the pinned file: read as it is
     d.joinpath("sts-test.csv").write_text("g\tf\ty\t0\t1.0\ta\tb\n")
     with pytest.raises(ValueError, match="NaN"):
         sts.evaluate(lambda s: np.full((len(s), 2), np.nan), data_dir=tmp_path, tasks=["STSB"])
@@ -172,7 +174,7 @@ def test_a_table_cut_inside_its_last_row_or_with_a_header_it_cannot_keep_is_refu
     """Issue 85, case 2 and its silent acceptances: a table cut inside its last row read as whole
     (`max,69.9,7` gave 7.0 instead of 74.3, or a NaN); a header value with a carriage return was
     written and then refused by read_csv, a key holding ': ' came back as another key; a byte-order
-    mark or non-UTF-8 bytes were reported as a missing rows line."""
+    mark or non-UTF-8 bytes were reported as a missing rows line, two header rows as a cut table."""
     path = tmp_path / "t.csv"
     df = pd.DataFrame({"a": [70.1, 69.9], "b": [75.0, 74.3]}, index=pd.Index(["min", "max"], name="stat"))
     results.save_csv(df, str(path), model="m")
@@ -192,3 +194,9 @@ def test_a_table_cut_inside_its_last_row_or_with_a_header_it_cannot_keep_is_refu
     path.write_bytes(text.encode() + b"\xff\n")
     with pytest.raises(ValueError, match="t.csv: not UTF-8 text"):
         results.read_csv(path, index_col=0)
+    head, rows = text.split("stat,a,b\n")   # two header rows: the comment block or the column names
+    n = head.count("\n")   # the comment block's lines: the column names are line n + 1
+    for joined, line in ((text + text, n + 4), (head + "stat,a,b\nstat,a,b\n" + rows, n + 2)):
+        path.write_text(joined)
+        with pytest.raises(ValueError, match=f"t.csv:{line}: a second header"):
+            results.read_csv(path, index_col=0)

@@ -271,20 +271,23 @@ def test_a_lease_dated_ahead_or_a_reused_process_id_keeps_no_run_busy(tmp_path, 
     assert [cache.writer_gone(f) for f in (ahead, reused, live)] == [True, True, False]
 
 
-def test_a_container_under_the_same_hostname_is_another_host(tmp_path, monkeypatch):
+def test_a_container_or_machine_under_the_same_hostname_is_another_host(tmp_path, monkeypatch):
     """Issue 72: a writer in another container with this hostname (its process ids not visible
     here) lost its folder while its lease was fresh: this host's name now carries its process-id
-    namespace, so that writer is judged by its lease."""
+    namespace, so that writer is judged by its lease. Issue 85: two machines with one hostname
+    have the same initial namespace's inode: the name carries this boot's id too."""
     if not os.path.exists("/proc/self/ns/pid"):
         pytest.skip("no process-id namespaces here")
     assert cache.HOST.endswith(f".{os.stat('/proc/self/ns/pid').st_ino}")
     dead = subprocess.Popen(["true"])
     dead.wait()
-    other_container = cache.HOST.rsplit(".", 1)[0] + ".4026531999"
-    folder = tmp_path / f"files-{other_container}-{dead.pid}-{'c' * 12}"
-    folder.mkdir()
-    folder.with_name(f"{folder.name}.lease").touch()
-    assert not cache.writer_gone(folder)
+    name, boot, ns = cache.HOST.rsplit(".", 2)
+    assert boot == open("/proc/sys/kernel/random/boot_id").read().replace("-", "")[:12]
+    for other in (f"{name}.{boot}.4026531999", f"{name}.0123456789ab.{ns}"):  # container, machine
+        folder = tmp_path / f"files-{other}-{dead.pid}-{'c' * 12}"
+        folder.mkdir()
+        folder.with_name(f"{folder.name}.lease").touch()
+        assert not cache.writer_gone(folder)
     mine = tmp_path / f"files-{cache.HOST}-{dead.pid}-{'d' * 12}"
     mine.mkdir()
     assert cache.writer_gone(mine)   # this container's dead writer: gone at once

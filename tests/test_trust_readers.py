@@ -84,6 +84,7 @@ def test_bad_input_is_refused_naming_file_and_line(tmp_path, case, read, content
 def mrpc_root(tmp_path, train_text):
     folder = tmp_path / "senteval" / "MRPC"
     folder.mkdir(parents=True)
+    (tmp_path / eval_readers.EXCERPT).touch()  # not the pinned files: read as they are
     (folder / "msr_paraphrase_train.txt").write_text(train_text, encoding="utf-8")
     (folder / "msr_paraphrase_test.txt").write_text(MRPC_HEADER + "1\t1\t2\tA.\tB.\n", encoding="utf-8")
     return tmp_path
@@ -122,6 +123,7 @@ def test_error_message_names_the_path(tmp_path):
 def senteval_file(tmp_path, rel, content):
     path = tmp_path / "senteval" / rel
     path.parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / eval_readers.EXCERPT).touch()  # not the pinned files: read as they are
     path.write_bytes(content)
     return tmp_path
 
@@ -179,3 +181,25 @@ def test_a_byte_order_mark_inside_a_file_is_refused_naming_its_line(tmp_path):
     (tmp_path / "f.txt").write_bytes(b"\xef\xbb\xbfline one\n\xef\xbb\xbfline two\n")
     with pytest.raises(ValueError, match=r"f\.txt:2: a byte-order mark"):
         readers.read_text(tmp_path / "f.txt")
+
+
+@pytest.mark.parametrize("rel, load", [
+    ("sts/raw/STSBenchmark/sts-test.csv", lambda root: eval_readers.load_sts("STSB", root)),
+    ("sts/raw/STS12/STS.gs.MSRpar.txt", lambda root: eval_readers.load_sts("STS12", root)),
+    ("senteval/TREC/TREC_10.label", eval_readers.load_trec),
+    ("senteval/MR/rt-polarity.neg", lambda root: eval_readers.load_binary_task("MR", root)),
+])
+def test_a_file_cut_at_a_line_boundary_is_refused_by_its_reader(tmp_path, rel, load):
+    """Issue 85, case 7: a cut at a line boundary still parses; its bytes differ from the pin."""
+    from tiny_root import SHARED
+    import shutil
+    shutil.copytree(SHARED / rel.split("/")[0], tmp_path / rel.split("/")[0])
+    assert load(tmp_path)  # the whole files are read
+    path = tmp_path / rel
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # the last line gone, each kept line whole
+    if "STS12" in rel:  # the input file loses its line too, so the line counts agree
+        path = path.parent / path.name.replace(".gs.", ".input.")
+        path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+    with pytest.raises(ValueError, match=re.escape(str(path)) + ": its bytes differ from the pinned SHA-256"):
+        load(tmp_path)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 LONGEST_FIRST = ["notebooks 2x", "tests/test_rehearsal.py", "notebooks 1x", "notebooks 3x",
-                 "notebooks 9x", "notebooks 4x", "notebooks 0x"]
+                 "notebooks 9x", "notebooks 4x", "tests/test_slurm.py", "notebooks 0x"]
 
 
 def work_unit(nodeid):

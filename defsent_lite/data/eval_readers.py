@@ -2,7 +2,8 @@
 pooled), STS-B and SICK-R, raw (the papers' files) or as SentEval ships them; and SentEval's
 transfer tasks (MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC) under <data root>/senteval. Pairs with an
 empty gold score are dropped (SentEval does the same); anything else malformed names its file and
-line (readers' checks)."""
+line (readers' checks). A file whose bytes differ from its pinned SHA-256 is refused: a file cut
+at a line boundary still parses, so only its bytes tell (`whole`)."""
 
 from defsent_lite.runtime import config
 from defsent_lite.data.readers import (
@@ -15,9 +16,26 @@ from defsent_lite.data.readers import (
     require,
     split_fields,
 )
+from defsent_lite.data import sources
 from defsent_lite.data.sources import STS_SUBSETS
 
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
+EXCERPT = (
+    "EXCERPT"  # a file of this name at a data root marks it a deliberate excerpt (tests' roots)
+)
+
+
+def whole(root, path):
+    """`path` (under `root`), refused when its bytes differ from its pinned or recorded SHA-256
+    (cut at a line boundary or edited); a root holding EXCERPT is read as it is."""
+    if not (root / EXCERPT).exists() and sources.changed_files(
+        root, [path.relative_to(root).as_posix()]
+    ):
+        raise ValueError(
+            f"{path}: its bytes differ from the pinned SHA-256 (cut at a line or edited?); "
+            f"fetch it again: python -m defsent_lite.data.download fetch --root {root}"
+        )
+    return path
 
 
 def read_sts_subset(input_path, gold_path, fields=2):
@@ -46,8 +64,8 @@ def _sts_year(task, root, variant):
     s1, s2, gold = [], [], []
     for name in STS_SUBSETS[task]:
         a, b, g = read_sts_subset(
-            folder / f"{prefix}input.{name}.txt",
-            folder / f"{prefix}gs.{name}.txt",
+            whole(root, folder / f"{prefix}input.{name}.txt"),
+            whole(root, folder / f"{prefix}gs.{name}.txt"),
             fields=4 if raw16 else 2,
         )
         s1 += a
@@ -78,10 +96,10 @@ def load_sts(task, data_dir=None, variant="raw", split="test"):
     if task in STS_SUBSETS:
         return _sts_year(task, root, variant)
     if task == "STSB":
-        return read_stsb(root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv")
+        return read_stsb(whole(root, root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv"))
     if task == "SICKR":
         name = {"test": "test_annotated"}.get(split, split)
-        rows = read_sick(root / "sts" / variant / "SICK" / f"SICK_{name}.txt")
+        rows = read_sick(whole(root, root / "sts" / variant / "SICK" / f"SICK_{name}.txt"))
         return (
             [r["sentence_a"] for r in rows],
             [r["sentence_b"] for r in rows],
@@ -102,10 +120,11 @@ BINARY_FILES = {  # task: (positive file, negative file); SentEval reads them as
 
 def load_binary_task(task, data_dir=None):
     """MR/CR/SUBJ/MPQA: (sentences, labels), positives first; empty lines kept as SentEval does."""
-    root = require(config.data_root(data_dir)) / "senteval"
+    data_root = require(config.data_root(data_dir))
+    root = data_root / "senteval"
     sentences, labels = [], []
     for label, rel in zip((1, 0), BINARY_FILES[task]):
-        lines = read_lines(root / rel, encoding="latin-1")
+        lines = read_lines(whole(data_root, root / rel), encoding="latin-1")
         if not any(line.strip() for line in lines):
             raise ValueError(f"{root / rel}: every line is blank")
         sentences += [" ".join(line.split()) for line in lines]
@@ -115,10 +134,10 @@ def load_binary_task(task, data_dir=None):
 
 def load_sst2(data_dir=None):
     """SST-2 {train, dev, test}: (sentences, labels)."""
-    root = require(config.data_root(data_dir)) / "senteval" / "SST" / "binary"
+    data_root = require(config.data_root(data_dir))
     out = {}
     for split in ("train", "dev", "test"):
-        path = root / f"sentiment-{split}"
+        path = whole(data_root, data_root / "senteval" / "SST" / "binary" / f"sentiment-{split}")
         sents, labels = [], []
         for i, line in enumerate(read_lines(path), 1):
             f = split_fields(path, i, line, 2)
@@ -136,10 +155,10 @@ TREC_CLASSES = ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
 
 def load_trec(data_dir=None):
     """TREC {train, test}: (questions, coarse-label ids)."""
-    root = require(config.data_root(data_dir)) / "senteval" / "TREC"
+    data_root = require(config.data_root(data_dir))
     out = {}
     for split, name in (("train", "train_5500.label"), ("test", "TREC_10.label")):
-        path = root / name
+        path = whole(data_root, data_root / "senteval" / "TREC" / name)
         sents, labels = [], []
         for i, line in enumerate(read_lines(path, encoding="latin-1"), 1):
             target, _, rest = line.strip().partition(":")
@@ -154,10 +173,10 @@ def load_trec(data_dir=None):
 
 def load_mrpc(data_dir=None):
     """MRPC {train, test}: (sentences A, sentences B, labels)."""
-    root = require(config.data_root(data_dir)) / "senteval" / "MRPC"
+    data_root = require(config.data_root(data_dir))
     out = {}
     for split in ("train", "test"):
-        path = root / f"msr_paraphrase_{split}.txt"
+        path = whole(data_root, data_root / "senteval" / "MRPC" / f"msr_paraphrase_{split}.txt")
         a, b, y = [], [], []
         for i, line in enumerate(read_lines(path, encoding="utf-8-sig"), 1):
             if i == 1:

@@ -215,6 +215,13 @@ def read_csv(path, **kwargs):
             f"{path}: its header does not end with a '# rows: N' line (N a whole number): not a "
             "table save_csv wrote; write it with save_csv, or add that line with its row count"
         )
+    lines = text.splitlines()
+    for i, line in enumerate(lines[len(header) + 1 :], len(header) + 2):
+        if line.startswith("# ") or line == lines[len(header)]:
+            raise ValueError(
+                f"{path}:{i}: a second header ({line[:40]!r}) after the table's column names: "
+                "two tables joined in one file? keep one"
+            )
     if not text.endswith("\n"):
         raise ValueError(
             f"{path}: its last line has no line break: the table was cut inside its last row (a "

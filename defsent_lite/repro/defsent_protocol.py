@@ -205,11 +205,24 @@ def run_settings(cfg):
     )
 
 
+def nonempty(dataset):
+    """The dataset's splits, refused when one is empty (a dev split without a definition would
+    score NaN after the whole training)."""
+    splits, report = dataset
+    for k in ("train", "dev", "test"):
+        if not splits.get(k):
+            raise ValueError(
+                f"the DefSent dataset ({report.get('source', 'given')}) has no {k} definition: "
+                "its dictionary is too small for the 8:1:1 split by word (10 words at least)"
+            )
+    return splits
+
+
 def train_and_score(cfg, dataset, folder, what):
     """One DefSent training (Sec. 2.3: cross-entropy of the defined word, predicted from the pooled
     definition through the frozen head) on the dataset's train split, then its dev and test word
     prediction; the trained encoder saved in `folder`/model."""
-    (splits, report), v = dataset, run_settings(cfg)
+    splits, report, v = nonempty(dataset), dataset[1], run_settings(cfg)
     config.set_seed(cfg["seed"])
     model, tokenizer, head, head_kind = defsent_model.load(
         cfg["model"],
@@ -565,7 +578,7 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     here (eval_sizes loads only when a plan is made: the protocol's scales)."""
     from defsent_lite.repro import eval_sizes
 
-    splits, _ = dataset
+    splits = nonempty(dataset)
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
     n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]

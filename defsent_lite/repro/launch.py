@@ -9,8 +9,10 @@ calls (defsent_protocol.seed_run, gausscse_protocol.run), so every result lands 
 notebook looks up. The cache makes many writers safe: an entry is written whole by a rename, a
 writer's files live in a folder of its own, a killed writer leaves no result.json (so nothing reads
 as done) and its folder is removed by the next writer; relaunching runs only what is missing. A
-training saves its state every 10 minutes (train.RESUME_EVERY_S) beside the run's folders; a job
-preempted or out of time is requeued by submitit and goes on from there.
+training saves its state beside the run's folders every --save-every-min (10) and, on SIGTERM or
+the time-out signal, after the step under way (Work); a preempted task is requeued by SLURM, one out
+of time by submitit (--requeues), and goes on from there. --status asks SLURM (squeue; sacct or
+scontrol for a task gone) how each training stands.
 """
 
 import argparse
@@ -108,13 +110,16 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
             "counted from "
             "the papers' published sizes and their cache keys are unknown"
         )
-    if notebook in DEFSENT_NOTEBOOKS:
-        return defsent_trainings(notebook, settings, model, variant, data_dir, missing)
     if notebook in PST_NOTEBOOKS:
         return pst_trainings(notebook, settings, given, variant)
-    if notebook in COMPARISON_NOTEBOOKS:
-        return comparison_trainings(notebook, dict(settings, model=model), data_dir, missing)
-    return gausscse_trainings(notebook, settings, model, variant, data_dir, missing)
+    if notebook in DEFSENT_NOTEBOOKS:
+        out = defsent_trainings(notebook, settings, model, variant, data_dir, missing)
+    elif notebook in COMPARISON_NOTEBOOKS:
+        out = comparison_trainings(notebook, dict(settings, model=model), data_dir, missing)
+    else:
+        out = gausscse_trainings(notebook, settings, model, variant, data_dir, missing)
+    broken = [p for p in (missing or "").split("; ") if p.startswith("model ")]  # --status: failed
+    return [t._replace(waits_for="; ".join(broken)) for t in out] if broken else out
 
 
 def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
@@ -322,10 +327,11 @@ KINDS = {  # cache kinds
 }
 
 
-def work(jobs, threads=None, standins=False):
+def work(jobs, threads=None, standins=False, strict=False):
     """One job: run each (label, kind, key, call) in turn; a failure is recorded with its traceback
     (also in the job's log) and the others go on. Returns one record per training. standins: the
-    launching process ran with stand-in models (a rehearsal scale), so this one does too."""
+    launching process ran with stand-in models (a rehearsal scale), so this one does too. strict (a
+    SLURM task): a failed training fails the job, so that no afterok chain goes on past it."""
     if standins:
         config.use_standins()
     if threads:
@@ -359,21 +365,88 @@ def work(jobs, threads=None, standins=False):
                     error=traceback.format_exc(),
                 )
             )
+    failed = [r for r in records if r["status"] == "failed"]
+    if strict and failed:
+        raise RuntimeError(
+            f"{len(failed)} training(s) failed: {failed[0]['error'].splitlines()[-1]}"
+        )
     return records
 
 
 class Work:
     """work() as submitit runs it: a preempted or timed-out job is requeued (submitit calls
     checkpoint and submits the same trainings again), and each goes on from its saved state
-    (train.train's resume) or is found in the cache."""
+    (train.train's resume, written every `save_every_s` and when a signal comes) or is found in the
+    cache."""
+
+    def __init__(self, save_every_s=600):
+        self.save_every_s = save_every_s
 
     def __call__(self, *args):
-        return work(*args)
+        from defsent_lite import train
+
+        train.RESUME_EVERY_S = self.save_every_s
+        with saving_on_signals():
+            return work(*args)
 
     def checkpoint(self, *args):
         import submitit
 
         return submitit.helpers.DelayedSubmission(self, *args)
+
+
+def in_training(frame):
+    """Whether a resumable train.train is under way in the interrupted frame's stack."""
+    from defsent_lite import train
+
+    while frame is not None:
+        if frame.f_code is train.train.__code__ and frame.f_locals.get("resume"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@contextlib.contextmanager
+def saving_on_signals():
+    """While a job works, SIGTERM (a preemption, `scontrol requeue`, scancel) and submitit's
+    time-out signal make a resumable training save its state after the step under way and stop
+    (train.STOP); then the signal's own handler runs (submitit's requeues on the time-out signal).
+    Outside a training it runs at once."""
+    import signal
+
+    import submitit
+
+    from defsent_lite import train
+
+    signals = (signal.SIGTERM, submitit.JobEnvironment._usr_sig())
+    before, caught = {s: signal.getsignal(s) for s in signals}, []
+
+    def pass_on(signum, frame):  # to the handler there was before, or the default action
+        if callable(before[signum]):
+            before[signum](signum, frame)
+        elif before[signum] == signal.SIG_DFL:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    def on_signal(signum, frame):
+        if not in_training(frame):
+            return pass_on(signum, frame)
+        caught.append(signum)
+        train.STOP.set()
+
+    for s in signals:
+        signal.signal(s, on_signal)
+    try:
+        yield
+    except train.Stopped:
+        print(f"{signal.Signals(caught[0]).name}: {sys.exc_info()[1]}", file=sys.stderr, flush=True)
+        if callable(before[caught[0]]):  # submitit's time-out handler requeues the job and exits
+            before[caught[0]](caught[0], None)
+        raise SystemExit(128 + caught[0]) from None
+    finally:
+        for s in signals:
+            signal.signal(s, before[s])
+        train.STOP.clear()
 
 
 # ---------------------------------------------------------------- launching
@@ -415,6 +488,15 @@ def job_inputs(share):
     ]
 
 
+SAVE_EVERY_MIN = 10  # a training's state is saved this often (--save-every-min), and on a signal
+REQUEUES = 3  # times a task out of time is requeued (--requeues; submitit's cap; preemptions free)
+SHORTEST_MIN = 5  # --timeout-min: SLURM signals 90-150 s before the limit; a start takes up to 60 s
+
+
+class Refused(RuntimeError):
+    """SLURM or the partition cannot take the launch as asked: said in a line, nothing submitted."""
+
+
 def executors(kind, workers, folder, slurm=None, timeout_min=4 * 60, gpus=None):
     """One submitit executor per job: local (job i sees GPU i % gpus: K x gpus workers run K a GPU;
     none on a CPU machine)
@@ -426,7 +508,7 @@ def executors(kind, workers, folder, slurm=None, timeout_min=4 * 60, gpus=None):
         gpus = torch_gpus() if gpus is None else gpus
         out = []
         for i in range(workers):
-            ex = submitit.LocalExecutor(folder=folder)
+            ex = submitit.LocalExecutor(folder=folder, max_num_timeout=REQUEUES)
             ex.update_parameters(
                 timeout_min=timeout_min,
                 gpus_per_node=1 if gpus else 0,
@@ -436,7 +518,7 @@ def executors(kind, workers, folder, slurm=None, timeout_min=4 * 60, gpus=None):
         return out
     if kind == "slurm":
         slurm = slurm or {}
-        ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
+        ex = submitit.AutoExecutor(folder=folder, cluster="slurm", slurm_max_num_timeout=REQUEUES)
         ex.update_parameters(
             timeout_min=timeout_min,
             tasks_per_node=1,
@@ -471,19 +553,71 @@ def start(todo, kind="local", workers=2, folder="launch_logs", slurm=None, timeo
     parts = [[t] for t in todo] if kind == "slurm" else shares(todo, workers)  # a task each
     exs = executors(kind, workers, folder, slurm, timeout_min)
     threads = max(1, (os.cpu_count() or 1) // len(parts)) if kind == "local" else None
+    work = Work(SAVE_EVERY_MIN * 60)
     if kind == "local":
         jobs = [
-            ex.submit(Work(), job_inputs(p), threads, config.standins_enabled())
+            ex.submit(work, job_inputs(p), threads, config.standins_enabled())
             for ex, p in zip(exs, parts)
         ]
-    else:
+        return list(zip(jobs, parts))
+    try:
         jobs = exs[0].map_array(
-            Work(),
+            work,
             [job_inputs(p) for p in parts],
             [None] * len(parts),
             [config.standins_enabled()] * len(parts),
+            [True] * len(parts),  # strict: a failed training fails its task
         )
+    except submitit_error() as e:  # sbatch's own words, not a traceback
+        raise Refused(f"sbatch refused the tasks: {' '.join(str(e).split())[:500]}") from None
     return list(zip(jobs, parts))
+
+
+def submitit_error():
+    from submitit.core.utils import FailedJobError
+
+    return FailedJobError
+
+
+def offered(partition):
+    """(CPUs, MB of memory) of the partition's largest node (sinfo; its default one when None), or
+    None where sinfo cannot be run."""
+    try:
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%P %c %m"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = set((partition or "").split(","))
+    nodes = [(int(c), int(m)) for p, c, m in (line.split() for line in out.splitlines())
+             if (p.rstrip("*") in names or (not partition and p.endswith("*")))
+             and c.isdigit() and m.isdigit()]  # fmt: skip
+    if not nodes:
+        raise Refused(f"partition {partition or '(the default)'}: sinfo lists no node in it")
+    return max(c for c, _ in nodes), max(m for _, m in nodes)
+
+
+def check_partition(slurm, log):
+    """Refuse --cpus-per-task or --mem above what the partition's largest node offers, before
+    anything is submitted (a task asking more waits for ever, "PartitionConfig")."""
+    slurm = slurm or {}
+    partition, node = slurm.get("slurm_partition"), offered(slurm.get("slurm_partition"))
+    if node is None:
+        return log("sinfo cannot be run here: --cpus-per-task and --mem not checked")
+    where = f"partition {partition or '(the default)'}"
+    if slurm.get("cpus_per_task", 8) > node[0]:
+        raise Refused(f"--cpus-per-task {slurm.get('cpus_per_task', 8)}: the nodes of {where} "
+                      f"have at most {node[0]} CPUs (sinfo); ask for at most {node[0]}")  # fmt: skip
+    if slurm.get("slurm_mem") and megabytes(slurm["slurm_mem"]) > node[1]:
+        raise Refused(f"--mem {slurm['slurm_mem']}: the nodes of {where} have at most "
+                      f"{node[1]} MB (sinfo); ask for at most {node[1]}M")  # fmt: skip
+
+
+def megabytes(mem):
+    """SLURM's --mem as MB: a number with K, M (the default), G or T."""
+    found = re.fullmatch(r"(\d+)([KMGT]?)B?", str(mem).strip().upper())
+    if not found:
+        raise Refused(f"--mem {mem!r}: a whole number with K, M, G or T (SLURM's form, e.g. 64G)")
+    return int(found[1]) * {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024**2}[found[2]]
 
 
 def reason(error):
@@ -590,18 +724,29 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
     its own, and each PST config's steps from its first unfinished one as array jobs that start
     once the one before has ended well (afterok). --status says how they go; the same command
     again submits what is missing and not queued. Returns an empty Outcome."""
-    waiting = queued_jobs()
+    check_partition(slurm, log)
+    waiting = queued_jobs() or {}
     listed = listing(notebooks, scale, data_dir, model, variant, log)
     todo = [t for t in listed if t.todo and t.call and submitted_id(t) not in waiting]
-    if waiting & {submitted_id(t) for t in listed}:
-        log(f"{len(waiting & {submitted_id(t) for t in listed})} training(s) still queued or "
-            "running on SLURM: left as they are")  # fmt: skip
+    if waiting.keys() & {submitted_id(t) for t in listed}:
+        log(f"{len(waiting.keys() & {submitted_id(t) for t in listed})} training(s) still queued "
+            "or running on SLURM: left as they are")  # fmt: skip
     for job, (t,) in start(todo, "slurm", workers, folder, slurm, timeout) if todo else []:
         note(KINDS[t.method], t.key, SUBMITTED, job.job_id)  # what --status says until it runs
+    tasks = len(todo)
     for notebook, cfg in pst:
         stages = [st for st in pst_stages(notebook, cfg, data_dir) if any(t.todo for t in st[1])]
-        if not stages or waiting & {submitted_id(t) for st in stages for jobs in st for t in jobs}:
-            continue  # PST done, or its chain still queued or running
+        chain = sorted(
+            waiting.keys() & {submitted_id(t) for st in stages for jobs in st for t in jobs}
+        )
+        if any(waiting[i][1] == "DependencyNeverSatisfied" for i in chain):  # a link died: the
+            cancel(chain)  # tasks after it can never run
+            log(f"notebook {notebook}: PST on {cfg['dataset']}: {len(chain)} task(s) waiting on "
+                "a step that ended without success cancelled; submitted again from that step")  # fmt: skip
+        elif chain:
+            continue  # its chain still queued or running
+        if not stages:
+            continue  # PST done
         ids, after = [], None
         for jobs in [
             [t for t in js if t.todo] for st in stages for js in st if any(t.todo for t in js)
@@ -614,31 +759,58 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
                 after, ids = job.job_id.split("_")[0], ids + [job.job_id]
         log(f"notebook {notebook}: PST on {cfg['dataset']}, steps {len(cfg['lrs']) - len(stages) + 1}"
             f"-{len(cfg['lrs'])}: {len(ids)} task(s), each step after the one before")  # fmt: skip
-    log(f"{len(todo)} training(s) submitted; the same command with --status shows them, without "
-        "it submits what is still missing")  # fmt: skip
+        tasks += len(ids)
+    log(f"{tasks} task(s) submitted ({len(todo)} training(s), {tasks - len(todo)} PST task(s)); "
+        f"a task out of time is requeued at most {REQUEUES} times (--requeues); the same command "
+        "with --status shows them, without it submits what is still missing")  # fmt: skip
     return Outcome([], [], 0)
 
 
 def status(notebooks, scale=None, data_dir=None, model=None, variant="official", log=print):
-    """Each notebook's trainings as the cache holds them: done, running (a live writer), failed
-    (with the failure's last line), submitted (to SLURM, not started: pending, or its task died
-    before a word) or missing. Returns {state: count}."""
-    counts = {"done": 0, "running": 0, "failed": 0, "submitted": 0, "missing": 0}
+    """Each notebook's trainings as the cache and SLURM say (`state`); the failed and lost ones
+    named with their reason, the pending ones counted by squeue's reason. Returns {state: count}."""
+    queue, counts, waits = queued_jobs(), dict.fromkeys(STATES, 0), {}
     for t in distinct([t for nb in map(str, notebooks) for t in (  # a PST notebook: its jobs
             pst_jobs(nb, scale, model, variant, data_dir) if nb in PST_NOTEBOOKS
             else trainings(nb, scale, data_dir, model, variant, log))]):  # fmt: skip
-        kind = KINDS[t.method]
-        failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
-        state = ("done" if t.todo is False else "running" if t.key and busy_elsewhere(kind, t.key)
-                 else "failed" if t.key and failed.exists() and (not sent.exists() or
-                                                                 failed.stat().st_mtime >= sent.stat().st_mtime)
-                 else "submitted" if t.key and sent.exists() else "missing")  # fmt: skip
+        state, why = training_state(t, queue)
         counts[state] += 1
-        if state == "failed":
-            log(f"failed: notebook {t.notebook} {describe(t.settings)}: "
-                f"{last_line(failed)} ({failed})")  # fmt: skip
-    log(", ".join(f"{n} {state}" for state, n in counts.items()))
+        if state in ("failed", "lost", "submitted"):
+            log(f"{state}: notebook {t.notebook} {describe(t.settings)}: {why}")
+        if state == "pending":
+            waits[why] = waits.get(why, 0) + 1
+    if waits:
+        log("pending (squeue's reason): " + ", ".join(f"{n} {why}" for why, n in waits.items()))
+    log(", ".join(f"{n} {state}" for state, n in counts.items() if n or state != "submitted"))
     return counts
+
+
+STATES = ("done", "running", "pending", "failed", "lost", "submitted", "missing")
+RUNNING = ("RUNNING", "COMPLETING", "CONFIGURING", "STAGE_OUT")  # squeue's states of a started task
+
+
+def training_state(t, queue):
+    """(state, why) of a listed training: done (cached), running (its SLURM task, or a live writer),
+    pending (queued: squeue's reason), failed (its own last error line), lost (submitted, neither
+    queued nor cached: SLURM's last word, relaunch), submitted (SLURM cannot be asked here) or
+    missing (never submitted)."""
+    kind, task = KINDS[t.method], submitted_id(t)
+    failed, sent = (config.cache_dir() / kind / str(t.key) / f for f in (FAILED, SUBMITTED))
+    if t.todo is False:
+        return "done", ""
+    if not t.key and t.waits_for.startswith("model "):  # its model cannot be loaded here
+        return "failed", t.waits_for
+    if (t.key and busy_elsewhere(kind, t.key)) or (queue or {}).get(task, ("",))[0] in RUNNING:
+        return "running", ""
+    if queue and task in queue:
+        return "pending", queue[task][1]
+    if t.key and failed.exists() and (not task or failed.stat().st_mtime >= sent.stat().st_mtime):
+        return "failed", f"{last_line(failed)} ({failed})"
+    if task and queue is None:
+        return "submitted", f"task {task}; squeue cannot be run here, so SLURM was not asked"
+    if task:
+        return "lost", f"task {task} left the queue without a result ({slurm_word(task)}): relaunch"
+    return "missing", ""
 
 
 STAMP = "%Y-%m-%d %H:%M:%S"  # what a done.txt holds: when its training ended well
@@ -674,14 +846,48 @@ def submitted_id(t):
 
 
 def queued_jobs():
-    """This user's SLURM tasks still queued or running, as "<array>_<task>" ids (squeue; none
-    where there is no SLURM)."""
-    command = ["squeue", "--noheader", "--array", "--user", getpass.getuser(), "--format", "%i"]
+    """This user's SLURM tasks still queued or running: {"<array>_<task>": (state, reason)}
+    (squeue); None where SLURM cannot be asked."""
+    command = [
+        "squeue",
+        "--noheader",
+        "--array",
+        "--user",
+        getpass.getuser(),
+        "--format",
+        "%i %T %r",
+    ]
     try:
-        return set(subprocess.run(command, capture_output=True, text=True, timeout=120,
-                                  check=True).stdout.split())  # fmt: skip
+        out = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
     except (OSError, subprocess.SubprocessError):
-        return set()
+        return None
+    rows = [line.split(maxsplit=2) for line in out.stdout.splitlines() if line.strip()]
+    return {r[0]: (r[1], r[2] if len(r) > 2 else "") for r in rows}
+
+
+def slurm_word(task):
+    """SLURM's last word on a task no longer queued: its accounting (sacct) where there is one,
+    else what slurmctld still remembers (MinJobAge, 5 minutes by default), said as such."""
+    asked = [["sacct", "-n", "-P", "-X", "-j", task, "-o", "State,ExitCode"],
+             ["scontrol", "-o", "show", "job", task]]  # fmt: skip
+    for command in asked:
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if command[0] == "sacct" and out.stdout.strip():
+            state, code = out.stdout.split()[0].split("|")[:2]
+            return f"SLURM accounting: {state}, exit code {code}"
+        found = dict(re.findall(r"(JobState|ExitCode|Reason)=(\S+)", out.stdout))
+        if command[0] == "scontrol" and found:
+            return (f"SLURM: {found['JobState']}, exit code {found.get('ExitCode')}, reason "
+                    f"{found.get('Reason')}; no accounting here")  # fmt: skip
+    return "no SLURM accounting here, and slurmctld no longer remembers it"
+
+
+def cancel(tasks):
+    """scancel these SLURM tasks."""
+    subprocess.run(["scancel", *tasks], capture_output=True, text=True, timeout=120, check=True)
 
 
 def describe(label):
@@ -761,7 +967,13 @@ def parser():
     p.add_argument("--per-gpu", type=positive, default=1, help="local jobs a GPU runs at once (default "
                    "1; tools/gpu_check.py measures what K together gain)")  # fmt: skip
     p.add_argument("--timeout-min", type=positive, default=4 * 60, help="a job's time limit "
-                   "(default 240; a job out of time is requeued and goes on)")  # fmt: skip
+                   f"(default 240, at least {SHORTEST_MIN}; a job out of time is requeued and goes "
+                   "on)")  # fmt: skip
+    p.add_argument("--requeues", type=positive, default=REQUEUES, help="times a task out of time "
+                   f"is requeued (default {REQUEUES}; a preemption does not count)")  # fmt: skip
+    p.add_argument("--save-every-min", type=positive, default=SAVE_EVERY_MIN, help="a training "
+                   f"saves its state this often (default {SAVE_EVERY_MIN}) and on SIGTERM or the "
+                   "time-out signal, to go on from there")  # fmt: skip
     p.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
     for flag in ("--partition", "--account", "--qos", "--mem"):
         p.add_argument(flag, help=f"SLURM {flag[2:]}")
@@ -769,21 +981,26 @@ def parser():
     p.add_argument("--cpus-per-task", type=positive, default=8, help="SLURM (default 8)")
     p.add_argument("--setup", action="append", default=[], help="a line a job runs first")
     p.add_argument("--sbatch", action="append", default=[], type=key_value, metavar="KEY=VALUE",
-                   help="another #SBATCH option, e.g. constraint=h100")  # fmt: skip
+                   help="another #SBATCH option, e.g. constraint=h100, or a flag: hold")  # fmt: skip
     return p
 
 
 def key_value(text):
-    """argparse's type for KEY=VALUE."""
-    key, sep, value = text.partition("=")
-    if not (key and sep):
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
-    return key, value
+    """argparse's type for KEY=VALUE, or KEY (or KEY=) for an sbatch flag without a value."""
+    key, _, value = text.partition("=")
+    if not key.strip() or " " in key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE or KEY")
+    return key, value or True
 
 
 def main(argv=None):
-    args = parser().parse_args(argv)
+    command = parser()
+    args = command.parse_args(argv)
     args.notebooks = list(dict.fromkeys(args.notebooks))  # a notebook named twice runs once
+    if args.timeout_min < SHORTEST_MIN:
+        command.error(f"--timeout-min {args.timeout_min}: at least {SHORTEST_MIN} (the time-out "
+                      "signal comes 90-150 s before the limit; a job needs up to a minute to "
+                      "start, then its step and a save)")  # fmt: skip
     if args.status:
         status(args.notebooks, args.scale, args.data, args.model, args.variant)
         return 0
@@ -810,24 +1027,23 @@ def main(argv=None):
         args.per_gpu if args.executor == "local" and torch_gpus() else 1
     )  # SLURM: a GPU a task
     workers = args.workers or max(torch_gpus() * per_gpu, 2)
+    if args.per_gpu != per_gpu:
+        print(f"--per-gpu {args.per_gpu} ignored: " + ("SLURM gives each task a GPU of its own"
+              if args.executor == "slurm" else "no GPU here"))  # fmt: skip
     print(wall_clock([t for t in listed if t.todo is not False], workers, per_gpu))
     if args.dry_run:
         return 0
     # jobs pickle this module's functions by name, not __main__'s
     from defsent_lite.repro import launch as this
 
-    outcome = this.launch(
-        args.notebooks,
-        args.scale,
-        args.data,
-        args.model,
-        args.variant,
-        args.executor,
-        workers,
-        args.logs,
-        slurm_options(args),
-        args.timeout_min,
-    )
+    this.SAVE_EVERY_MIN, this.REQUEUES = args.save_every_min, args.requeues
+    try:
+        outcome = this.launch(args.notebooks, args.scale, args.data, args.model, args.variant,
+                              args.executor, workers, args.logs, slurm_options(args),
+                              args.timeout_min)  # fmt: skip
+    except this.Refused as e:
+        print(f"launch: {e}", file=sys.stderr)
+        return 2
     return 1 if outcome.failed or outcome.missing else 0  # missing data or model: not done
 
 

@@ -407,12 +407,13 @@ ORPHAN_AGE = 3600  # seconds: a files folder of an older naming unreferenced thi
 # filesystem, where its process id means nothing here) while its lease file is fresh: the writer
 # touches it every HEARTBEAT_S seconds, and a lease untouched for LEASE_S is judged gone.
 def host_name():
-    """This machine's name in a writer's folder name, with its process-id namespace: containers
-    under one hostname see different processes, so each judges the others' writers by their
-    leases, never by a process id it cannot see."""
+    """This machine's name in a writer's folder name, with its boot and process-id namespace:
+    machines under one hostname, or containers on one machine, see different processes, so each
+    judges the others' writers by their leases, never by a process id it cannot see."""
     name = socket.gethostname()
-    with contextlib.suppress(OSError):  # Linux: the namespace's inode; elsewhere the name alone
-        name += f".{os.stat('/proc/self/ns/pid').st_ino}"
+    with contextlib.suppress(OSError):  # Linux: this boot's id and the namespace's inode
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().replace("-", "")[:12]
+        name += f".{boot}.{os.stat('/proc/self/ns/pid').st_ino}"
     return re.sub(r"[^A-Za-z0-9_.]", "_", name) or "unknown_host"
 
 
