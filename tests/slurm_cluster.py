@@ -3,7 +3,6 @@ apt-get when missing), slurmctld and slurmd started on free ports with a configu
 own, one node with this machine's CPUs and two fake GPUs (gres on two tty devices: a bare Count=2
 leaves the node INVAL on 22.05), no accounting. What made it run in a container: proctrack/linuxproc
 and task/none (no writable cgroups), cons_tres, JobRequeue=1."""
-import contextlib
 import os
 import shutil
 import socket
@@ -101,6 +100,12 @@ def stop(folder):
     d = Path(folder)
     env = dict(os.environ, SLURM_CONF=str(d / "slurm.conf"))
     subprocess.run(["scancel", "--user", "root"], env=env, capture_output=True)
-    for name in ("slurmd", "slurmctld"):
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int((d / f"{name}.pid").read_text()), 15)
+    for _ in range(20):  # the jobs end before their daemons do (else their steps live on)
+        queue = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True)
+        if queue.returncode or not queue.stdout.strip():
+            break
+        time.sleep(0.5)
+    for signal in ("TERM", "KILL"):  # the daemons started with this folder's configuration
+        for name in ("slurmd", "slurmctld"):
+            subprocess.run(["pkill", f"-{signal}", "-f", f"{name} -f {d}/slurm.conf"], capture_output=True)
+        time.sleep(1)

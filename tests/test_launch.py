@@ -3,6 +3,7 @@ executor's runs, a killed worker and the notebooks that then train nothing: test
 import os
 import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -476,3 +477,18 @@ def test_readme_says_no_training_only_of_notebooks_the_launcher_lists_nothing_fo
     assert len(said) == 18
     for notebook in [n for n in launch.NOTEBOOKS if said[n] == "no training"]:
         assert not launch.trainings(notebook, "smoke", log=lambda *a: None), notebook
+
+
+def test_per_gpu_said_ignored_where_it_cannot_apply_and_the_launch_logs_are_not_committed(monkeypatch, capsys):
+    """Issue 84, case 6: --per-gpu was ignored without a word on SLURM and on a machine without a
+    GPU; launch_logs/ (submitit's logs and pickles) was not ignored by git."""
+    monkeypatch.setattr(launch, "torch_gpus", lambda: 0)
+    assert launch.main(["32", "--per-gpu", "4", "--dry-run"]) == 0
+    assert "--per-gpu 4 ignored: no GPU here" in capsys.readouterr().out
+    monkeypatch.setattr(launch, "torch_gpus", lambda: 2)
+    assert launch.main(["32", "--executor", "slurm", "--per-gpu", "4", "--dry-run"]) == 0
+    assert "--per-gpu 4 ignored: SLURM gives each task a GPU of its own" in capsys.readouterr().out
+    repo = Path(__file__).resolve().parents[1]
+    if (repo / ".git").exists():
+        ignored = subprocess.run(["git", "check-ignore", "launch_logs/1_0_log.out"], cwd=repo, capture_output=True)
+        assert ignored.returncode == 0

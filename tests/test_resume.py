@@ -188,10 +188,11 @@ def test_sigterm_saves_the_step_under_way_and_the_job_run_again_ends_as_one_neve
     path, log, out = tmp_path / "resume.pt", tmp_path / "starts.txt", tmp_path / "weights.pt"
     job = [(dict(notebook="test", method="DefSent"), "test", "k",
             ("test_resume:slow_training", dict(path=path, log=log, signum=signal.SIGTERM, out=out)))]
+    before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as stopped:
         launch.Work()(job)
     assert stopped.value.code == 128 + signal.SIGTERM and not train.STOP.is_set()
-    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL   # the handler there was before
+    assert signal.getsignal(signal.SIGTERM) == before   # the handler there was before, back
     assert torch.load(path, weights_only=True)["step"] == 4 and not out.exists()
     assert [r["status"] for r in launch.Work()(job)] == ["trained"]
     slow_training(tmp_path / "none.pt", tmp_path / "log2.txt", signum=signal.SIGCONT, out=tmp_path / "whole.pt")

@@ -135,7 +135,7 @@ def test_empty_training_data_is_an_error():
 
 def test_defsent_empty_training_split_is_an_error(offline):
     splits, report = single_token_dataset(offline[1])
-    with pytest.raises(ValueError, match="no training batches"):
+    with pytest.raises(ValueError, match="has no train definition"):   # refused before loading a model
         defsent_protocol.run(defsent_cfg(), (dict(splits, train=[]), report))
     with pytest.raises(ValueError, match="seeds"):
         defsent_protocol.final_runs(defsent_cfg(), "cls", [7.0], [], (splits, report))
