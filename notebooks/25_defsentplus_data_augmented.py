@@ -51,7 +51,7 @@ import os
 
 SCALE = os.environ.get("DEFSENT_SCALE", "smoke")
 DATA_ROOT = os.environ.get("DEFSENT_DATA")  # None: found (data/, else ../shared/data)
-CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # a hub name, or a local folder
+CHECKPOINT = None  # None: SimCSE-BERT-base (RELEASE_CHECKPOINT); a hub name, or a local folder
 # None: found by CHECKPOINT's hub name; a folder: one of
 # defsentplus_protocol.release_labels(), e.g. "snscse-BERT-base"
 PAPER_LABEL = None
@@ -82,6 +82,7 @@ from defsent_lite.repro import defsentplus_protocol, plans, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
+CHECKPOINT = CHECKPOINT or defsentplus_protocol.RELEASE_CHECKPOINT
 model_to_train = defsentplus_protocol.model_to_train(SCALE, CHECKPOINT, MODEL)
 scale, MODEL = preflight.start("25", SCALE, DATA_ROOT, model_to_train)
 release = defsentplus_protocol.release(CHECKPOINT, PAPER_LABEL)

@@ -492,3 +492,34 @@ def test_per_gpu_said_ignored_where_it_cannot_apply_and_the_launch_logs_are_not_
     if (repo / ".git").exists():
         ignored = subprocess.run(["git", "check-ignore", "launch_logs/1_0_log.out"], cwd=repo, capture_output=True)
         assert ignored.returncode == 0
+
+
+def test_a_lost_task_is_named_with_slurm_accounting_where_there_is_one(monkeypatch):
+    """Issue 84, case 2: sacct's word where SLURM keeps accounts; else scontrol's while slurmctld
+    remembers the task, said as such; else that nothing is known."""
+    import types
+
+    answers = {}
+
+    def run(command, **kwargs):
+        out = answers.get(command[0])
+        if out is None:
+            raise subprocess.CalledProcessError(1, command, stderr="accounting storage is disabled")
+        return types.SimpleNamespace(stdout=out, returncode=0)
+    monkeypatch.setattr(launch.subprocess, "run", run)
+    answers["sacct"] = "CANCELLED by 0|0:15\n"
+    assert launch.slurm_word("12_3") == "SLURM accounting: CANCELLED by 0, exit code 0:15"
+    del answers["sacct"]
+    answers["scontrol"] = "JobId=12 ArrayTaskId=3 JobState=TIMEOUT Reason=TimeLimit ExitCode=0:0 Other=x\n"
+    assert launch.slurm_word("12_3") == "SLURM: TIMEOUT, exit code 0:0, reason TimeLimit; no accounting here"
+    del answers["scontrol"]
+    assert launch.slurm_word("12_3") == "no SLURM accounting here, and slurmctld no longer remembers it"
+
+
+def test_a_time_limit_too_short_to_save_is_refused_with_the_shortest_that_works(capsys):
+    """Issue 84, case 5: --timeout-min 1 was accepted; the task died before its handler was in
+    place, ended FAILED, and --status said "submitted"."""
+    with pytest.raises(SystemExit):
+        launch.main(["30", "--timeout-min", "4", "--dry-run"])
+    assert "--timeout-min 4: at least 5 (the time-out signal comes 90-150 s before the limit" in capsys.readouterr().err
+    assert launch.main(["32", "--timeout-min", "5", "--dry-run"]) == 0

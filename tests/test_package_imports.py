@@ -229,9 +229,10 @@ def test_the_house_only_gets_lighter():
     again, a save on SIGTERM and the time-out signal (the training loop's STOP, the job's handlers),
     the save interval and the requeue cap as options, the partition's CPUs and memory checked
     (sinfo), sbatch's refusals in a line, a broken model folder read as failed; and an edge, the
-    launcher to the training loop (its STOP)."""
+    launcher to the training loop (its STOP). Issue 83's one fact, one home: 3 (PST's configs and
+    the release checkpoint back in the DefSent+ module, the launcher asking it for them)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 7_325
+    assert statements(package) + statements(tools) <= 7_328
     assert len(package) <= 48
     assert len(package_edges()) <= 159
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"

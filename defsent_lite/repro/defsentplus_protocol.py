@@ -846,6 +846,29 @@ def release_pst_config(scale, model, rel, steps=None, variant="official"):
     return cfg
 
 
+RELEASE_CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # notebook 25's by default
+
+
+def notebook_configs(notebook, scale, model=None, variant="official"):
+    """The PST configs notebook 21-25 trains with its defaults, as its cells make them (21 and 24:
+    PST on a; 22: the 1st Training on c and b, PST with ICA on a; 23: the four combinations' 1st
+    Training; 25: the release's PST); the launcher trains these."""
+    scale = config.scale(scale)
+    if notebook == "25":
+        model = model_to_train(scale["name"], RELEASE_CHECKPOINT, model) or scale["model"]
+        return [release_pst_config(scale, model, release(RELEASE_CHECKPOINT), variant=variant)]
+    model = model or scale["model"]
+    if notebook == "23":
+        grid = dict(ica=False, steps=1, variant=variant, max_entries=scale["dsp_grid_max_entries"])
+        return [pst_config(scale, model, "a", *combination, **grid) for combination in COMBINATIONS]
+    return [
+        model_pst_config(
+            scale, model, d, ica=d == "a", steps=None if d == "a" else 1, variant=variant
+        )[0]
+        for d in ("cba" if notebook == "22" else "a")
+    ]
+
+
 def release_rows(untrained, steps):
     """(our STS rows, best pooling per row, runs per row): the checkpoint itself under its best
     pooling, then each PST step's mean over seeds under the pooling with the best mean."""

@@ -224,30 +224,11 @@ def comparison_trainings(notebook, scale, data_dir, missing):
     return out
 
 
-RELEASE_CHECKPOINT = "princeton-nlp/unsup-simcse-bert-base-uncased"  # notebook 25's CHECKPOINT
-
-
 def pst_configs(notebook, scale, model=None, variant="official"):
-    """The PST configs DefSent+ notebook 21-25 trains with its defaults, as its cells make them (21
-    and 24: PST on a; 22: the 1st Training on c and b, PST with ICA on a; 23: the four
-    combinations' 1st Training; 25: the release's PST)."""
+    """The PST configs DefSent+ notebook 21-25 trains (defsentplus_protocol.notebook_configs)."""
     from defsent_lite.repro import defsentplus_protocol as dsp
 
-    scale = config.scale(scale)
-    if notebook == "25":
-        model = dsp.model_to_train(scale["name"], RELEASE_CHECKPOINT, model) or scale["model"]
-        return [
-            dsp.release_pst_config(scale, model, dsp.release(RELEASE_CHECKPOINT), variant=variant)
-        ]
-    model = model or scale["model"]
-    if notebook == "23":
-        grid = dict(ica=False, steps=1, variant=variant, max_entries=scale["dsp_grid_max_entries"])
-        return [
-            dsp.pst_config(scale, model, "a", *combination, **grid)
-            for combination in dsp.COMBINATIONS
-        ]
-    return [dsp.model_pst_config(scale, model, d, ica=d == "a", steps=None if d == "a" else 1,
-                                 variant=variant)[0] for d in ("cba" if notebook == "22" else "a")]  # fmt: skip
+    return dsp.notebook_configs(notebook, scale, model, variant)
 
 
 def pst_trainings(notebook, scale, model, variant):
@@ -876,7 +857,7 @@ def slurm_word(task):
         except (OSError, subprocess.SubprocessError):
             continue
         if command[0] == "sacct" and out.stdout.strip():
-            state, code = out.stdout.split()[0].split("|")[:2]
+            state, code = (out.stdout.strip().splitlines()[0].split("|") + [""])[:2]
             return f"SLURM accounting: {state}, exit code {code}"
         found = dict(re.findall(r"(JobState|ExitCode|Reason)=(\S+)", out.stdout))
         if command[0] == "scontrol" and found:
