@@ -305,3 +305,11 @@ def test_readme_and_the_package_doc_state_the_methods_lines_as_they_are():
     assert (f"({root:,} lines, of which pooling and the three methods' modules are {methods:,}, the encoding "
             f"and training loops {loops:,})") in readme
     assert f"(`defsent_lite/*.py`, {root:,} lines, of which the four method modules are {methods:,};" in doc
+
+
+def test_fmt_skip_markers_only_go_down():
+    """Issue 83: `# fmt: skip` keeps a line out of the formatter (55 of them at afa451b, eight more
+    added since in the launcher and then removed with the old ones they replaced): a cap that only
+    goes down, to none."""
+    files = sorted(PACKAGE.rglob("*.py")) + sorted((PACKAGE.parent / "tools").rglob("*.py"))
+    assert sum(p.read_text().count("# fmt: skip") for p in files) <= 47

@@ -564,14 +564,23 @@ def offered(partition):
     """(CPUs, MB of memory) of the partition's largest node (sinfo; its default one when None), or
     None where sinfo cannot be run."""
     try:
-        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%P %c %m"], capture_output=True, text=True,
-                             timeout=60, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%P %c %m"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     names = set((partition or "").split(","))
-    nodes = [(int(c), int(m)) for p, c, m in (line.split() for line in out.splitlines())
-             if (p.rstrip("*") in names or (not partition and p.endswith("*")))
-             and c.isdigit() and m.isdigit()]  # fmt: skip
+    nodes = [
+        (int(c), int(m))
+        for p, c, m in (line.split() for line in out.splitlines())
+        if (p.rstrip("*") in names or (not partition and p.endswith("*")))
+        and c.isdigit()
+        and m.isdigit()
+    ]
     if not nodes:
         raise Refused(f"partition {partition or '(the default)'}: sinfo lists no node in it")
     return max(c for c, _ in nodes), max(m for _, m in nodes)
@@ -586,11 +595,15 @@ def check_partition(slurm, log):
         return log("sinfo cannot be run here: --cpus-per-task and --mem not checked")
     where = f"partition {partition or '(the default)'}"
     if slurm.get("cpus_per_task", 8) > node[0]:
-        raise Refused(f"--cpus-per-task {slurm.get('cpus_per_task', 8)}: the nodes of {where} "
-                      f"have at most {node[0]} CPUs (sinfo); ask for at most {node[0]}")  # fmt: skip
+        raise Refused(
+            f"--cpus-per-task {slurm.get('cpus_per_task', 8)}: the nodes of {where} "
+            f"have at most {node[0]} CPUs (sinfo); ask for at most {node[0]}"
+        )
     if slurm.get("slurm_mem") and megabytes(slurm["slurm_mem"]) > node[1]:
-        raise Refused(f"--mem {slurm['slurm_mem']}: the nodes of {where} have at most "
-                      f"{node[1]} MB (sinfo); ask for at most {node[1]}M")  # fmt: skip
+        raise Refused(
+            f"--mem {slurm['slurm_mem']}: the nodes of {where} have at most "
+            f"{node[1]} MB (sinfo); ask for at most {node[1]}M"
+        )
 
 
 def megabytes(mem):
@@ -710,8 +723,10 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
     listed = listing(notebooks, scale, data_dir, model, variant, log)
     todo = [t for t in listed if t.todo and t.call and submitted_id(t) not in waiting]
     if waiting.keys() & {submitted_id(t) for t in listed}:
-        log(f"{len(waiting.keys() & {submitted_id(t) for t in listed})} training(s) still queued "
-            "or running on SLURM: left as they are")  # fmt: skip
+        log(
+            f"{len(waiting.keys() & {submitted_id(t) for t in listed})} training(s) still queued "
+            "or running on SLURM: left as they are"
+        )
     for job, (t,) in start(todo, "slurm", workers, folder, slurm, timeout) if todo else []:
         note(KINDS[t.method], t.key, SUBMITTED, job.job_id)  # what --status says until it runs
     tasks = len(todo)
@@ -722,8 +737,10 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
         )
         if any(waiting[i][1] == "DependencyNeverSatisfied" for i in chain):  # a link died: the
             cancel(chain)  # tasks after it can never run
-            log(f"notebook {notebook}: PST on {cfg['dataset']}: {len(chain)} task(s) waiting on "
-                "a step that ended without success cancelled; submitted again from that step")  # fmt: skip
+            log(
+                f"notebook {notebook}: PST on {cfg['dataset']}: {len(chain)} task(s) waiting on "
+                "a step that ended without success cancelled; submitted again from that step"
+            )
         elif chain:
             continue  # its chain still queued or running
         if not stages:
@@ -741,9 +758,11 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
         log(f"notebook {notebook}: PST on {cfg['dataset']}, steps {len(cfg['lrs']) - len(stages) + 1}"
             f"-{len(cfg['lrs'])}: {len(ids)} task(s), each step after the one before")  # fmt: skip
         tasks += len(ids)
-    log(f"{tasks} task(s) submitted ({len(todo)} training(s), {tasks - len(todo)} PST task(s)); "
+    log(
+        f"{tasks} task(s) submitted ({len(todo)} training(s), {tasks - len(todo)} PST task(s)); "
         f"a task out of time is requeued at most {REQUEUES} times (--requeues); the same command "
-        "with --status shows them, without it submits what is still missing")  # fmt: skip
+        "with --status shows them, without it submits what is still missing"
+    )
     return Outcome([], [], 0)
 
 
@@ -849,8 +868,10 @@ def queued_jobs():
 def slurm_word(task):
     """SLURM's last word on a task no longer queued: its accounting (sacct) where there is one,
     else what slurmctld still remembers (MinJobAge, 5 minutes by default), said as such."""
-    asked = [["sacct", "-n", "-P", "-X", "-j", task, "-o", "State,ExitCode"],
-             ["scontrol", "-o", "show", "job", task]]  # fmt: skip
+    asked = [
+        ["sacct", "-n", "-P", "-X", "-j", task, "-o", "State,ExitCode"],
+        ["scontrol", "-o", "show", "job", task],
+    ]
     for command in asked:
         try:
             out = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
@@ -861,8 +882,10 @@ def slurm_word(task):
             return f"SLURM accounting: {state}, exit code {code}"
         found = dict(re.findall(r"(JobState|ExitCode|Reason)=(\S+)", out.stdout))
         if command[0] == "scontrol" and found:
-            return (f"SLURM: {found['JobState']}, exit code {found.get('ExitCode')}, reason "
-                    f"{found.get('Reason')}; no accounting here")  # fmt: skip
+            return (
+                f"SLURM: {found['JobState']}, exit code {found.get('ExitCode')}, reason "
+                f"{found.get('Reason')}; no accounting here"
+            )
     return "no SLURM accounting here, and slurmctld no longer remembers it"
 
 
@@ -947,22 +970,43 @@ def parser():
                    "else 2)")  # fmt: skip
     p.add_argument("--per-gpu", type=positive, default=1, help="local jobs a GPU runs at once (default "
                    "1; tools/gpu_check.py measures what K together gain)")  # fmt: skip
-    p.add_argument("--timeout-min", type=positive, default=4 * 60, help="a job's time limit "
-                   f"(default 240, at least {SHORTEST_MIN}; a job out of time is requeued and goes "
-                   "on)")  # fmt: skip
-    p.add_argument("--requeues", type=positive, default=REQUEUES, help="times a task out of time "
-                   f"is requeued (default {REQUEUES}; a preemption does not count)")  # fmt: skip
-    p.add_argument("--save-every-min", type=positive, default=SAVE_EVERY_MIN, help="a training "
-                   f"saves its state this often (default {SAVE_EVERY_MIN}) and on SIGTERM or the "
-                   "time-out signal, to go on from there")  # fmt: skip
+    p.add_argument(
+        "--timeout-min",
+        type=positive,
+        default=4 * 60,
+        help="a job's time limit "
+        f"(default 240, at least {SHORTEST_MIN}; a job out of time is requeued and goes "
+        "on)",
+    )
+    p.add_argument(
+        "--requeues",
+        type=positive,
+        default=REQUEUES,
+        help="times a task out of time "
+        f"is requeued (default {REQUEUES}; a preemption does not count)",
+    )
+    p.add_argument(
+        "--save-every-min",
+        type=positive,
+        default=SAVE_EVERY_MIN,
+        help="a training "
+        f"saves its state this often (default {SAVE_EVERY_MIN}) and on SIGTERM or the "
+        "time-out signal, to go on from there",
+    )
     p.add_argument("--logs", default="launch_logs", help="submitit's folder (logs, pickles)")
     for flag in ("--partition", "--account", "--qos", "--mem"):
         p.add_argument(flag, help=f"SLURM {flag[2:]}")
     p.add_argument("--gres", help="SLURM gres, e.g. gpu:a100:1 (default: --gpus-per-node=1)")
     p.add_argument("--cpus-per-task", type=positive, default=8, help="SLURM (default 8)")
     p.add_argument("--setup", action="append", default=[], help="a line a job runs first")
-    p.add_argument("--sbatch", action="append", default=[], type=key_value, metavar="KEY=VALUE",
-                   help="another #SBATCH option, e.g. constraint=h100, or a flag: hold")  # fmt: skip
+    p.add_argument(
+        "--sbatch",
+        action="append",
+        default=[],
+        type=key_value,
+        metavar="KEY=VALUE",
+        help="another #SBATCH option, e.g. constraint=h100, or a flag: hold",
+    )
     return p
 
 
@@ -979,9 +1023,11 @@ def main(argv=None):
     args = command.parse_args(argv)
     args.notebooks = list(dict.fromkeys(args.notebooks))  # a notebook named twice runs once
     if args.timeout_min < SHORTEST_MIN:
-        command.error(f"--timeout-min {args.timeout_min}: at least {SHORTEST_MIN} (the time-out "
-                      "signal comes 90-150 s before the limit; a job needs up to a minute to "
-                      "start, then its step and a save)")  # fmt: skip
+        command.error(
+            f"--timeout-min {args.timeout_min}: at least {SHORTEST_MIN} (the time-out "
+            "signal comes 90-150 s before the limit; a job needs up to a minute to "
+            "start, then its step and a save)"
+        )
     if args.status:
         status(args.notebooks, args.scale, args.data, args.model, args.variant)
         return 0
@@ -1009,8 +1055,14 @@ def main(argv=None):
     )  # SLURM: a GPU a task
     workers = args.workers or max(torch_gpus() * per_gpu, 2)
     if args.per_gpu != per_gpu:
-        print(f"--per-gpu {args.per_gpu} ignored: " + ("SLURM gives each task a GPU of its own"
-              if args.executor == "slurm" else "no GPU here"))  # fmt: skip
+        print(
+            f"--per-gpu {args.per_gpu} ignored: "
+            + (
+                "SLURM gives each task a GPU of its own"
+                if args.executor == "slurm"
+                else "no GPU here"
+            )
+        )
     print(wall_clock([t for t in listed if t.todo is not False], workers, per_gpu))
     if args.dry_run:
         return 0
@@ -1019,9 +1071,18 @@ def main(argv=None):
 
     this.SAVE_EVERY_MIN, this.REQUEUES = args.save_every_min, args.requeues
     try:
-        outcome = this.launch(args.notebooks, args.scale, args.data, args.model, args.variant,
-                              args.executor, workers, args.logs, slurm_options(args),
-                              args.timeout_min)  # fmt: skip
+        outcome = this.launch(
+            args.notebooks,
+            args.scale,
+            args.data,
+            args.model,
+            args.variant,
+            args.executor,
+            workers,
+            args.logs,
+            slurm_options(args),
+            args.timeout_min,
+        )
     except this.Refused as e:
         print(f"launch: {e}", file=sys.stderr)
         return 2
