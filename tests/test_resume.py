@@ -134,25 +134,29 @@ def test_a_preempted_gausscse_run_goes_on_from_its_saved_step_to_the_same_scores
     assert resumed == whole
 
 
-def slow_training(path, log, signum=None, out=None):
-    """A launcher job's training (run in the job's process, whose Work saves every 10 minutes):
-    appends the step each process starts from to `log`; the first process gets `signum` (default:
-    the time-out signal SLURM and submitit's local controller send) in its 4th step; the final
-    weights go to `out`."""
+def slow_training(path, log, signum=None, out=None, started=None, steps=8, pause=0.0):
+    """A launcher job's training of `steps` steps, `pause` s each (run in the job's process, whose
+    Work saves every 10 minutes): appends the step each process starts from to `log`; in its 4th
+    step the first process touches `started`, else gets `signum` (default: the time-out signal
+    SLURM and submitit's local controller send); the final weights go to `out`."""
     import submitit
 
+    path = Path(path)
     first = torch.load(path, weights_only=True)["step"] if path.exists() else 0
     with open(log, "a") as f:
         f.write(f"{first}\n")
-    model, steps = tiny_bert(), []
+    model, done = tiny_bert(), []
     head = defsent.word_prediction_head(model)
 
     def loss(m, b):
-        steps.append(1)
-        if first == 0 and len(steps) == 4:
+        done.append(1)
+        if first == 0 and len(done) == 4 and started:
+            Path(started).touch()
+        elif first == 0 and len(done) == 4:
             os.kill(os.getpid(), signum or submitit.JobEnvironment._usr_sig())
+        time.sleep(pause)
         return defsent.loss(m, head, b, "mean")
-    train.train(model, loss, batches(8), train.Settings(lr=1e-2), progress=False, resume=path)
+    train.train(model, loss, batches(steps), train.Settings(lr=1e-2), progress=False, resume=path)
     if out:
         torch.save(model.state_dict(), out)
 

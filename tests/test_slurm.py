@@ -1,8 +1,8 @@
 """Issue 84: the launcher against a real one-node SLURM (tests/slurm_cluster.py), with stand-in
-trainings that wait for a go file, fail on request, or train a tiny BERT: submit and leave, --status
-in every state from SLURM's own word, a failed training failing its task and stopping its chain, a
-relaunch healing a chain whose link was cancelled, a requeue mid-run ending as a run never stopped.
-Skipped, saying why, only where SLURM's packages cannot be installed."""
+trainings that wait for a go file, fail on request, or train a tiny BERT (test_resume's): submit
+and leave, --status in every state from SLURM's own word, a failed training failing its task and
+stopping its chain, a relaunch healing a chain whose link was cancelled, a requeue mid-run ending
+as a run never stopped. Skipped, saying why, only where SLURM's packages cannot be installed."""
 import os
 import re
 import subprocess
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import slurm_cluster
-from defsent_lite import train
+from test_resume import slow_training
 from defsent_lite.repro import launch
 from defsent_lite.runtime import config
 
@@ -57,28 +57,6 @@ def waits_for(go, key, kind="gausscse"):
     if kind == "gausscse":
         (config.cache_dir() / kind / key).mkdir(parents=True, exist_ok=True)
         (config.cache_dir() / kind / key / "result.json").write_text("{}")
-
-
-def tiny_training(path, log, out, started=None):
-    """A resumable training of a tiny BERT (24 steps, 0.15 s each); the step it starts from goes to
-    `log`, `started` is touched after its 4th step, its final weights go to `out`."""
-    from test_resume import batches, tiny_bert
-    from defsent_lite import defsent
-
-    first = torch.load(path, weights_only=True)["step"] if Path(path).exists() else 0
-    with open(log, "a") as f:
-        f.write(f"{first}\n")
-    model, steps = tiny_bert(), []
-    head = defsent.word_prediction_head(model)
-
-    def loss(m, b):
-        steps.append(1)
-        if started and len(steps) == 4:
-            Path(started).touch()
-        time.sleep(0.15)
-        return defsent.loss(m, head, b, "mean")
-    train.train(model, loss, batches(24), train.Settings(lr=1e-2), progress=False, resume=path)
-    torch.save(model.state_dict(), out)
 
 
 # ---------------------------------------------------------------- helpers
@@ -221,7 +199,8 @@ def test_a_training_requeued_mid_run_ends_as_one_never_stopped(here, monkeypatch
     10 minutes back) and the requeued task goes on from there to the weights of a run never
     stopped, bit for bit."""
     path, log, out, started = (here / n for n in ("resume.pt", "starts.txt", "weights.pt", "started"))
-    call = ("test_slurm:tiny_training", dict(path=str(path), log=str(log), out=str(out), started=str(started)))
+    call = ("test_resume:slow_training", dict(path=str(path), log=str(log), out=str(out), started=str(started),
+                                              steps=24, pause=0.15))
     monkeypatch.setattr(launch, "trainings", lambda *a, **k: [launch.Training(
         "30", "GaussCSE", dict(seed=0), 24, key="tiny", todo=not out.exists(), call=call)])
     assert run(here) == 0
@@ -234,6 +213,6 @@ def test_a_training_requeued_mid_run_ends_as_one_never_stopped(here, monkeypatch
     wait_until(lambda: out.exists() and task not in queue(), "the requeued training ended")
     starts = [int(line) for line in log.read_text().split()]
     assert len(starts) == 2 and starts[0] == 0 and starts[1] >= 4, starts   # saved at the signal, not at 0
-    tiny_training(here / "whole.pt", here / "whole.txt", here / "whole_weights.pt")
+    slow_training(here / "whole.pt", here / "whole.txt", out=here / "whole_weights.pt", started=here / "s2", steps=24)
     whole, resumed = (torch.load(p, weights_only=True) for p in (here / "whole_weights.pt", out))
     assert all(torch.equal(whole[k], resumed[k]) for k in whole)
