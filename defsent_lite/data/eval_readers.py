@@ -20,9 +20,8 @@ from defsent_lite.data import sources
 from defsent_lite.data.sources import STS_SUBSETS
 
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
-EXCERPT = (
-    "EXCERPT"  # a file of this name at a data root marks it a deliberate excerpt (tests' roots)
-)
+# A file of this name at a data root marks it a deliberate excerpt (the tests' cut copies).
+EXCERPT = "EXCERPT"
 
 
 def whole(root, path):
