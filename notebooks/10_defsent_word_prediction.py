@@ -82,7 +82,7 @@ dataset = dictionary.defsent_dataset(tokenizer, DATA_ROOT, variant_settings["dat
                                      paper_data=paper_data)
 splits, report = dataset
 # what the protocol below will train, and how long that takes here (printed at the protocol scales)
-base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+base = defsent_protocol.base_config(scale, MODEL, variant=VARIANT)
 lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
 plans.print_plan(scale,
                      lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))

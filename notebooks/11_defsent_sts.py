@@ -61,13 +61,13 @@ if "google.colab" in sys.modules:
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import defsent as paper_defsent
-from defsent_lite.repro import defsent_protocol, preflight
+from defsent_lite.repro import defsent_protocol, defsent_scores, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("11", SCALE, DATA_ROOT, MODEL)
 # the plan and its time estimate first (printed at the protocol scales), then DefSent trained per
 # pooling and seed (or found where notebook 10 left it), STS scored untrained and trained
-scored = defsent_protocol.sts(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
+scored = defsent_scores.sts(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| head:", scored.head_kind)
 
@@ -84,7 +84,7 @@ aggregate.whole(defsent_protocol.differences())
 # scale) lies inside the paper's spread when |z| <= 2; the line above the table says which do not.
 
 # %%
-t8 = defsent_protocol.table8(scored.untrained, scored.trained, MODEL, scale)
+t8 = defsent_scores.table8(scored.untrained, scored.trained, MODEL, scale)
 print(t8.note)      # whose rows the paper's are; compared only for its own model and protocol
 print(t8.verdict)   # which of ours lie outside the paper's spread
 table8 = t8.table
@@ -108,7 +108,7 @@ aggregate.mean_pm_std(t8.seeds)
 # they stand beside ours only for BERT-base and its stand-in.
 
 # %%
-t3 = defsent_protocol.table3(t8, scored.dev_mrr, MODEL, scale)
+t3 = defsent_scores.table3(t8, scored.dev_mrr, MODEL, scale)
 print(t3.note)
 table3 = t3.table
 table3

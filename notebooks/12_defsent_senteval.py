@@ -27,7 +27,7 @@
 # scales use scikit-learn's logistic-regression objective, every fold and C of a task fitted in
 # one batch (`"batched"`). Accuracy in %. DefSent's SentEval rows are the mean (± std) of the
 # first three seeds, as its Table 9 says ("three evaluations with different random seeds";
-# `defsent_protocol.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
+# `defsent_scores.SENTEVAL_SEEDS`), while its word-prediction and STS tables average ten.
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$
 #
@@ -65,17 +65,17 @@ if "google.colab" in sys.modules:
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.evaluation import senteval
-from defsent_lite.repro import defsent_protocol, preflight
+from defsent_lite.repro import defsent_protocol, defsent_scores, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("12", SCALE, DATA_ROOT, MODEL)
 # the plan and its time estimate first (printed at the protocol scales), then DefSent trained per
 # pooling and seed (or found where notebook 10 left it), SentEval scored untrained and trained
-scored = defsent_protocol.senteval(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
+scored = defsent_scores.senteval(scale, MODEL, POOLINGS, DATA_ROOT, VARIANT)
 print("scale:", scale["name"], "| variant:", VARIANT, "| model:", MODEL,
       "| head:", scored.head_kind)
 print("poolings scored:", scored.poolings, f"| Table 4's pooling: {scored.reported} ({scored.why})")
-t4 = defsent_protocol.table4(scored.untrained, scored.trained, MODEL, scale)
+t4 = defsent_scores.table4(scored.untrained, scored.trained, MODEL, scale)
 t4.ours.round(2)
 
 # %% [markdown]
@@ -104,10 +104,10 @@ table4
 # row it stands beside.
 
 # %%
-defsent_protocol.whole_table9(t4).round(2)
+defsent_scores.whole_table9(t4).round(2)
 
 # %%
-defsent_protocol.whole_table4(t4).round(2)
+defsent_scores.whole_table4(t4).round(2)
 
 # %%
 aggregate.mean_pm_std(t4.seeds)

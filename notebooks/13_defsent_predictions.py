@@ -73,7 +73,7 @@ paper_data = scale["paper_protocol"]   # Ishiwatari's Oxford splits, else what i
 dataset = dictionary.defsent_dataset(untrained.tokenizer, DATA_ROOT,
                                      defsent_protocol.variant_settings(VARIANT)["data"],
                                      paper_data=paper_data)
-base = defsent_protocol.base_config(scale, MODEL, DATA_ROOT, variant=VARIANT)
+base = defsent_protocol.base_config(scale, MODEL, variant=VARIANT)
 lr_xs, first_seed = scale["defsent_lr_xs"], scale["seeds"][:1]
 # the plan and its time estimate first (printed at the protocol scales)
 plans.print_plan(scale,

@@ -5,7 +5,7 @@ import statistics
 import pytest
 
 from defsent_lite.paper import aggregate, results
-from defsent_lite.repro import defsent_protocol, defsentplus_protocol
+from defsent_lite.repro import defsent_scores, defsentplus_protocol
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.repro import defsentplus_tables
@@ -106,10 +106,10 @@ def test_defsent_rows_of_defsentplus_are_at_the_models_best_pooling():
 def test_smoke_reports_the_papers_pooling_not_a_noisy_selection():
     from defsent_lite.runtime import config
     dev = {"cls": 0.0476, "mean": 0.0667, "max": 0.0676}
-    assert defsent_protocol.reported_pooling(config.scale("smoke"), "bert-base-uncased", dev)[0] == "cls"
-    assert defsent_protocol.reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"
+    assert defsent_scores.reported_pooling(config.scale("smoke"), "bert-base-uncased", dev)[0] == "cls"
+    assert defsent_scores.reported_pooling(config.scale("paper"), "bert-base-uncased", dev)[0] == "max"
     with pytest.raises(Exception, match="pooling by dev MRR"):
-        defsent_protocol.reported_pooling(config.scale("paper"), "bert-base-uncased", dict(dev, max=float("nan")))
+        defsent_scores.reported_pooling(config.scale("paper"), "bert-base-uncased", dict(dev, max=float("nan")))
 
 
 def test_the_whole_paper_table_keeps_every_row_and_puts_ours_below_its_pair():

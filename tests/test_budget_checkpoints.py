@@ -10,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from defsent_lite.runtime import cache, config, defsent_model
-from defsent_lite.repro import plans, defsent_protocol, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol
+from defsent_lite.repro import plans, defsent_protocol, defsent_scores, eval_sizes, gausscse_protocol, preflight, defsentplus_protocol
 from defsent_lite.evaluation import senteval
 from defsent_lite.evaluation import sts
 from tiny_root import gausscse_root, tiny_pst_setup
@@ -72,14 +72,14 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     path, tok = tiny_mlm
     dataset = tiny_defsent_dataset(tok)
     scale = tiny_scoring_scale()
-    base = dict(defsent_protocol.base_config(scale, path), train_max=None, eval_max=None)
+    base = dict(defsent_scores.base_config(scale, path), train_max=None, eval_max=None)
     xs, seeds = [1.0, 5.0, 9.0], [0, 1, 2, 3]
-    planned = defsent_protocol.plan(base, ["cls"], xs, seeds, dataset)
+    planned = defsent_scores.plan(base, ["cls"], xs, seeds, dataset)
     trained, scored = [], []
     original = defsent_model.load
     monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
-    original_score = defsent_protocol.score_trained
-    monkeypatch.setattr(defsent_protocol, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
+    original_score = defsent_scores.score_trained
+    monkeypatch.setattr(defsent_scores, "score_trained", lambda r, *a: scored.append(r["path"]) or original_score(r, *a))
     on_disk_after_each_run, original_run = [], defsent_protocol.run
 
     def counting_run(*a, **kw):
@@ -87,7 +87,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
         on_disk_after_each_run.append(len(list((tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))))
         return r
     monkeypatch.setattr(defsent_protocol, "run", counting_run)
-    best_x, search, runs = defsent_protocol.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr_x, search, runs)
+    best_x, search, runs = defsent_scores.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr_x, search, runs)
     assert max(on_disk_after_each_run) <= 2  # a rate's checkpoint goes as soon as a better one is seen
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
@@ -95,7 +95,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     sts_n, transfer_n = eval_sizes.sts_sentences(None, 20), eval_sizes.transfer_sentences(None, senteval.transfer_settings(scale))
     sts_n += eval_sizes.sts_sentences(None, scale["dsp_sts_max_pairs"])   # and as DefSent+ scores STS
     # dev+test of each run; seeds 1-3 scored on STS, SentEval only for the first three seeds (Table 9)
-    assert defsent_protocol.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
+    assert defsent_scores.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
     assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
     assert len(scored) == 3 and all(scored)  # scored from their checkpoints, before these were dropped
     dropped = [x for x in xs if x != best_x]
@@ -103,7 +103,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     on_disk = [str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json")]
     assert on_disk == [runs[0]["path"]]  # 6 trainings, 1 checkpoint left: the first seed's final run
     before = len(trained)
-    again = defsent_protocol.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12/13 ask again: nothing retrains
+    again = defsent_scores.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12 ask again: nothing retrains
     assert len(trained) == before and again.lr_x == best_x and [r["path"] for r in again.runs] == [r["path"] for r in runs]
     settings = senteval.transfer_settings(scale)
     sts_seed1 = sts.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
@@ -118,17 +118,41 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
         sts.trained_sts(again.runs[1], "cls", 21, None)  # scores never computed for this setting
 
 
+def test_notebook_10_keeps_later_seeds_until_11_scores_them(tiny_mlm, tmp_path, monkeypatch):
+    """Issue 83: notebook 10 trains without the scoring (it loads no STS or SentEval), so its later
+    seeds keep their checkpoints; notebook 11 then scores them without training and drops them, and
+    notebook 10 or 13 asking again trains nothing."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
+    path, tok = tiny_mlm
+    dataset = tiny_defsent_dataset(tok)
+    trained_base = dict(defsent_protocol.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
+    assert "scoring" not in trained_base
+    on_disk = lambda: len(list((tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json")))  # noqa: E731
+    runs = defsent_protocol.final_runs(trained_base, "cls", [5.0], [0, 1, 2], dataset).runs
+    assert all(r["path"] for r in runs) and on_disk() == 3   # every seed's checkpoint kept
+    trained = []
+    original = defsent_model.load
+    monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
+    scored_base = dict(trained_base, scoring=defsent_scores.base_config(tiny_scoring_scale(), path)["scoring"])
+    scored = defsent_scores.final_runs(scored_base, "cls", [5.0], [0, 1, 2], dataset).runs
+    assert [r["key"] for r in scored] == [r["key"] for r in runs] and trained == []   # scored, not trained
+    assert scored[0]["path"] == runs[0]["path"] and [r["path"] for r in scored[1:]] == [None, None]
+    assert on_disk() == 1 and "avg" in sts.trained_sts(scored[2], "cls", 20, None)
+    again = defsent_protocol.final_runs(trained_base, "cls", [5.0], [0, 1, 2], dataset).runs
+    assert trained == [] and [r["test"] for r in again] == [r["test"] for r in runs]
+
+
 def test_a_later_seed_whose_scores_are_missing_is_trained_again_and_scored(tiny_mlm, tmp_path, monkeypatch):
     monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path / "cache"))
     path, tok = tiny_mlm
     dataset = tiny_defsent_dataset(tok)
-    base = dict(defsent_protocol.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
-    runs = defsent_protocol.final_runs(base, "cls", [5.0], [0, 1], dataset).runs
+    base = dict(defsent_scores.base_config(tiny_scoring_scale(), path), train_max=None, eval_max=None)
+    runs = defsent_scores.final_runs(base, "cls", [5.0], [0, 1], dataset).runs
     other = dict(base, scoring=dict(base["scoring"], sts_max_pairs=10))  # another STS size: not cached yet
     trained = []
     original = defsent_model.load
     monkeypatch.setattr(defsent_model, "load", lambda name, **kw: trained.append(name) or original(name, **kw))
-    again = defsent_protocol.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
+    again = defsent_scores.final_runs(other, "cls", [5.0], [0, 1], dataset).runs
     assert len(trained) == 1 and again[1]["key"] == runs[1]["key"] and again[1]["path"] is None
     assert "avg" in sts.trained_sts(again[1], "cls", 10, None)
 

@@ -232,7 +232,7 @@ def test_with_a_rate_search_the_later_seeds_wait_for_it_then_take_its_best_rate(
     listed = cls_runs()
     assert [t.todo for t in listed[:2]] == [False, False]
     assert [(t.settings["seed"], t.settings["lr"], t.todo) for t in listed[2:]] == [(1, 64e-6, True), (2, 64e-6, True)]
-    assert {t.call[0] for t in listed[2:]} == {"defsent_lite.repro.defsent_protocol:seed_run"}
+    assert {t.call[0] for t in listed[2:]} == {"defsent_lite.repro.defsent_scores:seed_run"}
 
 
 def test_a_worker_runs_with_stand_ins_when_its_launcher_did(monkeypatch):

@@ -24,7 +24,7 @@ from defsent_lite.runtime import config
 from defsent_lite.data import sources
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import results
-from defsent_lite.repro import defsent_protocol, gausscse_protocol, launch
+from defsent_lite.repro import defsent_scores, gausscse_protocol, launch
 from defsent_lite.runtime import cache
 
 S = config.scale("rehearsal")
@@ -35,7 +35,7 @@ def seeds_averaged(notebook, scale=S):
     (at the colab scale: one)."""
     if notebook.startswith("3"):
         return len(scale["gauss_seeds"])
-    return min(defsent_protocol.SENTEVAL_SEEDS, len(scale["seeds"])) if notebook == "12" else len(scale["seeds"])
+    return min(defsent_scores.SENTEVAL_SEEDS, len(scale["seeds"])) if notebook == "12" else len(scale["seeds"])
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 branch on the scale): each gives the protocol's answer under the paper's protocol and the
 smoke scale's otherwise."""
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_protocol, defsent_protocol, gausscse_protocol
+from defsent_lite.repro import defsentplus_protocol, defsent_scores, gausscse_protocol
 from defsent_lite.evaluation import senteval
 from defsent_lite.runtime import config
 
@@ -10,9 +10,9 @@ SIMCSE = "princeton-nlp/unsup-simcse-bert-base-uncased"
 
 
 def test_senteval_poolings_one_at_smoke_all_three_under_the_protocol():
-    assert defsent_protocol.senteval_poolings(config.scale("smoke"), "max") == ["max"]
+    assert defsent_scores.senteval_poolings(config.scale("smoke"), "max") == ["max"]
     for name in ("paper", "colab", "cpu"):
-        assert defsent_protocol.senteval_poolings(config.scale(name), "max") == ["cls", "mean", "max"]
+        assert defsent_scores.senteval_poolings(config.scale(name), "max") == ["cls", "mean", "max"]
 
 
 def test_the_data_augmented_notebook_trains_the_checkpoint_only_under_the_protocol():

@@ -116,19 +116,19 @@ def test_a_published_seed_mean_stands_beside_the_mean_of_every_seed_of_ours(monk
     over every seed DefSent's protocol trained, not the first seed's, at the pooling of the model's
     row (BERT-base: Mean), scored as the DefSent+ rows beside it (issue 71: SentEval's files)."""
     from defsent_lite.paper.results import STS_COLS
-    from defsent_lite.repro import defsent_protocol, defsentplus_protocol, defsentplus_tables
+    from defsent_lite.repro import defsent_scores, defsentplus_protocol, defsentplus_tables
     from defsent_lite.runtime import config
     asked = []
 
     def sts(scale, model, poolings, data_dir=None, variant="official", files="raw"):
         asked.append((model, poolings, variant, files))
         seeds = [{c: x + i for i, c in enumerate(STS_COLS)} for x in (70.0, 72.0, 77.0)]
-        return defsent_protocol.Scored({}, {poolings[0]: seeds}, {}, poolings, "pretrained", "data")
-    monkeypatch.setattr(defsent_protocol, "sts", sts)
+        return defsent_scores.Scored({}, {poolings[0]: seeds}, {}, poolings, "pretrained", "data")
+    monkeypatch.setattr(defsent_scores, "sts", sts)
     label, pooling, row, n = defsentplus_tables.defsent_row({}, "bert-base-uncased")
     assert (label, pooling, n) == ("DefSent (Mean)", "mean", 3) and asked == [("bert-base-uncased", ["mean"], "official", "senteval")]
-    assert defsentplus_protocol.STS_FILES == "senteval" == defsent_protocol.sts_scorings(
-        defsent_protocol.seed_scoring(config.scale("smoke")))[1][1]   # scored when trained
+    assert defsentplus_protocol.STS_FILES == "senteval" == defsent_scores.sts_scorings(
+        defsent_scores.seed_scoring(config.scale("smoke")))[1][1]   # scored when trained
     assert row == [73.0 + i for i in range(len(STS_COLS))]
 
 def test_a_table_without_its_rows_line_or_unreadable_is_refused_naming_the_file(tmp_path):

@@ -125,7 +125,7 @@ def test_eval_every_zero_and_a_rate_given_as_text_are_named_before_any_work(tmp_
         gausscse_protocol.run(cfg, tmp_path)
     with pytest.raises(ValueError, match="GaussCSE lr='1e-5': a finite number > 0 is needed"):
         gausscse_protocol.run(dict(cfg, eval_every=100, lr="1e-5"), tmp_path)
-    base = defsent_protocol.base_config(config.scale("smoke"), "offline", data_dir=tmp_path)
+    base = defsent_protocol.base_config(config.scale("smoke"), "offline")
     with pytest.raises(ValueError, match="DefSent lr='1e-5': a finite number > 0 is needed"):
         defsent_protocol.run(dict(base, pooling="cls", lr="1e-5", seed=0), data_dir=tmp_path)
 

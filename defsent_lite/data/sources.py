@@ -295,7 +295,8 @@ def needs(notebook, scale="smoke"):
     # offline: WordNet replaces the train split
     oxford = [OXFORD_PAPER] if paper else [OXFORD_ANY, WORDNET]
     dictionary = [OXFORD_PAPER if paper else OXFORD_ANY, WORDNET]  # DefSent+ dataset a adds WordNet
-    # DefSent's later seeds are scored right after training (defsent_protocol.seed_scoring)
+    # DefSent's later seeds are scored (defsent_scores.seed_scoring) by 11 and 12, or by the
+    # launcher right after training, which checks 10's and 13's needs
     scored = [STS, STS_SENTEVAL, TRANSFER] if len(config.scale(scale)["seeds"]) > 1 else []
     nli = [NLI_EVAL, NLI_TRAIN_PAPER if paper else NLI_TRAIN_ANY]
     table = {
@@ -332,10 +333,26 @@ def needs(notebook, scale="smoke"):
     return list(dict.fromkeys(table[key]))  # each once
 
 
-# fmt: off
-NOTEBOOKS = ("00", "01", "10", "11", "12", "13", "20", "21", "22", "23", "24", "25",
-             "30", "31", "32", "33", "40", "90")
-# fmt: on
+NOTEBOOKS = (
+    "00",
+    "01",
+    "10",
+    "11",
+    "12",
+    "13",
+    "20",
+    "21",
+    "22",
+    "23",
+    "24",
+    "25",
+    "30",
+    "31",
+    "32",
+    "33",
+    "40",
+    "90",
+)
 
 
 def sources_for(notebook, scale="smoke"):

@@ -1,12 +1,12 @@
-"""DefSent's protocol, read top to bottom: its settings (official code / paper text), a cached
-training run, the learning-rate search, the seeded final runs and what each seed is scored on, the
-plan, the scores notebooks 11 and 12 show, and Tables 2-5, 8 and 9 beside the paper's rows. The
-method itself is defsent_lite.defsent; its dictionary dataset data.dictionary.defsent_dataset; its
-model with the frozen head runtime.defsent_model.load."""
+"""DefSent's training protocol, read top to bottom: its settings (official code / paper text), a
+cached training run, the learning-rate search, the seeded final runs, the plan, and the word
+prediction tables (2 and 5) beside the paper's rows. What a trained seed is scored on (STS,
+SentEval: Tables 3, 4, 8, 9) is defsent_scores. The method itself is defsent_lite.defsent; its
+dictionary dataset data.dictionary.defsent_dataset; its model with the frozen head
+runtime.defsent_model.load."""
 
 import json
 import math
-import statistics
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,17 +20,11 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import plans
-
-# this module's `sts` and `senteval` are notebook 11's and 12's scores
-from defsent_lite.evaluation import senteval as senteval_eval, sts as sts_eval
 from defsent_lite.runtime import cache, config, defsent_model, models, speed
 
 # What the released code (hppRC/defsent) does and what the paper's text says where they differ.
 # "official" is the default; "paper" keeps the text (and, where the text is silent, what this
 # repository did before it followed the code).
-# Tables 2, 3, 5 and 8 average 10 seeds; SentEval (Tables 4 and 9) "three evaluations with
-# different random seeds": the first three seeds of the scale.
-SENTEVAL_SEEDS = 3
 
 VARIANTS = {
     "official": dict(
@@ -299,7 +293,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
 
     cfg keys: model, pooling, lr, seed, batch_size, train_max, eval_max, optimizer, warmup_ratio,
     variant and its settings (VARIANTS; a setting in cfg overrides the variant's) (and `scoring`,
-    used by final_runs, not in the key). The trained encoder is saved in the run's folder
+    defsent_scores', not in the key). The trained encoder is saved in the run's folder
     (`result["path"]`); a second call with the same cfg and data reuses it. A run whose checkpoint
     was dropped (lr_search keeps only the chosen rate's) is trained again when need_checkpoint, else
     returned with path None.
@@ -397,13 +391,21 @@ def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
 def searched_rate(base, pooling, seed, xs, dataset):
     """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else
     None (also without the data: dataset None). The launcher's seeds wait for it."""
-    keys = {x: run_key(dict(base, pooling=pooling, seed=seed, lr=lr_grid([x])[x]), dataset[0])
-            for x in xs} if dataset else {}  # fmt: skip
+    keys = (
+        {
+            x: run_key(dict(base, pooling=pooling, seed=seed, lr=lr_grid([x])[x]), dataset[0])
+            for x in xs
+        }
+        if dataset
+        else {}
+    )
     found = {x: cache.lookup("defsent", key) for x, key in keys.items()}
     if not found or None in found.values():
         return None
     mrr = lambda r: r["dev"]["mrr"]  # noqa: E731
-    return best_of({x: f.result for x, f in found.items()}, mrr, f"DefSent learning-rate search ({pooling})")  # fmt: skip
+    return best_of(
+        {x: f.result for x, f in found.items()}, mrr, f"DefSent learning-rate search ({pooling})"
+    )
 
 
 def run_steps(base, dataset=None):
@@ -414,10 +416,10 @@ def run_steps(base, dataset=None):
     return math.ceil(min(n, base["train_max"] or math.inf) / base["batch_size"])
 
 
-def base_config(scale, model, data_dir=None, variant="official"):
+def base_config(scale, model, variant="official"):
     """The run config shared by every DefSent run of a scale (pooling, lr and seed added later);
-    `scoring`: the evaluations every seed gets before its checkpoint is dropped (final_runs);
-    variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key."""
+    variant: "official" (the released code, default) or "paper" (VARIANTS), in the run's key
+    (defsent_scores.base_config adds what a later seed is scored on)."""
     return dict(
         model=model,
         batch_size=scale["defsent_batch_size"],
@@ -436,7 +438,6 @@ def base_config(scale, model, data_dir=None, variant="official"):
             if scale["train_autocast"] is not None
             else {}
         ),
-        scoring=seed_scoring(scale, data_dir),
     )
 
 
@@ -449,14 +450,15 @@ class FinalRuns(NamedTuple):
     runs: list
 
 
-def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
+def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None, train_seed=None):
     """Choose the learning rate on dev MRR (first seed) among lr_exponents(xs, ...) (one pinned
-    rate: no choice), then train every seed with it.
+    rate: no choice), then train every seed with it: train_seed(base, pooling, seed, lr, index,
+    dataset), this module's `seed_run` when None.
 
-    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. Only
-    the first seed's checkpoint is kept (notebooks 13 and 22 load it): every later seed is scored on
-    STS and SentEval (`base["scoring"]`, cached by run key) right after training, then its
-    checkpoint is dropped (path None); it is trained again only if those scores are not cached."""
+    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. The
+    first seed's checkpoint is needed (notebooks 13 and 22 load it); a later seed's is kept until
+    defsent_scores.seed_run scores it on STS and SentEval and drops it (notebooks 11, 12 and the
+    launcher), and never trained again for its word prediction alone."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
     dataset = dataset or dataset_of(base, data_dir)
     best_x, search = lr_search(
@@ -465,133 +467,30 @@ def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None):
         dataset,
     )
     lr = lr_grid([best_x])[best_x]
-    return FinalRuns(
-        best_x, search, [seed_run(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)]
-    )
+    train_seed = train_seed or seed_run
+    runs = [train_seed(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)]
+    return FinalRuns(best_x, search, runs)
 
 
-def seed_run(base, pooling, seed, lr, index, dataset=None, data_dir=None):
-    """final_runs' training of its `index`-th seed: the first keeps its checkpoint (notebooks 13
-    and 22 load it), every later one is scored and its checkpoint dropped (scored_run)."""
-    dataset = dataset or dataset_of(base, data_dir)
-    if index == 0:
-        return run(dict(base, pooling=pooling, seed=seed, lr=lr), dataset)
-    return scored_run(seed_config(base, pooling, seed, lr, index), dataset)
-
-
-def seed_run_needs_training(base, pooling, seed, lr, index, dataset):
-    """Whether seed_run(...) would train; scoring a kept checkpoint is no training."""
-    if index == 0:
-        return needs_training(dict(base, pooling=pooling, seed=seed, lr=lr), dataset[0])
-    cfg = seed_config(base, pooling, seed, lr, index)
-    found = cache.lookup("defsent", run_key(cfg, dataset[0]))
-    if found is None or found.folder is not None:
-        return found is None
-    if not cfg.get("scoring"):
-        return True
-    result = dict(found.result, key=cache.config_key(run_key(cfg, dataset[0])))
-    return not trained_scores_cached(result, pooling, cfg["scoring"])
-
-
-def seed_config(base, pooling, seed, lr, index):
-    """The run config of the `index`-th seed; SentEval scores only the first SENTEVAL_SEEDS
-    seeds."""
-    cfg = dict(base, pooling=pooling, seed=seed, lr=lr)
-    if cfg.get("scoring") and index >= SENTEVAL_SEEDS:
-        cfg["scoring"] = dict(cfg["scoring"], transfer=None)
-    return cfg
-
-
-def scored_run(cfg, dataset):
-    """A run whose STS and SentEval scores (cfg["scoring"]) are cached and whose checkpoint is
-    dropped."""
-    scoring = cfg.get("scoring")
-    if scoring is None:  # a config without scoring keeps its checkpoint
-        return run(cfg, dataset)
-    result = run(cfg, dataset, need_checkpoint=False)
-    if result["path"] is None and trained_scores_cached(result, cfg["pooling"], scoring):
-        return result
-    if result["path"] is None:
-        result = run(cfg, dataset, need_checkpoint=True)
-    score_trained(result, cfg["pooling"], scoring)
-    cache.drop_files("defsent", result["key"])
-    return dict(result, path=None)
-
-
-# ---------------------------------------------------------------- what a seed is scored on
-
-
-def seed_scoring(scale, data_dir=None):
-    """What a trained DefSent seed is scored on before its checkpoint is dropped: the STS and
-    SentEval evaluations that notebooks 11 and 12 show, and STS as DefSent+ scores it (SentEval's
-    tokenised files, its pairs: notebook 22's DefSent row beside the DefSent+ rows), with the
-    scale's settings."""
-    return dict(
-        sts_max_pairs=scale["sts_max_pairs"],
-        dsp_sts_max_pairs=scale["dsp_sts_max_pairs"],
-        transfer=senteval_eval.transfer_settings(scale),
-        batch_size=scale["encode_batch_size"],
-        data_dir=str(config.data_root(data_dir)),
-    )
-
-
-def score_trained(run, pooling, scoring):
-    """Cache the STS and SentEval scores of a trained run (`seed_scoring`'s evaluations; SentEval
-    skipped where scoring["transfer"] is None)."""
-    for max_pairs, files in sts_scorings(scoring):
-        sts_eval.trained_sts(
-            run, pooling, max_pairs, scoring["data_dir"], scoring["batch_size"], files
-        )
-    if scoring["transfer"] is not None:
-        senteval_eval.trained_transfer(
-            run, pooling, scoring["transfer"], scoring["data_dir"], scoring["batch_size"]
-        )
-
-
-def trained_scores_cached(run, pooling, scoring):
-    """Whether both of `seed_scoring`'s evaluations of this run are in the cache."""
-    d = scoring["data_dir"]
-    return all(
-        cache.lookup_json("sts_trained", sts_eval.trained_sts_key(run, pooling, n, d, files))
-        for n, files in sts_scorings(scoring)
-    ) and (
-        scoring["transfer"] is None
-        or cache.lookup_json(
-            "transfer_trained",
-            senteval_eval.trained_transfer_key(run, pooling, scoring["transfer"], d),
-        )
-        is not None
-    )
-
-
-def sts_scorings(scoring):
-    """(pairs per task, files) of each STS scoring of a seed: DefSent's (the raw files) and
-    DefSent+'s (SentEval's tokenised files: defsentplus_protocol.STS_FILES)."""
-    return [(scoring["sts_max_pairs"], "raw"), (scoring["dsp_sts_max_pairs"], "senteval")]
+def seed_run(base, pooling, seed, lr, index, dataset):
+    """The `index`-th seed's run of final_runs: the first seed's checkpoint is needed, a later one's
+    only its word prediction (its checkpoint, when defsent_scores has dropped it, is not trained
+    again)."""
+    return run(dict(base, pooling=pooling, seed=seed, lr=lr), dataset, need_checkpoint=index == 0)
 
 
 # ----------------------------------------------------------- what a notebook will run (paper scale)
 
 
-def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
+def plan(base, poolings, xs, seeds, dataset):
     """final_runs over `poolings`: trainings, steps and definitions scored, timed by a warm-up
-    here (eval_sizes loads only when a plan is made: the protocol's scales)."""
-    from defsent_lite.repro import eval_sizes
-
+    here (defsent_scores.plan adds the later seeds' scoring)."""
     splits = nonempty(dataset)
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
     n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]
     # the search's best rate is the first seed's run
     trainings = sum(n_rates) + len(poolings) * (len(seeds) - 1)
-    if base.get(
-        "scoring"
-    ):  # later seeds are scored on STS (and the first 3 on SentEval) right after training
-        with_transfer = min(len(seeds), SENTEVAL_SEEDS) - 1
-        extra_encoded += len(poolings) * (
-            (len(seeds) - 1) * scoring_sentences(dict(base["scoring"], transfer=None))
-            + with_transfer * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
-        )
     v = variant_settings(base["variant"])
     model, tokenizer, head, _ = defsent_model.load(
         base["model"],
@@ -620,19 +519,12 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
     definition_tokens = plans.row_tokens(
         tokenizer, [d for _, d, _ in splits["train"]], base["batch_size"]
     )
-    eval_tokens = trainings * n_eval * plans.row_tokens(
-        tokenizer, [d for _, d, _ in splits["dev"]]
-    ) + (
-        extra_encoded
-        * eval_sizes.eval_sentence_tokens(tokenizer, (base.get("scoring") or {}).get("data_dir"))
-        if extra_encoded
-        else 0
-    )
+    eval_tokens = trainings * n_eval * plans.row_tokens(tokenizer, [d for _, d, _ in splits["dev"]])
     return plans.Plan(
         what,
         trainings,
         trainings * math.ceil(n_train / base["batch_size"]),
-        trainings * n_eval + extra_encoded,
+        trainings * n_eval,
         step_s,
         batch_s,
         64,
@@ -642,115 +534,6 @@ def plan(base, poolings, xs, seeds, dataset, extra_encoded=0):
         eval_tokens,
         config.autocast_training(base, v),
     )
-
-
-def scoring_sentences(scoring):
-    """Sentences one `scoring` (STS + SentEval) of a trained encoder encodes (sts_max_pairs 0: no
-    STS; transfer None: no SentEval)."""
-    from defsent_lite.repro import eval_sizes
-
-    sts_count = (
-        sum(eval_sizes.sts_sentences(scoring["data_dir"], n) for n, _ in sts_scorings(scoring))
-        if scoring["sts_max_pairs"] != 0
-        else 0
-    )
-    transfer = (
-        eval_sizes.transfer_sentences(scoring["data_dir"], scoring["transfer"])
-        if scoring["transfer"] is not None
-        else 0
-    )
-    return sts_count + transfer
-
-
-def senteval_poolings(scale, reported):
-    """The poolings whose SentEval rows notebook 12 scores: at smoke scale only `reported` (the
-    pooling of Table 4's row; SentEval is the slowest part there), else all three (Table 9)."""
-    return [reported] if scale["name"] == "smoke" else ["cls", "mean", "max"]
-
-
-# ---------------------------------------------------------------- the scores notebooks 11 and 12 show
-
-
-ALL_POOLINGS = ("cls", "mean", "max")
-
-
-class Scored(NamedTuple):
-    """The scores of a notebook's DefSent runs, and what its tables and saved files name."""
-
-    untrained: dict  # {pooling: scores of the encoder as loaded}
-    trained: dict  # {pooling: [scores of each seed's run]}
-    dev_mrr: dict  # {pooling: mean dev MRR over the seeds}
-    poolings: list  # the poolings scored
-    head_kind: str  # defsent.PRETRAINED or FALLBACK
-    data: str  # where the definitions came from (the dataset report's source)
-    reported: str = ""  # SentEval: Table 4's one pooling (reported_pooling)
-    why: str = ""  # ... and why that one
-
-
-def prepared(scale, model, data_dir=None, variant="official"):
-    """(run settings: base_config, the dictionary dataset: (splits, report), the kind of head), as
-    notebook 10 builds them; the dataset is Ishiwatari's Oxford splits under the paper's protocol,
-    else what is at hand."""
-    loaded = defsent_model.load(model, prefix_space=variant_settings(variant)["prefix_space"])
-    dataset = dictionary.defsent_dataset(
-        loaded.tokenizer,
-        data_dir,
-        variant_settings(variant)["data"],
-        paper_data=scale["paper_protocol"],
-    )
-    return base_config(scale, model, data_dir, variant=variant), dataset, loaded.head_kind
-
-
-def sts(scale, model, poolings, data_dir=None, variant="official", files="raw"):
-    """Table 8's and Table 3's numbers: STS of every pooling, untrained and after DefSent (each
-    seed); the plan counts the training and the STS sentences encoded untrained and trained.
-    files="senteval": scored as DefSent+ scores (its files and pairs per task; notebook 22)."""
-    base, dataset, head_kind = prepared(scale, model, data_dir, variant)
-    lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
-    max_pairs = scale["sts_max_pairs" if files == "raw" else "dsp_sts_max_pairs"]
-    encoded = len(poolings) * 2 * scoring_sentences(dict(base["scoring"], transfer=None))
-    plans.print_plan(
-        scale,
-        lambda: plan(base, poolings, lr_xs, seeds, dataset, extra_encoded=encoded),
-    )
-    untrained = sts_eval.untrained_sts(model, poolings, max_pairs, data_dir, batch_size, files)
-    trained, dev_mrr = {}, {}
-    for pooling in poolings:
-        runs = final_runs(base, pooling, lr_xs, seeds, dataset).runs
-        trained[pooling] = [
-            sts_eval.trained_sts(r, pooling, max_pairs, data_dir, batch_size, files) for r in runs
-        ]
-        dev_mrr[pooling] = statistics.fmean(r["dev"]["mrr"] for r in runs)
-    source = dataset[1]["source"]
-    return Scored(untrained, trained, dev_mrr, list(poolings), head_kind, source)
-
-
-def senteval(scale, model, poolings=None, data_dir=None, variant="official"):
-    """Table 9's and Table 4's numbers: SentEval of each pooling scored (None: the scale's choice,
-    senteval_poolings), untrained and after DefSent (its first SENTEVAL_SEEDS seeds,
-    as Table 9). Every pooling is trained, since Table 4's pooling is the best by dev MRR."""
-    base, dataset, head_kind = prepared(scale, model, data_dir, variant)
-    lr_xs, seeds, batch_size = scale["defsent_lr_xs"], scale["seeds"], scale["encode_batch_size"]
-    transfer = senteval_eval.transfer_settings(scale)
-    encoded = len(ALL_POOLINGS) * 2 * scoring_sentences(dict(base["scoring"], sts_max_pairs=0))
-    plans.print_plan(
-        scale,
-        lambda: plan(base, list(ALL_POOLINGS), lr_xs, seeds, dataset, extra_encoded=encoded),
-    )
-    final = {q: final_runs(base, q, lr_xs, seeds, dataset) for q in ALL_POOLINGS}
-    dev_mrr = {q: statistics.fmean(r["dev"]["mrr"] for r in f.runs) for q, f in final.items()}
-    reference = aggregate.reference_model(model)[0]
-    reported, why = reported_pooling(scale, reference, dev_mrr)
-    poolings = poolings or senteval_poolings(scale, reported)
-    untrained, trained = {}, {}
-    for q in poolings:
-        untrained[q] = senteval_eval.untrained_transfer(model, [q], scale, data_dir, batch_size)[q]
-        seed_runs = final[q].runs[:SENTEVAL_SEEDS]  # Table 9: three seeds
-        trained[q] = [
-            senteval_eval.trained_transfer(r, q, transfer, data_dir, batch_size) for r in seed_runs
-        ]
-    source = dataset[1]["source"]
-    return Scored(untrained, trained, dev_mrr, list(poolings), head_kind, source, reported, why)
 
 
 # ---------------------------------------------------------------- tables beside the paper's
@@ -815,19 +598,8 @@ def table2(untrained, final, model, scale):
         )
         pairs[f"no fine-tuning / {label}"] = (untrained_key, ("no fine-tuning", p))
         pairs[f"DefSent / {label}"] = (trained_key, ("DefSent", p))
-    return beside(
-        paper_defsent.TABLE2,
-        paper_defsent.TABLE5_STD,
-        cols,
-        ours,
-        pairs,
-        seeds,
-        reference,
-        note,
-        model,
-        scale,
-        digits=4,
-    )
+    paper, std = paper_defsent.TABLE2, paper_defsent.TABLE5_STD
+    return beside(paper, std, cols, ours, pairs, seeds, reference, note, model, scale, digits=4)
 
 
 def lr_search_table(final):
@@ -876,154 +648,3 @@ def table5(lr_x, seeds, model):
             )
         rows[POOLING_LABELS[p]] = row
     return pd.DataFrame(rows).T
-
-
-def table8(untrained, trained, model, scale):
-    """Table 8, STS of every pooling: the untrained encoder and DefSent's runs (mean over seeds)
-    beside the paper's DefSent rows of the model, with its std (the paper has no untrained row
-    here). untrained: {pooling: STS scores}; trained: {pooling: [STS scores of each seed]}."""
-    cols = results.STS_COLS
-    per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
-    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent STS")
-    ours = ours_per_pooling(untrained, seeds, cols, "untrained")
-    reference, note = aggregate.reference_model(model)
-    pairs = {}
-    for p in trained:
-        label = POOLING_LABELS[p]
-        pairs[f"untrained ({label})"] = (None, ("untrained", p))
-        pairs[f"DefSent ({label})"] = (
-            aggregate.paper_row(paper_defsent.TABLE8, reference, label),
-            ("DefSent", p),
-        )
-    return beside(
-        paper_defsent.TABLE8,
-        paper_defsent.TABLE8_STD,
-        cols,
-        ours,
-        pairs,
-        seeds,
-        reference,
-        note,
-        model,
-        scale,
-    )
-
-
-def reported_pooling(scale, reference, dev_mrr):
-    """(pooling, why) of DefSent's one-pooling rows (Tables 3 and 4): under the paper's protocol
-    the best by mean dev MRR, as the paper chose; at smoke and cpu scale the pooling of the paper's
-    DefSent row for the reference model (BERT-base: CLS), because a short run's dev-MRR margins
-    between poolings are within its seed spread (smoke: Max 0.0676 against Mean 0.0667)."""
-    best = checks.best_of(dev_mrr, float, "pooling by dev MRR")  # refuses a NaN
-    label = aggregate.paper_model_label(reference)
-    row = next(
-        (k for k in paper_defsent.TABLE3 if label and k.startswith(f"DefSent-{label} (")), None
-    )
-    if scale["paper_protocol"] or row is None:
-        return best, "the best by dev MRR"
-    pooling = {v: k for k, v in POOLING_LABELS.items()}[row.split("(")[-1].rstrip(")")]
-    return (
-        pooling,
-        f"the pooling of the paper's row {row!r} (at this scale the dev-MRR margins are noise)",
-    )
-
-
-def table3(t8, dev_mrr, model, scale):
-    """Table 3, one pooling beside the paper's DefSent row of the model: the pooling
-    `reported_pooling` picks (dev_mrr: {pooling: mean dev MRR}), our rows from Table 8's (t8), and
-    the untrained row where the paper computed one (BERT-base only). The note says which pooling
-    and whether the paper's row pools the same way."""
-    best, why = reported_pooling(scale, t8.reference, dev_mrr)
-    paper_best = aggregate.paper_row(paper_defsent.TABLE3, t8.reference, "DefSent")
-    best_label = f"({POOLING_LABELS[best]})"
-    paper_key = aggregate.paper_row(paper_defsent.TABLE3, t8.reference, "DefSent", best_label)
-    same = (
-        "the same pooling"
-        if paper_key
-        else "another pooling, so no paper row beside it (Table 8 pairs every pooling)"
-    )
-    note = (
-        f"pooling: {best} ({why})\nthe paper's Table 3 row: {paper_best}; ours pools with {best}: "
-        f"{same}"
-    )
-    pairs = {f"DefSent ({best})": (paper_key, ("DefSent", best))}
-    baseline_row = paper_defsent.UNTRAINED_ROWS.get(t8.reference, {})  # no raw Max row
-    if best in baseline_row:
-        pairs[f"untrained ({best})"] = (baseline_row[best], ("untrained", best))
-    table = results.side_by_side(
-        results.paper_table(paper_defsent.TABLE3, results.STS_COLS),
-        t8.ours,
-        pairs,
-        compare=aggregate.comparable(model, scale),
-    )
-    return Beside(table, t8.ours, pairs, t8.seeds, t8.reference, note, "")
-
-
-def table4(untrained, trained, model, scale):
-    """Tables 9 and 4, SentEval: per pooling the untrained encoder and DefSent (mean over seeds;
-    Table 9's three) beside Table 9's row of the model and pooling, Table 4's DefSent row where it
-    pools the same way and is not Table 9's row again, and Table 4's raw-BERT rows (BERT-base
-    only), with Table 9's std.
-    untrained: {pooling: scores}; trained: {pooling: [scores of each seed]}."""
-    cols = results.TRANSFER_COLS
-    per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
-    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent SentEval")
-    ours = ours_per_pooling(untrained, seeds, cols, "untrained")
-    reference, note = aggregate.reference_model(model)
-    in9 = [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9]
-    paper = pd.concat(
-        [
-            results.paper_table(paper_defsent.TABLE9, cols).set_axis(in9, axis=0),
-            results.paper_table(paper_defsent.TABLE4, cols),
-        ]
-    )
-    std9 = results.paper_table(paper_defsent.TABLE9_STD, cols).set_axis(
-        [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9_STD], axis=0
-    )
-    key4 = aggregate.paper_row(paper_defsent.TABLE4, reference, "DefSent")
-    pairs, twice = {}, set()  # twice: a Table 4 row that is Table 9's, shown once
-    for p in trained:
-        key9 = aggregate.paper_row(paper_defsent.TABLE9, reference, POOLING_LABELS[p])
-        pairs[f"DefSent ({p}) vs Table 9"] = (
-            f"Table 9: {key9[0]} ({key9[1]})" if key9 else None,
-            ("DefSent", p),
-        )
-        if key4 and f"({POOLING_LABELS[p]})" in key4:  # Table 4's row pools as the paper's best
-            pairs[f"DefSent ({p}) vs {key4}"] = (key4, ("DefSent", p))
-            if paper_defsent.TABLE4[key4] == paper_defsent.TABLE9.get(key9):
-                twice.add(f"DefSent ({p}) vs {key4}")
-        if p in paper_defsent.UNTRAINED_ROWS.get(reference, {}):
-            pairs[f"untrained ({p})"] = (
-                paper_defsent.UNTRAINED_ROWS[reference][p],
-                ("untrained", p),
-            )
-    table = results.side_by_side(
-        paper,
-        ours,
-        {label: pair for label, pair in pairs.items() if label not in twice},
-        compare=aggregate.comparable(model, scale),
-        std=std9,
-        runs=int(seeds.n.min()),
-    )
-    return Beside(table, ours, pairs, seeds, reference, note, results.spread_verdict(table))
-
-
-def whole_table9(t4):
-    """The paper's whole Table 9 with each of ours below the row it stands beside."""
-    in9 = {f"Table 9: {m} ({p})": (m, p) for m, p in paper_defsent.TABLE9}
-    pairs = {
-        label.replace(" vs Table 9", ""): (in9.get(key), row)
-        for label, (key, row) in t4.pairs.items()
-        if label.endswith("vs Table 9")
-    }
-    return results.whole_beside(paper_defsent.TABLE9, results.TRANSFER_COLS, t4.ours, pairs)
-
-
-def whole_table4(t4):
-    """The paper's whole Table 4 with each of ours below the row it stands beside."""
-    pairs = {
-        label.split(" vs ")[0]: pair
-        for label, pair in t4.pairs.items()
-        if not label.endswith("vs Table 9")
-    }
-    return results.whole_beside(paper_defsent.TABLE4, results.TRANSFER_COLS, t4.ours, pairs)

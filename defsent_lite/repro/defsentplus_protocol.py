@@ -53,16 +53,32 @@ PAPER_LRS = {
 # fine-tuning BERT" (Devlin et al.) as AdamW with weight decay 0.01 and 10% warm-up.
 VARIANTS = {
     "official": dict(
-        optimizer=dict(optimizer="adamw", weight_decay=0.0, eps=1e-6, warmup_ratio=0.0, decay=True,
-                       grad_clip=1.0),
-        max_length=512, ica_standardise=True, mixed_precision=False,
+        optimizer=dict(
+            optimizer="adamw",
+            weight_decay=0.0,
+            eps=1e-6,
+            warmup_ratio=0.0,
+            decay=True,
+            grad_clip=1.0,
+        ),
+        max_length=512,
+        ica_standardise=True,
+        mixed_precision=False,
     ),
     "paper": dict(
-        optimizer=dict(optimizer="adamw", weight_decay=0.01, eps=1e-8, warmup_ratio=0.1, decay=True,
-                       grad_clip=None),
-        max_length=128, ica_standardise=False, mixed_precision=True,
+        optimizer=dict(
+            optimizer="adamw",
+            weight_decay=0.01,
+            eps=1e-8,
+            warmup_ratio=0.1,
+            decay=True,
+            grad_clip=None,
+        ),
+        max_length=128,
+        ica_standardise=False,
+        mixed_precision=True,
     ),
-}  # fmt: skip
+}
 DIFFERENCES = [  # (setting, paper text, official code, variant="paper")
     (
         "optimiser",
@@ -163,8 +179,12 @@ def sts_scores(
 ):
     """{pooling: STS scores dict} of an encoder, last hidden states pooled (Eq. 14), on SentEval's
     tokenised STS files by default (footnote 9; the released TestSTS.py reads the same files)."""
-    return sts.evaluate_each(encode.embedders(model, tokenizer, poolings, batch_size=batch_size),
-                             data_dir, variant=files, max_pairs=max_pairs)  # fmt: skip
+    return sts.evaluate_each(
+        encode.embedders(model, tokenizer, poolings, batch_size=batch_size),
+        data_dir,
+        variant=files,
+        max_pairs=max_pairs,
+    )
 
 
 def paper_combination(model, dataset):
@@ -197,8 +217,14 @@ def table2_row(model, setting, ica=False):
     combination may differ at a later step), ICA or not; None where the paper has none. The
     released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
     step, dataset = setting.split("-")[0], setting.split("-")[-1]
-    return aggregate.paper_row(paper_defsentplus.TABLE2, model, f" {step}-", f")-{dataset}",
-                               *(["ICA"] if ica else []), exclude=() if ica else ("ICA", "*"))  # fmt: skip
+    return aggregate.paper_row(
+        paper_defsentplus.TABLE2,
+        model,
+        f" {step}-",
+        f")-{dataset}",
+        *(["ICA"] if ica else []),
+        exclude=() if ica else ("ICA", "*"),
+    )
 
 
 def paired_label(our_setting, paper_key):
@@ -234,8 +260,15 @@ def save_encoder_files(folder, cfg, sts_by_pooling, dim):
     with the run's settings and its best STS pooling (Prompt pooling needs encode.embedders)."""
     models.write_sentence_transformers_config(folder, cfg["pooling"], dim)
     best = max(sts_by_pooling, key=lambda p: sts_by_pooling[p]["avg"])
-    meta = dict(method="DefSent+", base_model=str(cfg["model"]), training_pooling=cfg["pooling"],
-                best_sts_pooling=best, lr=cfg["lr"], seed=cfg["seed"], dataset=cfg["dataset"])  # fmt: skip
+    meta = dict(
+        method="DefSent+",
+        base_model=str(cfg["model"]),
+        training_pooling=cfg["pooling"],
+        best_sts_pooling=best,
+        lr=cfg["lr"],
+        seed=cfg["seed"],
+        dataset=cfg["dataset"],
+    )
     (Path(folder) / "defsentplus_meta.json").write_text(json.dumps(meta, indent=1))
 
 
@@ -249,8 +282,9 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     E = torch.as_tensor(space, dtype=torch.float32, device=next(model.parameters()).device)
     examples = list(zip(ds["ids"], ds["definitions"]))
     batches = train.batched(examples, cfg["batch_size"], seed=cfg["seed"])
-    settings = train.Settings(lr=cfg["lr"], mixed_precision=config.autocast_training(cfg, v),
-                              **v["optimizer"])  # fmt: skip
+    settings = train.Settings(
+        lr=cfg["lr"], mixed_precision=config.autocast_training(cfg, v), **v["optimizer"]
+    )
     history = train.train(
         model,
         lambda m, b: defsentplus.loss(m, tokenizer, b, cfg["pooling"], E, v["max_length"]),
@@ -268,9 +302,16 @@ def train_and_score(cfg, space, ds, data_dir, folder):
     save_encoder_files(folder / "model", cfg, scores, model.config.hidden_size)
     # the losses of the full batches: a partial last batch's mean is over a few definitions
     losses = history["loss"][: len(examples) // cfg["batch_size"]] or history["loss"]
-    return dict(sts=scores, steps=history["steps"], first_loss=losses[0], final_loss=losses[-1],
-                loss_curve=losses[:: max(1, len(losses) // 100)], chance_loss=math.log(len(E)),
-                entries=len(E), definitions=len(examples))  # fmt: skip
+    return dict(
+        sts=scores,
+        steps=history["steps"],
+        first_loss=losses[0],
+        final_loss=losses[-1],
+        loss_curve=losses[:: max(1, len(losses) // 100)],
+        chance_loss=math.log(len(E)),
+        entries=len(E),
+        definitions=len(examples),
+    )
 
 
 def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
@@ -288,10 +329,17 @@ def train_once(cfg, space, ds, data_dir=None, need_checkpoint=True):
         entries=cache.content_digest(ds),
         sts_data=cache.data_identity(data_dir, f"sts/{cfg.get('sts_files', STS_FILES)}"),
     )
-    entry = cache.cached_run("defsentplus", key, lambda folder: train_and_score(
-        cfg, space, ds, data_dir, folder), need_files=need_checkpoint)  # fmt: skip
-    return dict(entry.result, path=str(entry.folder / "model") if entry.folder else None,
-                key=cache.config_key(key))  # fmt: skip
+    entry = cache.cached_run(
+        "defsentplus",
+        key,
+        lambda folder: train_and_score(cfg, space, ds, data_dir, folder),
+        need_files=need_checkpoint,
+    )
+    return dict(
+        entry.result,
+        path=str(entry.folder / "model") if entry.folder else None,
+        key=cache.config_key(key),
+    )
 
 
 # ---------------------------------------------------------------- Progressive Separate Training
@@ -303,11 +351,21 @@ def entry_space(encoder, encoder_id, entry_pooling, ds, dataset_key, batch_size=
 
     def compute():
         model, tokenizer = models.load(encoder)
-        return build_entry_embeddings(model, tokenizer, ds["ids"], ds["definitions"], entry_pooling,
-                                      batch_size=batch_size, n_entries=len(ds["names"]))  # fmt: skip
+        return build_entry_embeddings(
+            model,
+            tokenizer,
+            ds["ids"],
+            ds["definitions"],
+            entry_pooling,
+            batch_size=batch_size,
+            n_entries=len(ds["names"]),
+        )
 
-    return cache.cached_tensor("dsp_space", dict(encoder=encoder_id, entry_pooling=entry_pooling,
-                                                 data=dataset_key), compute)  # fmt: skip
+    return cache.cached_tensor(
+        "dsp_space",
+        dict(encoder=encoder_id, entry_pooling=entry_pooling, data=dataset_key),
+        compute,
+    )
 
 
 def space_views(space, n_points=3000, seed=0):
@@ -323,8 +381,11 @@ def space_views(space, n_points=3000, seed=0):
     pca = (Xc @ top) / evals[[-1, -2]].sqrt()
     g = torch.Generator().manual_seed(seed)
     pick = torch.randperm(len(X), generator=g)[:n_points]
-    return dict(svd=svd[pick].tolist(), pca_whitened=pca[pick].tolist(),
-                explained_variance_top2=(evals[[-1, -2]] / evals.sum()).tolist())  # fmt: skip
+    return dict(
+        svd=svd[pick].tolist(),
+        pca_whitened=pca[pick].tolist(),
+        explained_variance_top2=(evals[[-1, -2]] / evals.sum()).tolist(),
+    )
 
 
 def candidates(space, last_step, ica, max_iter=1000, space_key=None, standardise=True):
@@ -334,12 +395,17 @@ def candidates(space, last_step, ica, max_iter=1000, space_key=None, standardise
     if last_step and ica:
 
         def compute():
-            return torch.as_tensor(defsentplus.ica_transform(
-                space.numpy(), max_iter=max_iter, standardise=standardise), dtype=torch.float32)  # fmt: skip
+            return torch.as_tensor(
+                defsentplus.ica_transform(
+                    space.numpy(), max_iter=max_iter, standardise=standardise
+                ),
+                dtype=torch.float32,
+            )
 
         key = f"ica{max_iter}" + ("" if standardise else "_raw")
-        cfg = space_key and dict(space_key, space=cache.content_digest(space), max_iter=max_iter,
-                                 standardise=standardise)  # fmt: skip
+        cfg = space_key and dict(
+            space_key, space=cache.content_digest(space), max_iter=max_iter, standardise=standardise
+        )
         out[key] = cache.cached_tensor("dsp_ica", cfg, compute) if space_key else compute()
     return out
 
@@ -503,8 +569,19 @@ def step_combination(cfg, step):
     return tuple(later[min(step - 2, len(later) - 1)])
 
 
-def pst_config(scale, model, dataset, pooling="cls", entry_pooling="mean", ica=True, steps=None,
-               variant="official", later_combinations=None, max_entries=None, lrs=None):  # fmt: skip
+def pst_config(
+    scale,
+    model,
+    dataset,
+    pooling="cls",
+    entry_pooling="mean",
+    ica=True,
+    steps=None,
+    variant="official",
+    later_combinations=None,
+    max_entries=None,
+    lrs=None,
+):
     """The PST config of a scale: Table 5 learning rates (per model at paper scale), Appendix A
     batch size, the scale's subset. A data-augmented checkpoint (Table 3) is just another model
     name; at paper scale it runs as many steps as its Table 5 row (1 or 2). steps: None (that count)
@@ -599,8 +676,17 @@ def model_pst_config(
         later = paper_later_combinations(reference, dataset)
     else:
         (pooling, entry_pooling), later, why = combination, [], "given"
-    cfg = pst_config(scale, model, dataset, pooling, entry_pooling, ica=ica, steps=steps,
-                     variant=variant, later_combinations=later)  # fmt: skip
+    cfg = pst_config(
+        scale,
+        model,
+        dataset,
+        pooling,
+        entry_pooling,
+        ica=ica,
+        steps=steps,
+        variant=variant,
+        later_combinations=later,
+    )
     return cfg, why
 
 
@@ -745,8 +831,9 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
         len(evaluated),
         mixed_precision=amp,
     )
-    what = (f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds"
-            + (" + ICA" if cfg["ica"] else ""))  # fmt: skip
+    what = f"DefSent+ PST on {cfg['dataset']}, {n_steps} step(s) x {len(cfg['seeds'])} seeds" + (
+        " + ICA" if cfg["ica"] else ""
+    )
     definitions = ds["definitions"]
     encoded_tokens = n_steps * n_defs * plans.row_tokens(tokenizer, definitions) + (
         trainings * sts_sentences + extra_encoded
@@ -754,10 +841,20 @@ def plan(cfg, ds=None, data_dir=None, extra_encoded=0):
     trained_tokens = (
         trainings * n_defs * plans.row_tokens(tokenizer, definitions, cfg["batch_size"])
     )
-    return plans.Plan(what, trainings, trainings * math.ceil(n_defs / cfg["batch_size"]),
-                      n_steps * n_defs + trainings * sts_sentences + extra_encoded, step_s, batch_s, 64,
-                      plans.device_name(device), plans.parameters(model), trained_tokens, encoded_tokens,
-                      amp)  # fmt: skip
+    return plans.Plan(
+        what,
+        trainings,
+        trainings * math.ceil(n_defs / cfg["batch_size"]),
+        n_steps * n_defs + trainings * sts_sentences + extra_encoded,
+        step_s,
+        batch_s,
+        64,
+        plans.device_name(device),
+        plans.parameters(model),
+        trained_tokens,
+        encoded_tokens,
+        amp,
+    )
 
 
 # ---------------------------------------------------------------- data-augmented checkpoints (Sec. 4.2)
@@ -823,9 +920,17 @@ def release(checkpoint, label=None):
     senteval_pooling = paper_defsentplus.table7_poolings(label)[1]
     final = paper_defsentplus.combination_of(table4_defsentplus.split()[2])
     first = paper_defsentplus.FIRST_TRAINING_COMBINATION.get(label, final)
-    return Release(str(checkpoint), label, f"{table3_name} {model}", table6_key,
-                   (first,) + (final,) * (len(lrs) - 1), lrs, (f"{table4_name} {model}", table4_defsentplus),
-                   senteval_pooling, paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family])  # fmt: skip
+    return Release(
+        str(checkpoint),
+        label,
+        f"{table3_name} {model}",
+        table6_key,
+        (first,) + (final,) * (len(lrs) - 1),
+        lrs,
+        (f"{table4_name} {model}", table4_defsentplus),
+        senteval_pooling,
+        paper_defsentplus.TABLE4_CHECKPOINT_POOLINGS[family],
+    )
 
 
 def model_to_train(scale_name, checkpoint, model=None):
@@ -839,8 +944,17 @@ def release_pst_config(scale, model, rel, steps=None, variant="official"):
     """The PST run of a release on dataset a: its combinations and, under the paper's protocol,
     Table 5's rates (a stand-in trains at the scale's rates). steps: None = as many as Table 5's."""
     lrs = rel.lrs if scale["paper_protocol"] else None
-    cfg = pst_config(scale, model, "a", *rel.combinations[0], ica=False, steps=steps or rel.steps,
-                     variant=variant, later_combinations=rel.combinations[1:], lrs=lrs)  # fmt: skip
+    cfg = pst_config(
+        scale,
+        model,
+        "a",
+        *rel.combinations[0],
+        ica=False,
+        steps=steps or rel.steps,
+        variant=variant,
+        later_combinations=rel.combinations[1:],
+        lrs=lrs,
+    )
     if "RoBERTa" in rel.label:  # the pooler's dense layer from the original RoBERTa's MLM head,
         cfg["mlm_head_from"] = f"roberta-{rel.label.rsplit('-', 1)[1]}"  # a folder too (SNCSE)
     return cfg
@@ -886,8 +1000,13 @@ def beside_paper(ours, rel, compare=True):
     """Side-by-side with the paper: the checkpoint beside its Table 3 row, our last PST step beside
     Table 6's released encoder (its step named where it differs), earlier steps beside nothing.
     compare=False (another model stands in for the checkpoint): the paper's rows are context."""
-    paper = results.paper_table({rel.table3_key: paper_defsentplus.TABLE3[rel.table3_key],
-                                 rel.table6_key: paper_defsentplus.TABLE6[rel.table6_key]}, STS_COLS)  # fmt: skip
+    paper = results.paper_table(
+        {
+            rel.table3_key: paper_defsentplus.TABLE3[rel.table3_key],
+            rel.table6_key: paper_defsentplus.TABLE6[rel.table6_key],
+        },
+        STS_COLS,
+    )
     last = ours.index[-1]
     pairs = {"checkpoint": (rel.table3_key, "checkpoint")}
     for label in ours.index[1:]:

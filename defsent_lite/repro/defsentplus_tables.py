@@ -11,7 +11,7 @@ from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper.aggregate import POOLING_LABELS
-from defsent_lite.repro import defsent_protocol, defsentplus_protocol, eval_sizes, plans
+from defsent_lite.repro import defsent_scores, defsentplus_protocol, eval_sizes, plans
 
 
 class OurRows(NamedTuple):
@@ -46,7 +46,7 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
     trains it, at the model's best pooling as DefSent+ reports it, the mean over every seed,
     scored as the DefSent+ rows beside it are (SentEval's tokenised files, the same pairs)."""
     pooling = defsent_row_pooling(aggregate.reference_model(model)[0]) or "cls"
-    seeds = defsent_protocol.sts(  # on the DefSent+ rows' files
+    seeds = defsent_scores.sts(  # on the DefSent+ rows' files
         scale, model, [pooling], data_dir, variant, defsentplus_protocol.STS_FILES
     ).trained[pooling]
     row = [sum(s[c] for s in seeds) / len(seeds) for c in results.STS_COLS]

@@ -469,9 +469,13 @@ def train_and_score(cfg, data_dir=None, folder=None, resume=None):
     dev, tests, sick_full = eval_data(cfg["test_max"], data_dir)
     dev = evenly_spaced(dev, cfg["dev_max"])
     settings = train.Settings(
-        lr=cfg["lr"], optimizer="adamw", weight_decay=v["weight_decay"],
-        warmup_ratio=v["warmup_ratio"], decay=v["decay"], warmup_from_zero=v["warmup_from_zero"],
-    )  # fmt: skip
+        lr=cfg["lr"],
+        optimizer="adamw",
+        weight_decay=v["weight_decay"],
+        warmup_ratio=v["warmup_ratio"],
+        decay=v["decay"],
+        warmup_from_zero=v["warmup_from_zero"],
+    )
     history = train.train(
         model,
         lambda m, b: gausscse.triplet_loss(m, tokenizer, b, cfg["setting"], cfg["reduction"]),
@@ -486,16 +490,27 @@ def train_and_score(cfg, data_dir=None, folder=None, resume=None):
     )
     tests = tests if cfg.get("evaluate_tests", True) else {}  # the grid needs SNLI dev's AUPRC only
     result = evaluate(
-        model, tokenizer, dev, tests, sick_full, cfg["reduction"], what, v["metrics"],
+        model,
+        tokenizer,
+        dev,
+        tests,
+        sick_full,
+        cfg["reduction"],
+        what,
+        v["metrics"],
         cfg.get("sick_pairs", "one-way"),
-    )  # fmt: skip
+    )
     if folder is not None:
         meta = dict(setting=cfg["setting"], base_model=str(cfg["model"]), seed=cfg["seed"])
         save_embedder(model, tokenizer, folder, cfg["reduction"], meta)
     return dict(
-        result, steps=history["steps"], best_step=history["best_step"], eval=history["eval"],
-        loss_curve=history["loss"], triplets=len(triplets),
-    )  # fmt: skip
+        result,
+        steps=history["steps"],
+        best_step=history["best_step"],
+        eval=history["eval"],
+        loss_curve=history["loss"],
+        triplets=len(triplets),
+    )
 
 
 def run(cfg, data_dir=None, keep_model=False):
@@ -585,8 +600,11 @@ def notebook_runs(notebook, base, scale):
     """(cfg, keep_model) of each training notebook 30-33 runs with its defaults: the four loss
     settings x the scale's seeds (30, 31), the ent+rev run (32), the Appendix E grid (33)."""
     if notebook == "33":
-        grid = dict(base, train_max=scale["gauss_grid_train_max"],
-                    dev_max=scale["gauss_grid_dev_max"] or base["dev_max"])  # fmt: skip
+        grid = dict(
+            base,
+            train_max=scale["gauss_grid_train_max"],
+            dev_max=scale["gauss_grid_dev_max"] or base["dev_max"],
+        )
         cells = grid_cells(
             grid, "ent+con+rev", scale["gauss_grid_batch_sizes"], paper_gausscse.GRID_LRS
         )
@@ -601,8 +619,11 @@ def triplet_count(cfg, data_dir=None, published=False):
     data here) capped by train_max."""
     if published:
         return min(sources.by_name("nli_for_simcse")["rows"], cfg["train_max"] or float("inf"))
-    return len(nli_readers.training_triplets(
-        data_dir, cfg["exclude_sources"], cfg["train_max"], 0, cfg["train_source"]))  # fmt: skip
+    return len(
+        nli_readers.training_triplets(
+            data_dir, cfg["exclude_sources"], cfg["train_max"], 0, cfg["train_source"]
+        )
+    )
 
 
 # ---------------------------------------------------------- what a notebook will run (paper scale)

@@ -5,7 +5,7 @@ into the shared run cache, where the notebook then finds them and trains nothing
     python -m defsent_lite.repro.launch --help     (the scales, the cluster options, examples)
 
 Each job runs its share of the trainings one after another through the very functions the notebook
-calls (defsent_protocol.seed_run, gausscse_protocol.run), so every result lands under the key the
+calls (defsent_scores.seed_run, gausscse_protocol.run), so every result lands under the key the
 notebook looks up. The cache makes many writers safe: an entry is written whole by a rename, a
 writer's files live in a folder of its own, a killed writer leaves no result.json (so nothing reads
 as done) and its folder is removed by the next writer; relaunching runs only what is missing. A
@@ -123,11 +123,12 @@ def trainings(notebook, scale=None, data_dir=None, model=None, variant="official
 
 
 def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
-    """defsent_protocol.final_runs over the three poolings: the rate search's runs (first seed), then
-    every seed at the chosen rate (one pinned rate: no search, every seed at once)."""
-    from defsent_lite.repro import defsent_protocol as dp
+    """defsent_scores.final_runs over the three poolings: the rate search's runs (first seed), then
+    every seed at the chosen rate (one pinned rate: no search, every seed at once), a later seed
+    scored and its checkpoint dropped."""
+    from defsent_lite.repro import defsent_protocol as dp, defsent_scores
 
-    base = dp.base_config(scale, model, data_dir, variant)
+    base = defsent_scores.base_config(scale, model, data_dir, variant)
     dataset = None if missing else dp.dataset_of(base, data_dir)
     steps, out = dp.run_steps(base, dataset), []
     for pooling in ("cls", "mean", "max"):
@@ -135,24 +136,55 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
         searched = len(xs) > 1
         for x in xs if searched else []:
             cfg = dict(base, pooling=pooling, seed=seeds[0], lr=dp.lr_grid([x])[x])
-            out.append(defsent_training(notebook, cfg, steps, dataset, "run",
-                                        dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False)))  # fmt: skip
+            out.append(
+                defsent_training(
+                    notebook,
+                    cfg,
+                    steps,
+                    dataset,
+                    "run",
+                    dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False),
+                )
+            )
         best = xs[0] if not searched else dp.searched_rate(base, pooling, seeds[0], xs, dataset)
         # pinned: every seed at once; searched: the best rate's run is the first seed's, the later
         # seeds wait until every rate's run is cached
         indexed = list(enumerate(seeds))[1 if searched else 0 :] if best is not None else []
         for index, seed in indexed:
-            cfg = dp.seed_config(base, pooling, seed, dp.lr_grid([best])[best], index)
-            out.append(defsent_training(notebook, cfg, steps, dataset, "seed_run", dict(
-                base=base, pooling=pooling, seed=seed, lr=cfg["lr"], index=index, data_dir=data_dir)))  # fmt: skip
+            cfg = defsent_scores.seed_config(base, pooling, seed, dp.lr_grid([best])[best], index)
+            out.append(
+                defsent_training(
+                    notebook,
+                    cfg,
+                    steps,
+                    dataset,
+                    "seed_run",
+                    dict(
+                        base=base,
+                        pooling=pooling,
+                        seed=seed,
+                        lr=cfg["lr"],
+                        index=index,
+                        data_dir=data_dir,
+                    ),
+                )
+            )
         if searched and best is None:
-            out += [Training(notebook, "DefSent", dict(model=model, pooling=pooling, seed=s), steps,
-                             waits_for=f"the {pooling} rate search") for s in seeds[1:]]  # fmt: skip
+            out += [
+                Training(
+                    notebook,
+                    "DefSent",
+                    dict(model=model, pooling=pooling, seed=s),
+                    steps,
+                    waits_for=f"the {pooling} rate search",
+                )
+                for s in seeds[1:]
+            ]
     return out
 
 
 def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
-    from defsent_lite.repro import defsent_protocol
+    from defsent_lite.repro import defsent_protocol, defsent_scores
 
     shown = dict(
         model=cfg["model"],
@@ -165,12 +197,13 @@ def defsent_training(notebook, cfg, steps, dataset, function, kwargs):
         return Training(notebook, "DefSent", shown, steps)
     key = cache.config_key(defsent_protocol.run_key(cfg, dataset[0]))
     if function == "seed_run":
-        todo = defsent_protocol.seed_run_needs_training(
+        todo = defsent_scores.seed_run_needs_training(
             kwargs["base"], cfg["pooling"], cfg["seed"], cfg["lr"], kwargs["index"], dataset
         )
     else:
         todo = defsent_protocol.needs_training(cfg, dataset[0], need_checkpoint=False)
-    call = (f"defsent_lite.repro.defsent_protocol:{function}", kwargs)
+    module = "defsent_scores" if function == "seed_run" else "defsent_protocol"
+    call = (f"defsent_lite.repro.{module}:{function}", kwargs)
     return Training(notebook, "DefSent", shown, steps, key, todo, call)
 
 
@@ -181,16 +214,31 @@ def gausscse_trainings(notebook, scale, model, variant, data_dir, missing):
     runs = gp.notebook_runs(notebook, gp.base_config(scale, model, data_dir, variant), scale)
     n, out = gp.triplet_count(runs[0][0], data_dir, published=bool(missing)), []  # shared by all
     for cfg, keep in runs:
-        shown = dict(model=model, setting=cfg["setting"], seed=cfg["seed"], lr=cfg["lr"],
-                     batch=cfg["batch_size"])  # fmt: skip
+        shown = dict(
+            model=model,
+            setting=cfg["setting"],
+            seed=cfg["seed"],
+            lr=cfg["lr"],
+            batch=cfg["batch_size"],
+        )
         steps = cfg["epochs"] * int(n // cfg["batch_size"])
         call = (
             "defsent_lite.repro.gausscse_protocol:run",
             dict(cfg=cfg, data_dir=data_dir, keep_model=keep),
         )
-        out.append(Training(notebook, "GaussCSE", shown, steps) if missing else Training(
-            notebook, "GaussCSE", shown, steps, cache.config_key(gp.run_key(cfg, data_dir)),
-            gp.needs_training(cfg, data_dir, keep), call))  # fmt: skip
+        out.append(
+            Training(notebook, "GaussCSE", shown, steps)
+            if missing
+            else Training(
+                notebook,
+                "GaussCSE",
+                shown,
+                steps,
+                cache.config_key(gp.run_key(cfg, data_dir)),
+                gp.needs_training(cfg, data_dir, keep),
+                call,
+            )
+        )
     return out
 
 
@@ -242,14 +290,20 @@ def pst_trainings(notebook, scale, model, variant):
         steps = defsentplus_protocol.published_steps(cfg)
         for k, lr in enumerate(cfg["lrs"], 1):
             spaces = ["plain"] + (["ICA"] if cfg["ica"] and k == len(cfg["lrs"]) else [])
-            shown = dict(model=cfg["model"], data=cfg["dataset"], step=k, lr=lr,
-                         batch=cfg["batch_size"])  # fmt: skip
+            shown = dict(
+                model=cfg["model"], data=cfg["dataset"], step=k, lr=lr, batch=cfg["batch_size"]
+            )
             out += [
-                Training(notebook, "DefSent+", dict(shown, space=space, seed=s), steps,
-                         waits_for="launched step by step (pst_stages): each needs the last's best")
+                Training(
+                    notebook,
+                    "DefSent+",
+                    dict(shown, space=space, seed=s),
+                    steps,
+                    waits_for="launched step by step (pst_stages): each needs the last's best",
+                )
                 for space in spaces
                 for s in cfg["seeds"]
-            ]  # fmt: skip
+            ]
     return out
 
 
@@ -265,8 +319,15 @@ def pst_stages(notebook, cfg, data_dir):
         key, call = f"{tag}-{step}-{name}", dict(cfg=cfg, data_dir=data_dir, step=step, seeds=seeds)
         shown = dict(model=cfg["model"], data=cfg["dataset"], step=step, seeds=seeds)
         todo = not marked(config.cache_dir() / "defsentplus" / key / DONE)  # done.txt: done
-        return Training(notebook, "DefSent+", shown, len(seeds), key, todo,
-                        ("defsent_lite.repro.defsentplus_protocol:run_share", call))  # fmt: skip
+        return Training(
+            notebook,
+            "DefSent+",
+            shown,
+            len(seeds),
+            key,
+            todo,
+            ("defsent_lite.repro.defsentplus_protocol:run_share", call),
+        )
 
     steps = range(1, len(cfg["lrs"]) + 1)
     return [([job(k, [], "space")], [job(k, [s], f"seed{s}") for s in cfg["seeds"]]) for k in steps]
@@ -274,15 +335,29 @@ def pst_stages(notebook, cfg, data_dir):
 
 def pst_jobs(notebook, scale, model, variant, data_dir):
     """Every PST job of a DefSent+ notebook's configs, as --status reads them."""
-    return [t for cfg in pst_configs(notebook, scale, model, variant)
-            for stage in pst_stages(notebook, cfg, data_dir) for jobs in stage for t in jobs]  # fmt: skip
+    return [
+        t
+        for cfg in pst_configs(notebook, scale, model, variant)
+        for stage in pst_stages(notebook, cfg, data_dir)
+        for jobs in stage
+        for t in jobs
+    ]
 
 
 def pst_tag(cfg, data_dir):
     """The name a PST config's jobs go by in the cache: its config, the code and the data it reads
     (a job's done.txt stands for this code on this data only)."""
-    return "pst-" + cache.config_key(dict(cfg, data=cache.data_identity(
-        data_dir, "dictionary", f"sts/{cfg.get('sts_files', 'senteval')}")))[:12]  # fmt: skip
+    return (
+        "pst-"
+        + cache.config_key(
+            dict(
+                cfg,
+                data=cache.data_identity(
+                    data_dir, "dictionary", f"sts/{cfg.get('sts_files', 'senteval')}"
+                ),
+            )
+        )[:12]
+    )
 
 
 # ---------------------------------------------------------------- what a worker runs
@@ -517,8 +592,15 @@ def executors(kind, workers, folder, slurm=None, timeout_min=4 * 60, gpus=None):
 
 def slurm_options(args):
     """submitit's parameters of the cluster options given on the command line (none: its own)."""
-    named = dict(partition=args.partition, account=args.account, qos=args.qos, gres=args.gres,
-                 mem=args.mem, setup=args.setup, additional_parameters=dict(args.sbatch))  # fmt: skip
+    named = dict(
+        partition=args.partition,
+        account=args.account,
+        qos=args.qos,
+        gres=args.gres,
+        mem=args.mem,
+        setup=args.setup,
+        additional_parameters=dict(args.sbatch),
+    )
     return dict({f"slurm_{k}": v for k, v in named.items() if v}, cpus_per_task=args.cpus_per_task)
 
 
@@ -663,8 +745,12 @@ def launch(
     """List the notebooks' trainings, run the missing ones, and repeat while a round unlocks more
     (DefSent's seeds wait for its rate search when rates are searched); then PST a step at a time.
     On SLURM, submit and return (`submit`). Returns the Outcome."""
-    pst = {json.dumps(cfg, sort_keys=True): (nb, cfg) for nb in map(str, notebooks)
-           if nb in PST_NOTEBOOKS for cfg in pst_configs(nb, scale, model, variant)}  # fmt: skip
+    pst = {
+        json.dumps(cfg, sort_keys=True): (nb, cfg)
+        for nb in map(str, notebooks)
+        if nb in PST_NOTEBOOKS
+        for cfg in pst_configs(nb, scale, model, variant)
+    }
     if kind == "slurm":
         args = (scale, data_dir, model, variant, workers, folder, slurm, timeout_min, log)
         return submit(notebooks, pst.values(), *args)
@@ -684,8 +770,10 @@ def launch(
     for notebook, cfg in pst.values():  # 21 and 24 train the same: once
         for k, (space, shares) in enumerate(pst_stages(notebook, cfg, data_dir), 1):
             space, shares = [t for t in space if t.todo], [t for t in shares if t.todo]  # not done
-            log(f"notebook {notebook}: PST on {cfg['dataset']} step {k} in "
-                f"{len(space) + len(shares)} job(s)")  # fmt: skip
+            log(
+                f"notebook {notebook}: PST on {cfg['dataset']} step {k} in "
+                f"{len(space) + len(shares)} job(s)"
+            )
             outs = [  # the space built by this process (the same machine, its imports paid)
                 Outcome(work(job_inputs(jobs), standins=config.standins_enabled()), [])
                 if jobs is space
@@ -698,8 +786,10 @@ def launch(
                 logs + [f for o in outs for f in o.logs],
             )
             if any(o.failed for o in outs):
-                log(f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
-                    "best run)")  # fmt: skip
+                log(
+                    f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
+                    "best run)"
+                )
                 break
     others = [nb for nb in notebooks if str(nb) not in PST_NOTEBOOKS]
     listed = listing(others, scale, data_dir, model, variant, log=lambda *a: None)
@@ -755,8 +845,10 @@ def submit(notebooks, pst, scale, data_dir, model, variant, workers, folder, slu
             for job, (t,) in start(jobs, "slurm", workers, folder, options, timeout):
                 note("defsentplus", t.key, SUBMITTED, job.job_id)
                 after, ids = job.job_id.split("_")[0], ids + [job.job_id]
-        log(f"notebook {notebook}: PST on {cfg['dataset']}, steps {len(cfg['lrs']) - len(stages) + 1}"
-            f"-{len(cfg['lrs'])}: {len(ids)} task(s), each step after the one before")  # fmt: skip
+        log(
+            f"notebook {notebook}: PST on {cfg['dataset']}, steps {len(cfg['lrs']) - len(stages) + 1}"
+            f"-{len(cfg['lrs'])}: {len(ids)} task(s), each step after the one before"
+        )
         tasks += len(ids)
     log(
         f"{tasks} task(s) submitted ({len(todo)} training(s), {tasks - len(todo)} PST task(s)); "
@@ -770,9 +862,17 @@ def status(notebooks, scale=None, data_dir=None, model=None, variant="official",
     """Each notebook's trainings as the cache and SLURM say (`state`); the failed and lost ones
     named with their reason, the pending ones counted by squeue's reason. Returns {state: count}."""
     queue, counts, waits = queued_jobs(), dict.fromkeys(STATES, 0), {}
-    for t in distinct([t for nb in map(str, notebooks) for t in (  # a PST notebook: its jobs
-            pst_jobs(nb, scale, model, variant, data_dir) if nb in PST_NOTEBOOKS
-            else trainings(nb, scale, data_dir, model, variant, log))]):  # fmt: skip
+    for t in distinct(
+        [
+            t
+            for nb in map(str, notebooks)
+            for t in (  # a PST notebook: its jobs
+                pst_jobs(nb, scale, model, variant, data_dir)
+                if nb in PST_NOTEBOOKS
+                else trainings(nb, scale, data_dir, model, variant, log)
+            )
+        ]
+    ):
         state, why = training_state(t, queue)
         counts[state] += 1
         if state in ("failed", "lost", "submitted"):
@@ -908,8 +1008,22 @@ def summary(listed):
     import pandas as pd
 
     columns = "notebook method trainings cached unknown waiting steps gpu_hours".split()
-    table = pd.DataFrame([(t.notebook, t.method, 1, t.todo is False, t.todo is None and not t.waits_for,
-                           bool(t.waits_for), t.steps, t.gpu_hours) for t in listed], columns=columns)  # fmt: skip
+    table = pd.DataFrame(
+        [
+            (
+                t.notebook,
+                t.method,
+                1,
+                t.todo is False,
+                t.todo is None and not t.waits_for,
+                bool(t.waits_for),
+                t.steps,
+                t.gpu_hours,
+            )
+            for t in listed
+        ],
+        columns=columns,
+    )
     table = table.groupby(["notebook", "method"], sort=False).sum()
     table.loc[("all", ""), :] = table.sum()
     return table.astype({c: int for c in table.columns if c != "gpu_hours"}).round({"gpu_hours": 1})
@@ -922,8 +1036,10 @@ def wall_clock(todo, workers, per_gpu=1):
     hours = max([sum(t.gpu_hours for t in share) for share in shares(todo, workers)] or [0.0])
     if per_gpu == 1:
         return f"wall-clock, {workers} job(s) at once: at least {hours:.1f} h"
-    return (f"wall-clock, {workers} job(s) at once, {per_gpu} a GPU: at least {hours:.1f} h if they "
-            f"run as fast together as alone, {hours * per_gpu:.1f} h if together no faster than one")  # fmt: skip
+    return (
+        f"wall-clock, {workers} job(s) at once, {per_gpu} a GPU: at least {hours:.1f} h if they "
+        f"run as fast together as alone, {hours * per_gpu:.1f} h if together no faster than one"
+    )
 
 
 def positive(text):
@@ -966,10 +1082,16 @@ def parser():
     p.add_argument("--list", action="store_true", help="with --dry-run: one line per training")
     p.add_argument("--status", action="store_true", help="done, running, failed, missing; exit")
     p.add_argument("--executor", default="local", choices=("local", "slurm"))
-    p.add_argument("--workers", type=positive, help="jobs at once (default: local GPUs x --per-gpu, "
-                   "else 2)")  # fmt: skip
-    p.add_argument("--per-gpu", type=positive, default=1, help="local jobs a GPU runs at once (default "
-                   "1; tools/gpu_check.py measures what K together gain)")  # fmt: skip
+    p.add_argument(
+        "--workers", type=positive, help="jobs at once (default: local GPUs x --per-gpu, else 2)"
+    )
+    p.add_argument(
+        "--per-gpu",
+        type=positive,
+        default=1,
+        help="local jobs a GPU runs at once (default "
+        "1; tools/gpu_check.py measures what K together gain)",
+    )
     p.add_argument(
         "--timeout-min",
         type=positive,
