@@ -29,7 +29,7 @@
 # 2. STS-B test scored in full (every pair): exactly the reference figure of
 #    `../shared/data/README.md` (82.03). The full 7-task evaluation (target: under 2 minutes
 #    on a 2-core CPU, and all seven reference figures 72.37 / 80.60 / 75.60 / 85.39 / 78.99 /
-#    82.03 / 77.15) runs outside the notebook, `python tools/bench.py sts` (57 s here,
+#    82.03 / 77.15) runs outside the notebook, `python tools/gpu_check.py --bench sts` (57 s here,
 #    kept out of CI for time: see `docs/speed.md`).
 #
 # Timings vary from run to run and between machines: read them as ratios, measured in one run.
@@ -58,20 +58,20 @@ from pathlib import Path
 
 import pandas as pd
 
-# the benchmarks are a script of the repository (tools/bench.py), not of the package: opened from
+# the benchmarks are a script of the repository (tools/gpu_check.py), not of the package: opened from
 # its Colab badge there is no checkout, so the repository is cloned at the installed commit
 tools = Path.cwd().parent / "tools"
-if not (tools / "bench.py").is_file() and "google.colab" in sys.modules:
+if not (tools / "gpu_check.py").is_file() and "google.colab" in sys.modules:
     url = f"https://github.com/{colab.REPOSITORY}"   # colab: from the install cell
     subprocess.run(["git", "clone", "-q", url, "/content/repo"], check=True)
     commit = colab.installed_commit() or colab.BRANCH   # the commit pip installed
     subprocess.run(["git", "-C", "/content/repo", "checkout", "-q", commit], check=True)
     tools = Path("/content/repo/tools")
-if not (tools / "bench.py").is_file():
-    raise FileNotFoundError(f"{tools / 'bench.py'} not found: run this notebook in the "
+if not (tools / "gpu_check.py").is_file():
+    raise FileNotFoundError(f"{tools / 'gpu_check.py'} not found: run this notebook in the "
                             "repository's notebooks/ folder")
 sys.path.insert(0, str(tools))
-import bench
+import gpu_check
 from defsent_lite import encode
 from defsent_lite.runtime import models
 from defsent_lite.data import eval_readers
@@ -83,7 +83,7 @@ preflight.check("90", "smoke", DATA_ROOT, ["offline"])
 s1, s2, _ = eval_readers.load_sts("STSB", DATA_ROOT)
 sentences = list(dict.fromkeys(s1 + s2))
 model_path = models.offline_model_path()
-result = bench.encode_vs_sentence_transformers(model_path, sentences, BATCH_SIZE, REPEATS)
+result = gpu_check.encode_vs_sentence_transformers(model_path, sentences, BATCH_SIZE, REPEATS)
 print(f"{result['sentences']} distinct STS-B test sentences, batch {BATCH_SIZE}")
 print("same vectors as sentence-transformers (min cosine > 0.9999):", result["min_cosine"] > 0.9999)
 
@@ -108,7 +108,7 @@ print("STS-B test, all pairs:", round(stsb["STSB"], 2), "(reference 82.03)")
 # is materialised.
 
 # %% tags=["nbval-ignore-output"]
-tp = bench.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16,
+tp = gpu_check.run_isolated("defsent_training_throughput", model_name="offline", batch_size=16,
                         steps=16)
 print(f"{tp['definitions_per_s']:.1f} definitions/s",
       f"({tp['steps']} steps in {tp['seconds']:.1f} s),",
@@ -124,11 +124,11 @@ print(f"{tp['definitions_per_s']:.1f} definitions/s",
 # loop. Same 200 definitions of dataset *c* (it loads without WordNet: a shorter CI), both in
 # fresh processes. Target: ratio > 1.
 # The whole of offline dataset *a* (226,465 definitions) is measured by
-# `python tools/bench.py entries` (about 10 minutes here; `docs/speed.md` records the figure).
+# `python tools/gpu_check.py --bench entries` (about 10 minutes here; `docs/speed.md` records the figure).
 
 # %% tags=["nbval-ignore-output"]
-ours_e = bench.run_isolated("entry_embeddings_throughput", dataset="c", max_definitions=200)
-base_e = bench.run_isolated("entry_embeddings_fixed_padding", dataset="c", max_definitions=200)
+ours_e = gpu_check.run_isolated("entry_embeddings_throughput", dataset="c", max_definitions=200)
+base_e = gpu_check.run_isolated("entry_embeddings_fixed_padding", dataset="c", max_definitions=200)
 ratio = ours_e["definitions_per_s"] / base_e["definitions_per_s"]
 print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s,",
       f"peak RSS {ours_e['peak_rss_mib']:.0f} MiB;",
@@ -143,12 +143,12 @@ print(f"streaming: {ours_e['definitions_per_s']:.0f} definitions/s,",
 # closed-form KL (memory B*B); they must agree.
 
 # %% tags=["nbval-ignore-output"]
-g = bench.run_isolated("gausscse_training_throughput", batch_size=16, steps=4)
+g = gpu_check.run_isolated("gausscse_training_throughput", batch_size=16, steps=4)
 print(f"GaussCSE training: {g['steps_per_s']:.2f} steps/s = {g['triplets_per_s']:.1f} triplets/s",
       f"at batch 16, peak RSS {g['peak_rss_mib']:.0f} MiB")
 
 # %% tags=["nbval-ignore-output"]
-cost = pd.DataFrame(bench.similarity_matrix_cost(repeats=3)).round(3)
+cost = pd.DataFrame(gpu_check.similarity_matrix_cost(repeats=3)).round(3)
 cost
 
 # %%

@@ -64,12 +64,12 @@ def test_links_point_at_pages_results_or_github():
     pages = {"notebooks/10_defsent_word_prediction": "10_defsent_word_prediction.html",
              "docs/methods": "methods.html", "README": "index.html"}
     text = ('<a href="../docs/methods.md#gausscse">m</a><img src="../results/32_gausscse_figure2.png">'
-            '<a href="10_defsent_word_prediction.ipynb">n</a><a href="../tools/bench.py">t</a>'
+            '<a href="10_defsent_word_prediction.ipynb">n</a><a href="../tools/gpu_check.py">t</a>'
             '<p><code>docs/methods.md</code> and <code>10_defsent_word_prediction</code></p>')
     out = build_site.rewrite_links(text, build_site.ROOT / "notebooks" / "x.ipynb", pages)
     assert 'href="methods.html#gausscse"' in out and 'src="results/32_gausscse_figure2.png"' in out
     assert 'href="10_defsent_word_prediction.html">n' in out
-    assert f'href="{build_site.github("tools/bench.py")}"' in out
+    assert f'href="{build_site.github("tools/gpu_check.py")}"' in out
     assert out.count('<a href="methods.html"><code>') == 1
     assert out.count('<a href="10_defsent_word_prediction.html"><code>') == 1
 

@@ -21,29 +21,41 @@ One table, printed and written as JSON with --out DIR:
   and the seconds of ours spent tokenising on the host.
 - Every notebook run as a script at the smoke scale, in order, sharing one cache, until the
   budget is spent: seconds each (the rest are listed as not run).
+
+The benchmarks notebook 90 shows (each against a named baseline, a process of its own where memory
+counts: run_isolated) and three longer ones outside it:
+
+    python tools/gpu_check.py --bench entries       # entry embeddings of DefSent+ dataset a
+    python tools/gpu_check.py --bench sts           # the full 7-task STS of the offline model
+    python tools/gpu_check.py --bench transfer [baseline classifier] [other classifiers ...]
 """
 import argparse
 import json
 import math
+import multiprocessing
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from unittest import mock
 
+import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from defsent_lite import defsent, encode, gausscse, train  # noqa: E402
-from defsent_lite.evaluation import sts  # noqa: E402
+from defsent_lite.data import dictionary, entries, nli_readers  # noqa: E402
+from defsent_lite.defsentplus import build_entry_embeddings  # noqa: E402
+from defsent_lite.evaluation import senteval, sts  # noqa: E402
+from defsent_lite.pooling import pool  # noqa: E402
 from defsent_lite.repro import plans  # noqa: E402
 from defsent_lite.runtime import config, defsent_model, models, speed  # noqa: E402
-from defsent_lite.data import dictionary, nli_readers  # noqa: E402
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
 
@@ -90,14 +102,14 @@ def timed_training(model, loss_fn, batches, params=None, optimizer="adamw"):
 
 
 def training_rows(method, model, loss_fn, prepare, batches, params, optimizer, tokenizer, texts, compiled=False,
-                  modes=("reduce-overhead",)):
+                  modes=("reduce-overhead",), head=None):
     """steps/s of the loop on batches tokenised before it (prepare(batches), as the package's runs
     train; tokenising in the loop instead gained 0.99-1.04x on a GPU: docs/speed.md), timed after
     one untimed pass over the same batches (every padded shape seen once: allocator and kernels
     warm) and on that first pass; the plan's estimate beside the warm time, its warm-up steps
     through a spread of the batches (plans.spread_batches: tokenizer, texts(batch) -> its
     sentences), as every plan's. compiled: also the loop with the encoder compiled (compiled_row)
-    in each torch.compile mode of `modes`, last."""
+    in each torch.compile mode of `modes`, last. head: DefSent's kind of head (not timed)."""
     steps, prepared = len(batches), prepare(batches)
     cold = timed_training(model, loss_fn, prepared, params, optimizer)
     warm = timed_training(model, loss_fn, prepared, params, optimizer)
@@ -137,11 +149,11 @@ def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"
                 f"compiling pays past {pays:,.0f} steps (speed.BREAK_EVEN_STEPS: {speed.BREAK_EVEN_STEPS})")
 
 
-def defsent_setup(steps, batch_size=16, reduced=False):
+def defsent_setup(steps, batch_size=16, reduced=False, model="bert-base-uncased"):
     """DefSent's training as the package's runs do it: training_rows' arguments. reduced: the
     definitions of the offline model's tokenizer (the tiny BERT's, the same vocabulary), whose
     dataset notebook 10 caches too, not rebuilt for a temporary folder."""
-    loaded = defsent_model.load("bert-base-uncased")
+    loaded = defsent_model.load(model)
     tok, pooling = loaded.tokenizer, "cls"
     splits, _ = dictionary.defsent_dataset(models.load_tokenizer("offline") if reduced else tok)
 
@@ -150,11 +162,12 @@ def defsent_setup(steps, batch_size=16, reduced=False):
     return dict(method="DefSent", model=loaded.model, loss_fn=loss_fn, optimizer="adam", tokenizer=tok,
                 prepare=lambda bs: defsent.tokenize_definition_batches(tok, bs, pooling=pooling),
                 batches=train.batched(splits["train"][: steps * batch_size], batch_size, seed=0),
-                params=defsent.trainable_parameters(loaded.model), texts=lambda b: [d for _, d, _ in b])
+                params=defsent.trainable_parameters(loaded.model), texts=lambda b: [d for _, d, _ in b],
+                head=loaded.head_kind)
 
 
-def gausscse_setup(steps, batch_size=16, reduced=False, setting="ent+con+rev", max_length=64):
-    encoder, tok = models.load("bert-base-uncased", eval_mode=False)
+def gausscse_setup(steps, batch_size=16, reduced=False, setting="ent+con+rev", max_length=64, model="bert-base-uncased"):
+    encoder, tok = models.load(model, eval_mode=False)
     triplets = nli_readers.training_triplets(source=nli_readers.train_source("smoke"))
 
     def loss_fn(m, b):   # raw triplets or TokenizedTriplets (what gausscse_protocol trains on)
@@ -215,13 +228,11 @@ def one_training(method, steps, barrier, together, reduced):
 
 
 def encoding_rows(max_sentences=None, batch_size=64):
-    import bench
     sentences = sorted({s for s1, s2, _ in sts.load_tasks().values() for s in s1 + s2})
     if max_sentences:
         sentences = sentences[:max_sentences]
     device = config.device()
-    r = bench.encode_vs_sentence_transformers(models.offline_model_path(), sentences, batch_size,
-                                              repeats=2, device=device)
+    r = encode_vs_sentence_transformers(models.offline_model_path(), sentences, batch_size, repeats=2, device=device)
     _, tok = models.load(models.offline_model_path(), device="cpu")
     t0 = time.perf_counter()
     encode.tokenize_sorted(tok, sentences, 256)
@@ -233,6 +244,206 @@ def encoding_rows(max_sentences=None, batch_size=64):
             dict(what=f"tokenise the {r['sentences']:,} sentences (host, part of the encode)", measure="s",
                  value=tokenise_s, baseline=r["ours_s"], ratio=tokenise_s / r["ours_s"],
                  baseline_is="our whole encode (ratio: its share)")]
+
+
+# ---------------------------------------------------------------- benchmarks (notebook 90, --bench)
+
+
+def best_time(fn, repeats=3):
+    """Best wall-clock seconds of `repeats` calls (the least disturbed run), and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeats=3, device="cpu"):
+    """Time our `encode` (mean pooling) against SentenceTransformer.encode on the same model,
+    sentences, batch size, threads and device, interleaving the runs; returns timings and min
+    cosine. On a GPU our batches are sized by tokens (encode.length_batches), at least batch_size."""
+    from sentence_transformers import SentenceTransformer
+
+    ours_model, tok = models.load(model_path, device=device)
+    st = SentenceTransformer(str(model_path), device=device)
+    run_ours = lambda: encode.encode(ours_model, tok, sentences, pooling="mean", batch_size=batch_size,  # noqa: E731
+                                     max_length=st.max_seq_length, progress=False).numpy()
+    run_st = lambda: st.encode(sentences, batch_size=batch_size, convert_to_numpy=True,  # noqa: E731
+                               show_progress_bar=False)
+    t_ours, t_st = float("inf"), float("inf")
+    if device != "cpu":   # warm-up on a GPU (kernels, allocator) before any timing
+        run_ours(), run_st()
+    for _ in range(repeats):  # interleave so both see the same machine state
+        t, ours = best_time(run_ours, 1)
+        t_ours = min(t_ours, t)
+        t, ref = best_time(run_st, 1)
+        t_st = min(t_st, t)
+    cos = (ours * ref).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(ref, axis=1)
+    return dict(sentences=len(sentences), threads=torch.get_num_threads(), batch_size=batch_size,
+                ours_s=t_ours, st_s=t_st, speedup=t_st / t_ours, min_cosine=float(cos.min()))
+
+
+def defsent_training_throughput(model_name="offline", batch_size=16, steps=40):
+    """Definitions per second of DefSent training (forward, backward, Adam step, batches tokenised
+    before the loop as the runs train) and the size of the only vocabulary-wide tensor, the
+    [batch, vocab] logits."""
+    s = defsent_setup(steps, batch_size, model=model_name)
+    seconds = timed_training(s["model"], s["loss_fn"], s["prepare"](s["batches"]), s["params"], "adam")
+    return dict(head=s["head"], batch_size=batch_size, steps=len(s["batches"]), seconds=seconds,
+                definitions_per_s=sum(map(len, s["batches"])) / seconds,
+                logits_mib=batch_size * s["model"].config.vocab_size * 4 / 2 ** 20)
+
+
+def measured(name, kwargs, send):
+    """Run a benchmark function, send its result and the peak RSS (MiB) of the process that ran it
+    (or the traceback of its error) through `send`."""
+    try:
+        r = globals()[name](**kwargs)
+        r["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        send.send(r)
+    except BaseException:
+        send.send(traceback.format_exc())
+    finally:
+        send.close()
+
+
+def run_isolated(name, **kwargs):
+    """Run a benchmark function of this module in a fresh process, its peak RSS its own (added, in
+    MiB): forked from a server that imported this module and BERT's modules once (multiprocessing's
+    forkserver: it runs nothing else), so the benchmarks after the first pay no imports."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["gpu_check", "transformers.models.bert.modeling_bert"])
+    receive, send = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=measured, args=(name, kwargs, send))
+    process.start()
+    send.close()
+    try:
+        result = receive.recv()
+    except EOFError:   # the process died before it could answer
+        result = None
+    process.join()
+    if not isinstance(result, dict):
+        raise RuntimeError(f"benchmark {name} failed in its own process (exit code {process.exitcode})"
+                           + (f":\n{result}" if result else ""))
+    return result
+
+
+def entry_embeddings_throughput(dataset="a", max_definitions=None, pooling="mean", batch_size=128):
+    """Definitions per second of build_entry_embeddings (streaming, length-sorted, dynamic padding)
+    on DefSent+ dataset `dataset` (its first max_definitions definitions when given)."""
+    model_name = "offline"
+    model, tok = models.load(model_name)
+    ds = entries.load_entry_dataset(dataset)
+    ids, defs = ds["ids"], ds["definitions"]
+    if max_definitions:  # the first definitions, their entries renumbered 0..n-1
+        ids, defs = torch.unique(torch.tensor(ids[:max_definitions]), return_inverse=True)[1].tolist(), defs[:max_definitions]
+    t0 = time.perf_counter()
+    space = build_entry_embeddings(model, tok, ids, defs, pooling, batch_size=batch_size, progress=False)
+    seconds = time.perf_counter() - t0
+    return dict(model=model_name, dataset=dataset, definitions=len(defs), entries=int(space.shape[0]),
+                seconds=seconds, definitions_per_s=len(defs) / seconds, space_mib=space.numel() * 4 / 2 ** 20)
+
+
+def entry_embeddings_fixed_padding(dataset="a", max_definitions=2000, pooling="mean", batch_size=128, max_length=128):
+    """Baseline: every definition padded to max_length, in file order, all vectors kept, then
+    averaged per entry with a Python loop (what the streaming builder avoids)."""
+    model, tok = models.load("offline")
+    ds = entries.load_entry_dataset(dataset)
+    ids, defs = ds["ids"][:max_definitions], ds["definitions"][:max_definitions]
+    t0 = time.perf_counter()
+    vecs = []
+    with torch.inference_mode():
+        for s in range(0, len(defs), batch_size):
+            b = tok(defs[s:s + batch_size], padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+            b = encode.on_model_device(model, b)
+            vecs.append(pool(pooling, model(**b).last_hidden_state, b["attention_mask"]).cpu())
+    vecs = torch.cat(vecs)
+    space = torch.stack([vecs[[i for i, e in enumerate(ids) if e == entry]].mean(0) for entry in sorted(set(ids))])
+    seconds = time.perf_counter() - t0
+    return dict(definitions=len(defs), entries=int(space.shape[0]), seconds=seconds, definitions_per_s=len(defs) / seconds)
+
+
+def gausscse_training_throughput(batch_size=16, steps=20, setting="ent+con+rev"):
+    """GaussCSE training steps per second (3 x batch sentences forward + backward + AdamW step)."""
+    s = gausscse_setup(steps, batch_size, setting=setting, model="offline")
+    seconds = timed_training(s["model"], s["loss_fn"], s["prepare"](s["batches"]), None, "adamw")
+    n = len(s["batches"])
+    return dict(batch_size=batch_size, steps=n, seconds=seconds, steps_per_s=n / seconds,
+                triplets_per_s=n * batch_size / seconds)
+
+
+def similarity_matrix_cost(sizes=(16, 64, 256), dims=(384, 768, 1024), repeats=5):
+    """Seconds for the [B, B] sim(a||b) matrix: broadcasting [B,1,d] against [1,B,d] (baseline)
+    vs the matrix-product form (kl_matrix), and their max difference."""
+    rows = []
+    g = torch.Generator().manual_seed(0)
+    for B in sizes:
+        for d in dims:
+            mu, var = torch.randn(B, d, generator=g), torch.rand(B, d, generator=g) + 0.1
+            t_b, ref = best_time(lambda: gausscse.kl_similarity(mu[:, None], var[:, None], mu[None], var[None]), repeats)
+            t_m, out = best_time(lambda: gausscse.similarity_matrix(mu, var, mu, var), repeats)
+            rows.append(dict(B=B, d=d, broadcast_ms=1e3 * t_b, matmul_ms=1e3 * t_m, speedup=t_b / t_m,
+                             max_abs_diff=float((ref - out).abs().max())))
+    return rows
+
+
+def memoised(embed):
+    """An embed function that encodes each distinct sentence once and then serves it from memory,
+    so that timed classifier runs leave encoding out."""
+    vectors = {}
+
+    def cached(sentences):
+        todo = [s for s in dict.fromkeys(sentences) if s not in vectors]
+        if todo:
+            vectors.update(zip(todo, np.asarray(embed(todo), dtype=np.float32)))
+        return np.stack([vectors[s] for s in sentences]) if sentences else np.zeros((0, 0), np.float32)
+    return cached
+
+
+def transfer_classifiers(model_name="offline", pooling="mean", tasks=None, data_dir=None, classifiers=("senteval_torch", "batched"),
+                         kfold=10, inner_search=True, max_examples=None, max_eval=None, batch_size=64):
+    """Accuracy and classifier time of each SentEval classifier per task, on the same embeddings
+    (encoded once, before any timing); ratios against the first classifier named."""
+    model, tokenizer = models.load(model_name)
+    embed = memoised(encode.embedder(model, tokenizer, pooling, batch_size=batch_size, allow_empty=True))
+    tasks = tasks or senteval.TASKS
+    settings = dict(data_dir=data_dir, kfold=kfold, inner_search=inner_search, max_examples=max_examples,
+                    max_eval=max_eval)
+    t0 = time.perf_counter()
+    for task in tasks:  # encode everything first: a fit with C=1 on 2 folds reads every sentence
+        senteval.evaluate_task(task, embed, **dict(settings, kfold=2, inner_search=False), classifier="batched")
+    rows = dict(encode_s=time.perf_counter() - t0)
+    for name in classifiers:
+        for task in tasks:
+            t = time.perf_counter()
+            rows[f"{task} {name}"] = senteval.evaluate_task(task, embed, **settings, classifier=name)
+            rows[f"{task} {name} s"] = time.perf_counter() - t
+    for name in classifiers:
+        rows[f"{name} total s"] = sum(rows[f"{task} {name} s"] for task in tasks)
+    base = classifiers[0]   # the named baseline: ratios and accuracy differences against it
+    for name in classifiers[1:]:
+        rows[f"speedup {name} vs {base}"] = rows[f"{base} total s"] / rows[f"{name} total s"]
+        rows[f"largest accuracy difference {name} vs {base}"] = max(abs(rows[f"{t} {name}"] - rows[f"{t} {base}"])
+                                                                    for t in tasks)
+    return dict(rows, threads=torch.get_num_threads(), device=str(torch.device("cuda" if torch.cuda.is_available()
+                                                                                  else "cpu")))
+
+
+STS_REFERENCE = {"STS12": 72.37, "STS13": 80.60, "STS14": 75.60, "STS15": 85.39, "STS16": 78.99, "STSB": 82.03,
+                 "SICKR": 77.15}   # all-MiniLM-L6-v2, mean pooling: ../shared/data/README.md
+
+
+def full_sts(data_dir=None, batch_size=64):
+    """The full 7-task STS evaluation of the offline model (every pair): seconds (target < 120 s on
+    2 cores) and each score beside the data README's reference figure."""
+    model, tokenizer = models.load("offline")
+    t0 = time.perf_counter()
+    scores = sts.evaluate(encode.embedder(model, tokenizer, "mean", batch_size=batch_size), data_dir)
+    seconds = time.perf_counter() - t0
+    return dict(seconds=round(seconds, 1), threads=torch.get_num_threads(), target_met=seconds < 120,
+                scores={k: round(v, 2) for k, v in scores.items()},
+                matches_reference=all(abs(scores[k] - v) < 0.005 for k, v in STS_REFERENCE.items()))
 
 
 def profile_defsent(steps=30, batch_size=16, out=None):
@@ -355,9 +566,19 @@ if __name__ == "__main__":
     ap.add_argument("--compile-modes", default="reduce-overhead",
                     help="comma-separated torch.compile modes timed (default: reduce-overhead, what DEFSENT_COMPILE=1 "
                          "runs; e.g. default,reduce-overhead)")
+    ap.add_argument("--bench", nargs="+", metavar="NAME",
+                    help="only a benchmark: entries | sts | transfer [baseline classifier] [other classifiers ...]")
     ap.add_argument("--one-training", choices=tuple(SETUPS), help=argparse.SUPPRESS)   # packed_rate's processes
     ap.add_argument("--together", type=int, default=1, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.bench:
+        name, *classifiers = a.bench
+        benchmarks = dict(entries=lambda: run_isolated("entry_embeddings_throughput", dataset="a"), sts=full_sts,
+                          transfer=lambda: transfer_classifiers(classifiers=tuple(classifiers) or ("senteval_torch", "batched")))
+        if name not in benchmarks:
+            ap.error(f"--bench {name}: choose from {', '.join(benchmarks)}")
+        print(json.dumps(benchmarks[name](), indent=1))
+        sys.exit(0)
     if a.one_training:
         one_training(a.one_training, a.steps, a.out, a.together, a.reduced)
         sys.exit(0)

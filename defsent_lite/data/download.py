@@ -11,7 +11,6 @@ not stop the others, and a summary lists each as fetched, already present or fai
 """
 
 import argparse
-import contextlib
 import csv
 import hashlib
 import http.client
@@ -29,10 +28,7 @@ import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
-try:
-    import fcntl
-except ImportError:  # not on Windows: the record is then written without a lock
-    fcntl = None
+import filelock
 
 from defsent_lite.runtime import cache, config
 from defsent_lite.runtime.config import digest_of
@@ -327,24 +323,10 @@ def download_source(src, root, checksums, mirror=None, log=print):
     )
 
 
-@contextlib.contextmanager
-def record_lock(root):
-    """The data root's download record held exclusively while it is read, changed and written: two
-    downloads into one root at once keep every line (an advisory fcntl lock; none where fcntl is
-    missing)."""
-    with open(Path(root) / f"{RECORD_FILE}.lock", "a") as f:
-        if fcntl is not None:
-            fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def add_to_record(root, digests):
-    """Add {relative path: sha256} to the root's download record, under its lock."""
-    with record_lock(root):
+    """Add {relative path: sha256} to the root's download record, held exclusively while it is
+    read, changed and written (filelock): two downloads into one root at once keep every line."""
+    with filelock.FileLock(Path(root) / f"{RECORD_FILE}.lock"):
         write_record(root, dict(read_record(root), **digests))
 
 
