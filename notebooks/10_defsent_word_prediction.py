@@ -83,7 +83,7 @@ dataset = dictionary.defsent_dataset(tokenizer, DATA_ROOT, variant_settings["dat
 splits, report = dataset
 # what the protocol below will train, and how long that takes here (printed at the protocol scales)
 base = defsent_protocol.base_config(scale, MODEL, variant=VARIANT)
-lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6; seeds
+lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6 ("table5": pinned); seeds
 plans.print_plan(scale,
                      lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))
 pd.Series(report, name="dataset").to_frame()
@@ -232,8 +232,7 @@ def test_mrr_by_seed(pooling, seeds=scale["spread_seeds"]):
     """Test MRR per seed: the scale's runs if it has three, else trained here at the chosen rate."""
     if len(final[pooling].runs) >= len(seeds):
         return [r["test"]["mrr"] for r in final[pooling].runs[: len(seeds)]]
-    lr = defsent_protocol.lr_grid([final[pooling].lr_x])[final[pooling].lr_x]
-    configs = [dict(base, pooling=pooling, seed=s, lr=lr) for s in seeds]
+    configs = [dict(base, pooling=pooling, seed=s, lr=final[pooling].lr) for s in seeds]
     return [defsent_protocol.run(cfg, dataset)["test"]["mrr"] for cfg in configs]
 
 
@@ -252,8 +251,8 @@ spread.round(4)
 # (`docs/mini_bert.md`); the sentence vectors do not get better at STS from it (notebook 11).
 
 # %%
-best_x = {p: f.lr_x for p, f in final.items()}
-print("chosen learning rates:", {p: f"2^{x:g} x 1e-6" for p, x in best_x.items()})
+best_lr = {p: f.lr for p, f in final.items()}   # each pooling's rate, a number since final_runs resolved it
+print("chosen learning rates:", {p: defsent_protocol.rate_label(lr) for p, lr in best_lr.items()})
 
 # %% [markdown]
 # ## Table 2: word prediction on the test words
@@ -282,7 +281,7 @@ defsent_protocol.whole_table2(t2).round(4)
 # paper's columns are those of the model named above.
 
 # %%
-table5 = defsent_protocol.table5(best_x, t2.seeds, t2.reference)
+table5 = defsent_protocol.table5(best_lr, t2.seeds, t2.reference)
 table5
 
 # %% [markdown]
@@ -300,7 +299,8 @@ pd.DataFrame({key: {"lr": f"2^{x:g}e-6", **{f"{c} std": f"{sd:.4f}" for c, sd in
 meta = dict(model=MODEL, head=head_kind, scale=scale["name"], seeds=scale["seeds"],
             data=f"{report['source']}; train max {scale['defsent_train_max']}, "
                  f"eval max {scale['defsent_eval_max']}",
-            learning_rates={p: f"2^{x:g}e-6" for p, x in best_x.items()}, runs=t2.seeds.n.to_dict())
+            learning_rates={p: defsent_protocol.rate_label(lr) for p, lr in best_lr.items()},
+            runs=t2.seeds.n.to_dict())
 print("saved", results.save_csv(table2, "10_defsent_table2.csv", **meta))
 print("saved", results.save_csv(lr_table, "10_defsent_table5_lr.csv", **meta))
 print("saved", results.save_csv(table5, "10_defsent_table5.csv", **meta))

@@ -87,7 +87,7 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
         on_disk_after_each_run.append(len(list((tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json"))))
         return r
     monkeypatch.setattr(defsent_protocol, "run", counting_run)
-    best_x, search, runs = defsent_scores.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr_x, search, runs)
+    best, search, runs = defsent_scores.final_runs(base, "cls", xs, seeds, dataset)  # unpacks as (lr, search, runs)
     assert max(on_disk_after_each_run) <= 2  # a rate's checkpoint goes as soon as a better one is seen
     assert len(trained) == planned.trainings == len(xs) + len(seeds) - 1
     assert planned.steps == planned.trainings * math.ceil(96 / 16) \
@@ -98,13 +98,13 @@ def test_defsent_keeps_only_the_first_seeds_checkpoint_and_the_others_scores(tin
     assert defsent_scores.SENTEVAL_SEEDS == 3 and planned.encoded == planned.trainings * 48 + 3 * sts_n + 2 * transfer_n
     assert (Path(runs[0]["path"]) / "config.json").is_file() and [r["path"] for r in runs[1:]] == [None] * 3
     assert len(scored) == 3 and all(scored)  # scored from their checkpoints, before these were dropped
-    dropped = [x for x in xs if x != best_x]
-    assert all(search[x]["path"] is None for x in dropped) and search[best_x]["path"] == runs[0]["path"]
+    dropped = [lr for lr in search if lr != best]
+    assert len(dropped) == 2 and all(search[lr]["path"] is None for lr in dropped) and search[best]["path"] == runs[0]["path"]
     on_disk = [str(p.parent) for p in (tmp_path / "cache" / "defsent").glob("*/files-*/model/config.json")]
     assert on_disk == [runs[0]["path"]]  # 6 trainings, 1 checkpoint left: the first seed's final run
     before = len(trained)
     again = defsent_scores.final_runs(base, "cls", xs, seeds, dataset)  # nb 11/12 ask again: nothing retrains
-    assert len(trained) == before and again.lr_x == best_x and [r["path"] for r in again.runs] == [r["path"] for r in runs]
+    assert len(trained) == before and again.lr == best and [r["path"] for r in again.runs] == [r["path"] for r in runs]
     settings = senteval.transfer_settings(scale)
     sts_seed1 = sts.trained_sts(again.runs[1], "cls", 20, None)  # what nb 11 reads: the cached scores
     assert set(sts_seed1) >= {"STS12", "avg"} and len(trained) == before

@@ -108,12 +108,13 @@ def test_tied_fallback_head_is_u_times_embeddings():
     assert torch.allclose(head(u), u @ emb.weight.T)
 
 
-def test_lr_search_picks_best_dev_mrr(monkeypatch):
+def test_the_rate_search_picks_best_dev_mrr_and_trains_the_seeds_at_it(monkeypatch):
     fake = {2.0 ** x * 1e-6: m for x, m in [(1, 0.1), (2, 0.3), (3, 0.2)]}
-    monkeypatch.setattr(defsent_protocol, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
-    best, res = defsent_protocol.lr_search({"pooling": "cls"}, [1, 2, 3])
-    assert best == 2 and set(res) == {1, 2, 3}
-    assert defsent_protocol.lr_grid()[7.0] == pytest.approx(1.28e-4) and len(defsent_protocol.lr_grid()) == 15
+    trained = []
+    monkeypatch.setattr(defsent_protocol, "run", lambda cfg, dataset=None, data_dir=None, **kw: trained.append(
+        (cfg["seed"], cfg["lr"])) or {"dev": {"mrr": fake[cfg["lr"]]}})
+    final = defsent_protocol.final_runs(dict(model="m"), "cls", [1, 2, 3], [0, 1], dataset=("splits", "report"))
+    assert final.lr == 4e-6 and set(final.search) == set(fake) and trained[-2:] == [(0, 4e-6), (1, 4e-6)]
 
 
 def test_saved_encoder_loads_in_transformers_and_sentence_transformers(tmp_path):

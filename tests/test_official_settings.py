@@ -10,14 +10,14 @@ from defsent_lite.repro import defsent_protocol, gausscse_protocol
 def test_defsent_paper_scale_trains_the_rate_the_official_scripts_pin():
     """hppRC/defsent experiments/scripts/run-bert-base0.sh: CLS lr=5.656854249492381e-06 (2^2.5 1e-6),
     Mean and Max 1.1313708498984761e-05 (2^3.5); b806a5a searched 15 rates on one seed instead."""
-    xs = config.scale("paper")["defsent_lr_xs"]
-    assert defsent_protocol.lr_exponents(xs, "bert-base-uncased", "cls") == [2.5]
-    assert defsent_protocol.lr_grid([2.5])[2.5] == pytest.approx(5.656854249492381e-06, rel=1e-12)
-    assert defsent_protocol.lr_exponents(xs, "bert-base-uncased", "mean") == [3.5]
-    assert defsent_protocol.lr_exponents(xs, "roberta-large", "max") == [2.5]
-    assert defsent_protocol.lr_exponents(defsent_protocol.LR_GRID_XS, "bert-base-uncased", "cls") == defsent_protocol.LR_GRID_XS  # the search
+    xs, rates = config.scale("paper")["defsent_lr_xs"], defsent_protocol.learning_rates
+    assert rates(xs, "bert-base-uncased", "cls") == pytest.approx([5.656854249492381e-06], rel=1e-12)
+    assert rates(xs, "bert-base-uncased", "mean") == pytest.approx([1.1313708498984761e-05], rel=1e-12)
+    assert rates(xs, "roberta-large", "max") == rates([2.5], "any", "cls")
+    grid = rates(defsent_protocol.LR_GRID_XS, "bert-base-uncased", "cls")   # the search: 15 rates
+    assert len(grid) == 15 and grid[-1] == pytest.approx(1.28e-4) and defsent_protocol.rate_label(grid[5]) == "2^2.5e-6"
     with pytest.raises(ValueError, match="defsent_lr_xs='table5'.*'my/model'"):
-        defsent_protocol.lr_exponents(xs, "my/model", "cls")
+        rates(xs, "my/model", "cls")
 
 
 def test_gausscse_trains_table5s_optimum_and_run_sh_is_a_named_option():

@@ -50,11 +50,11 @@ def test_rank_metrics_refuse_nan_logits_that_would_rank_first():
         defsent.rank_metrics(logits, torch.tensor([0, 1]), what="dev run")
 
 
-def test_lr_search_refuses_a_nan_candidate(monkeypatch):
+def test_the_rate_search_refuses_a_nan_candidate(monkeypatch):
     fake = {2.0 ** x * 1e-6: mrr for x, mrr in ((0, float("nan")), (1, 0.4))}
     monkeypatch.setattr(defsent_protocol, "run", lambda cfg, dataset=None, data_dir=None, **kw: {"dev": {"mrr": fake[cfg["lr"]]}})
-    with pytest.raises(checks.NonFinite, match="candidate 0"):
-        defsent_protocol.lr_search(dict(pooling="cls"), xs=[0, 1])
+    with pytest.raises(checks.NonFinite, match="candidate 1e-06"):
+        defsent_protocol.final_runs(dict(model="m"), "cls", [0, 1], [0], dataset=("splits", "report"))
 
 
 def test_a_nan_first_evaluation_is_an_error_not_a_frozen_best_state():

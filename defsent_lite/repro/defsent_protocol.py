@@ -295,7 +295,7 @@ def run(cfg, dataset=None, data_dir=None, need_checkpoint=True):
     variant and its settings (VARIANTS; a setting in cfg overrides the variant's) (and `scoring`,
     defsent_scores', not in the key). The trained encoder is saved in the run's folder
     (`result["path"]`); a second call with the same cfg and data reuses it. A run whose checkpoint
-    was dropped (lr_search keeps only the chosen rate's) is trained again when need_checkpoint, else
+    was dropped (final_runs' search keeps only the chosen rate's) is trained again when need_checkpoint, else
     returned with path None.
     """
     checks.rate(cfg["lr"], "DefSent lr")  # before a message formats it
@@ -350,61 +350,42 @@ LR_GRID_XS = [i / 2 for i in range(15)]  # the paper's search: 2^x * 1e-6, x in 
 PINNED = "table5"  # the rate the official run scripts pin per model and pooling (Table 5)
 
 
-def lr_grid(xs=None):
-    """DefSent's learning-rate grid 2^x * 1e-6, x in {0, 0.5, ..., 7}."""
-    xs = LR_GRID_XS if xs is None else xs
-    return {x: 2.0**x * 1e-6 for x in xs}
+def learning_rates(xs, model, pooling):
+    """The rates 2^x * 1e-6 final_runs tries for `model` and `pooling`, the one place a rate is
+    resolved (numbers from here to the optimizer): xs = "table5" is the one rate the official run
+    scripts pin (Table 5; hppRC/defsent experiments/scripts), a list of exponents x is a search on
+    dev MRR (the paper's text: `LR_GRID_XS`)."""
+    if xs == PINNED:
+        label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
+        if label not in paper_defsent.TABLE5_LR_X:
+            raise ValueError(
+                f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} "
+                "pooling; give the exponents to search instead (defsent_protocol.LR_GRID_XS is "
+                "the paper's grid)"
+            )
+        xs = [paper_defsent.TABLE5_LR_X[label]]
+    return [2.0**x * 1e-6 for x in xs]
 
 
-def lr_exponents(xs, model, pooling):
-    """The exponents x (lr 2^x * 1e-6) final_runs tries for `model` and `pooling`: xs = "table5" is
-    the one rate the official run scripts pin (Table 5; hppRC/defsent experiments/scripts), a list
-    is a search on dev MRR (the paper's text: `LR_GRID_XS`)."""
-    if xs != PINNED:
-        return list(xs)
-    label = (aggregate.paper_model_label(model), aggregate.POOLING_LABELS.get(pooling))
-    if label not in paper_defsent.TABLE5_LR_X:
-        raise ValueError(
-            f"defsent_lr_xs={PINNED!r}: Table 5 pins no rate for {model!r} with {pooling!r} "
-            "pooling; "
-            f"give the exponents to search instead (defsent_protocol.LR_GRID_XS is the paper's grid)"
-        )
-    return [paper_defsent.TABLE5_LR_X[label]]
+def rate_label(lr):
+    """A rate as the paper writes it: 2^x e-6."""
+    return f"2^{math.log2(lr / 1e-6):g}e-6"
 
 
-def lr_search(base_cfg, xs=None, dataset=None, data_dir=None):
-    """Train once per learning rate of the grid; return (best x by dev MRR, {x: result}). Only the
-    chosen rate's checkpoint is kept (it is the first seed's final run); the others' are dropped as
-    soon as a better rate is seen, so at most two are on disk (results stay cached, path None)."""
-    results = {}
-    for x, lr in lr_grid(xs).items():
-        results[x] = run(dict(base_cfg, lr=lr), dataset, data_dir, need_checkpoint=False)
-        best = best_of(
-            results,
-            lambda r: r["dev"]["mrr"],
-            f"DefSent learning-rate search ({base_cfg['pooling']})",
-        )
-        results = cache.drop_all_but("defsent", results, best)
-    return best, results
-
-
-def searched_rate(base, pooling, seed, xs, dataset):
-    """The rate exponent lr_search chooses (best dev MRR) once every rate's run is cached, else
+def searched_rate(base, pooling, seed, rates, dataset):
+    """The rate final_runs' search chooses (best dev MRR) once every rate's run is cached, else
     None (also without the data: dataset None). The launcher's seeds wait for it."""
-    keys = (
-        {
-            x: run_key(dict(base, pooling=pooling, seed=seed, lr=lr_grid([x])[x]), dataset[0])
-            for x in xs
-        }
+    cfgs = {lr: dict(base, pooling=pooling, seed=seed, lr=lr) for lr in rates}
+    found = (
+        {lr: cache.lookup("defsent", run_key(c, dataset[0])) for lr, c in cfgs.items()}
         if dataset
         else {}
     )
-    found = {x: cache.lookup("defsent", key) for x, key in keys.items()}
     if not found or None in found.values():
         return None
     mrr = lambda r: r["dev"]["mrr"]  # noqa: E731
     return best_of(
-        {x: f.result for x, f in found.items()}, mrr, f"DefSent learning-rate search ({pooling})"
+        {lr: f.result for lr, f in found.items()}, mrr, f"DefSent learning-rate search ({pooling})"
     )
 
 
@@ -442,34 +423,40 @@ def base_config(scale, model, variant="official"):
 
 
 class FinalRuns(NamedTuple):
-    """What final_runs chose and trained: the learning-rate exponent, the search, one run per
-    seed."""
+    """What final_runs chose and trained: the learning rate, the search, one run per seed."""
 
-    lr_x: float
+    lr: float
     search: dict
     runs: list
 
 
 def final_runs(base, pooling, xs, seeds, dataset=None, data_dir=None, train_seed=None):
-    """Choose the learning rate on dev MRR (first seed) among lr_exponents(xs, ...) (one pinned
-    rate: no choice), then train every seed with it: train_seed(base, pooling, seed, lr, index,
+    """The learning-rate search on dev MRR (first seed) among learning_rates(xs, ...) (one pinned
+    rate: no choice), then every seed at the chosen rate: train_seed(base, pooling, seed, lr, index,
     dataset), this module's `seed_run` when None.
 
-    Returns FinalRuns(lr_x, search {x: result}, runs [result per seed]); all runs are cached. The
-    first seed's checkpoint is needed (notebooks 13 and 22 load it); a later seed's is kept until
-    defsent_scores.seed_run scores it on STS and SentEval and drops it (notebooks 11, 12 and the
-    launcher), and never trained again for its word prediction alone."""
+    Returns FinalRuns(lr, search {lr: result}, runs [result per seed]); all runs are cached. Only
+    the chosen rate's checkpoint is kept (it is the first seed's run): the others' are dropped as
+    soon as a better rate is seen, so at most two are on disk (results stay cached, path None).
+    The first seed's checkpoint is needed (notebooks 13 and 22 load it); a later seed's is kept
+    until defsent_scores.seed_run scores it on STS and SentEval and drops it (notebooks 11, 12 and
+    the launcher), and never trained again for its word prediction alone."""
     require_nonempty(seeds, f"DefSent {pooling}: seeds")
-    dataset = dataset or dataset_of(base, data_dir)
-    best_x, search = lr_search(
-        dict(base, pooling=pooling, seed=seeds[0]),
-        lr_exponents(xs, base["model"], pooling),
-        dataset,
+    rates = require_nonempty(
+        learning_rates(xs, base["model"], pooling), f"DefSent {pooling}: rates"
     )
-    lr = lr_grid([best_x])[best_x]
+    dataset, search = dataset or dataset_of(base, data_dir), {}
+    for lr in rates:
+        search[lr] = run(
+            dict(base, pooling=pooling, seed=seeds[0], lr=lr), dataset, need_checkpoint=False
+        )
+        best = best_of(
+            search, lambda r: r["dev"]["mrr"], f"DefSent learning-rate search ({pooling})"
+        )
+        search = cache.drop_all_but("defsent", search, best)
     train_seed = train_seed or seed_run
-    runs = [train_seed(base, pooling, s, lr, i, dataset) for i, s in enumerate(seeds)]
-    return FinalRuns(best_x, search, runs)
+    runs = [train_seed(base, pooling, s, best, i, dataset) for i, s in enumerate(seeds)]
+    return FinalRuns(best, search, runs)
 
 
 def seed_run(base, pooling, seed, lr, index, dataset):
@@ -488,7 +475,7 @@ def plan(base, poolings, xs, seeds, dataset):
     splits = nonempty(dataset)
     n_train = len(subsample(splits["train"], base["train_max"], 0))
     n_eval = sum(len(subsample(splits[k], base["eval_max"], 0)) for k in ("dev", "test"))
-    n_rates = [len(lr_exponents(xs, base["model"], p)) for p in poolings]
+    n_rates = [len(learning_rates(xs, base["model"], p)) for p in poolings]
     # the search's best rate is the first seed's run
     trainings = sum(n_rates) + len(poolings) * (len(seeds) - 1)
     v = variant_settings(base["variant"])
@@ -606,9 +593,9 @@ def lr_search_table(final):
     """The learning-rate search of Table 5: dev MRR and final loss of every (pooling, rate
     2^x * 1e-6) run. final: {pooling: FinalRuns}."""
     rows = {
-        (p, f"2^{x:g}e-6"): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
+        (p, rate_label(lr)): {"dev MRR": r["dev"]["mrr"], "final loss": r["final_loss"]}
         for p, f in final.items()
-        for x, r in f.search.items()
+        for lr, r in f.search.items()
     }
     return pd.DataFrame(rows).T
 
@@ -622,17 +609,17 @@ def whole_table2(t2):
     return results.whole_paper_table(paper_defsent.TABLE2, paper_defsent.TABLE2_COLS, ours, pairs)
 
 
-def table5(lr_x, seeds, model):
+def table5(lrs, seeds, model):
     """DefSent's Table 5 beside ours, one row per pooling: the learning rate (2^x x 1e-6) the search
     chose and the paper's, then each metric as "mean ± std" over seeds, ours and the paper's (the
-    paper's columns are empty for a model it did not run). lr_x: {pooling: x}; seeds: a SeedTable
+    paper's columns are empty for a model it did not run). lrs: {pooling: rate}; seeds: a SeedTable
     of the test metrics indexed by pooling."""
     label = aggregate.paper_model_label(model)
     rows = {}
-    for p, x in lr_x.items():
+    for p, lr in lrs.items():
         key = (label, POOLING_LABELS[p])
         row = {
-            "lr (ours)": f"2^{x:g}e-6",
+            "lr (ours)": rate_label(lr),
             "lr (paper)": f"2^{paper_defsent.TABLE5_LR_X[key]:g}e-6"
             if key in paper_defsent.TABLE5_LR_X
             else "",

@@ -132,43 +132,22 @@ def defsent_trainings(notebook, scale, model, variant, data_dir, missing):
     dataset = None if missing else dp.dataset_of(base, data_dir)
     steps, out = dp.run_steps(base, dataset), []
     for pooling in ("cls", "mean", "max"):
-        xs, seeds = dp.lr_exponents(scale["defsent_lr_xs"], model, pooling), scale["seeds"]
-        searched = len(xs) > 1
-        for x in xs if searched else []:
-            cfg = dict(base, pooling=pooling, seed=seeds[0], lr=dp.lr_grid([x])[x])
-            out.append(
-                defsent_training(
-                    notebook,
-                    cfg,
-                    steps,
-                    dataset,
-                    "run",
-                    dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False),
-                )
-            )
-        best = xs[0] if not searched else dp.searched_rate(base, pooling, seeds[0], xs, dataset)
+        rates, seeds = dp.learning_rates(scale["defsent_lr_xs"], model, pooling), scale["seeds"]
+        searched = len(rates) > 1
+        for lr in rates if searched else []:
+            cfg = dict(base, pooling=pooling, seed=seeds[0], lr=lr)
+            call = dict(cfg=cfg, data_dir=data_dir, need_checkpoint=False)
+            out.append(defsent_training(notebook, cfg, steps, dataset, "run", call))
+        best = dp.searched_rate(base, pooling, seeds[0], rates, dataset) if searched else rates[0]
         # pinned: every seed at once; searched: the best rate's run is the first seed's, the later
         # seeds wait until every rate's run is cached
         indexed = list(enumerate(seeds))[1 if searched else 0 :] if best is not None else []
         for index, seed in indexed:
-            cfg = defsent_scores.seed_config(base, pooling, seed, dp.lr_grid([best])[best], index)
-            out.append(
-                defsent_training(
-                    notebook,
-                    cfg,
-                    steps,
-                    dataset,
-                    "seed_run",
-                    dict(
-                        base=base,
-                        pooling=pooling,
-                        seed=seed,
-                        lr=cfg["lr"],
-                        index=index,
-                        data_dir=data_dir,
-                    ),
-                )
+            cfg = defsent_scores.seed_config(base, pooling, seed, best, index)
+            call = dict(
+                base=base, pooling=pooling, seed=seed, lr=best, index=index, data_dir=data_dir
             )
+            out.append(defsent_training(notebook, cfg, steps, dataset, "seed_run", call))
         if searched and best is None:
             out += [
                 Training(
