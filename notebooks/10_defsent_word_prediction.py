@@ -83,7 +83,7 @@ dataset = dictionary.defsent_dataset(tokenizer, DATA_ROOT, variant_settings["dat
 splits, report = dataset
 # what the protocol below will train, and how long that takes here (printed at the protocol scales)
 base = defsent_protocol.base_config(scale, MODEL, variant=VARIANT)
-lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6 ("table5": pinned); seeds
+lr_xs, seed_list = scale["defsent_lr_xs"], scale["seeds"]   # rates 2^x * 1e-6 ("table5"); seeds
 plans.print_plan(scale,
                      lambda: defsent_protocol.plan(base, POOLINGS, lr_xs, seed_list, dataset))
 pd.Series(report, name="dataset").to_frame()
@@ -251,7 +251,7 @@ spread.round(4)
 # (`docs/mini_bert.md`); the sentence vectors do not get better at STS from it (notebook 11).
 
 # %%
-best_lr = {p: f.lr for p, f in final.items()}   # each pooling's rate, a number since final_runs resolved it
+best_lr = {p: f.lr for p, f in final.items()}   # a number since final_runs resolved it
 print("chosen learning rates:", {p: defsent_protocol.rate_label(lr) for p, lr in best_lr.items()})
 
 # %% [markdown]

@@ -58,8 +58,8 @@ from pathlib import Path
 
 import pandas as pd
 
-# the benchmarks are a script of the repository (tools/gpu_check.py), not of the package: opened from
-# its Colab badge there is no checkout, so the repository is cloned at the installed commit
+# the benchmarks are a script of the repository (tools/gpu_check.py), not of the package: opened
+# from its Colab badge there is no checkout, so the repository is cloned at the installed commit
 tools = Path.cwd().parent / "tools"
 if not (tools / "gpu_check.py").is_file() and "google.colab" in sys.modules:
     url = f"https://github.com/{colab.REPOSITORY}"   # colab: from the install cell
@@ -124,7 +124,8 @@ print(f"{tp['definitions_per_s']:.1f} definitions/s",
 # loop. Same 200 definitions of dataset *c* (it loads without WordNet: a shorter CI), both in
 # fresh processes. Target: ratio > 1.
 # The whole of offline dataset *a* (226,465 definitions) is measured by
-# `python tools/gpu_check.py --bench entries` (about 10 minutes here; `docs/speed.md` records the figure).
+# `python tools/gpu_check.py --bench entries` (about 10 minutes here; `docs/speed.md` records
+# the figure).
 
 # %% tags=["nbval-ignore-output"]
 ours_e = gpu_check.run_isolated("entry_embeddings_throughput", dataset="c", max_definitions=200)

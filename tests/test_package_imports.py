@@ -163,8 +163,8 @@ def notebook_file(notebook):
 # stands above its goal (measured 2026-12-02), a cap that only goes down; a notebook that meets its
 # goal leaves CAPS, and its goal is its cap from then on.
 METHOD_NOTEBOOKS, FIRST_CALL_GOAL = ("10", "21", "30"), 450
-CAPS = {"01": 2660, "10": 2440, "11": 3448, "12": 3448, "21": 3128, "22": 4208, "23": 2933,
-        "24": 4208, "25": 3478, "30": 2755, "31": 2755, "32": 2755, "33": 2755, "40": 3805}
+CAPS = {"10": 2440, "11": 3446, "12": 3446, "21": 3128, "22": 4206, "23": 2933,
+        "24": 4206, "25": 3478, "30": 2755, "31": 2755, "32": 2755, "33": 2755, "40": 3805}
 NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
 
 
@@ -244,11 +244,13 @@ def test_the_house_only_gets_lighter():
     wrapping the training module's), so notebooks 10 and 13 load 2,446 statements instead of
     3,344; then 34 fewer: tools/bench.py folded into tools/gpu_check.py (its trainings timed by
     the self-check's setups), the download record's lock through filelock, DefSent's rate
-    resolved once (learning_rates; the search inside final_runs)."""
+    resolved once (learning_rates; the search inside final_runs), the plan's warm-up optimizer
+    without the training loop (notebook 01 loads 2,442 statements, not 2,660), DefSent's tables
+    sharing their prologue (ours_per_pooling)."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 7_319
+    assert statements(package) + statements(tools) <= 7_317
     assert len(package) <= 49
-    assert len(package_edges()) <= 169
+    assert len(package_edges()) <= 168
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)

@@ -538,14 +538,16 @@ class Beside(NamedTuple):
     verdict: str  # results.spread_verdict: which rows lie outside the paper's spread
 
 
-def ours_per_pooling(untrained, seeds, columns, untrained_kind):
-    """Our rows: (untrained_kind, pooling) from `untrained` ({pooling: {metric: value}}) and
-    ("DefSent", pooling), the mean over seeds."""
+def ours_per_pooling(untrained, per_seed, columns, untrained_kind, what):
+    """(DefSent's metrics over seeds: a SeedTable indexed by pooling, our rows): the rows are
+    (untrained_kind, pooling) from `untrained` ({pooling: {metric: value}}) and ("DefSent",
+    pooling), the mean of per_seed ({pooling: [[value per column] per seed]})."""
+    seeds = aggregate.table_over_seeds(per_seed, columns, what)
     rows = {}
     for p in seeds.mean.index:
         rows[(untrained_kind, p)] = [untrained[p][c] for c in columns]
         rows[("DefSent", p)] = seeds.mean.loc[p].tolist()
-    return results.paper_table(rows, columns)
+    return seeds, results.paper_table(rows, columns)
 
 
 def beside(
@@ -571,8 +573,9 @@ def table2(untrained, final, model, scale):
     model with Table 5's std. untrained: {pooling: metrics}; final: {pooling: FinalRuns}."""
     cols = paper_defsent.TABLE2_COLS
     per_seed = {p: [[r["test"][c] for c in cols] for r in f.runs] for p, f in final.items()}
-    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent word prediction")
-    ours = ours_per_pooling(untrained, seeds, cols, "no fine-tuning")
+    seeds, ours = ours_per_pooling(
+        untrained, per_seed, cols, "no fine-tuning", "DefSent word prediction"
+    )
     reference, note = aggregate.reference_model(model)
     pairs = {}
     for p in final:

@@ -250,8 +250,7 @@ def table8(untrained, trained, model, scale):
     here). untrained: {pooling: STS scores}; trained: {pooling: [STS scores of each seed]}."""
     cols = results.STS_COLS
     per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
-    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent STS")
-    ours = ours_per_pooling(untrained, seeds, cols, "untrained")
+    seeds, ours = ours_per_pooling(untrained, per_seed, cols, "untrained", "DefSent STS")
     reference, note = aggregate.reference_model(model)
     pairs = {}
     for p in trained:
@@ -323,8 +322,7 @@ def table4(untrained, trained, model, scale):
     untrained: {pooling: scores}; trained: {pooling: [scores of each seed]}."""
     cols = results.TRANSFER_COLS
     per_seed = {p: [[s[c] for c in cols] for s in runs] for p, runs in trained.items()}
-    seeds = aggregate.table_over_seeds(per_seed, cols, "DefSent SentEval")
-    ours = ours_per_pooling(untrained, seeds, cols, "untrained")
+    seeds, ours = ours_per_pooling(untrained, per_seed, cols, "untrained", "DefSent SentEval")
     reference, note = aggregate.reference_model(model)
     in9 = [f"Table 9: {m} ({p})" for m, p in paper_defsent.TABLE9]
     paper = pd.concat(

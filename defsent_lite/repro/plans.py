@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import torch
 
-from defsent_lite import encode, train
+from defsent_lite import encode
 
 
 def print_plan(scale, make_plan):
@@ -203,15 +203,21 @@ def seconds_per_call(fn, device, warmup=1, repeats=3):
 def measure(model, loss_fn, batches, encode_fn, encoded, mixed_precision=True, batch=64):
     """(seconds per training step, seconds per `batch` sentences encoded), spent as the run spends
     them. A step is the whole update: loss_fn(model, b), backward and an AdamW step on the
-    trainable weights (train.make_optimizer, fused on CUDA; the weights restored after), under the
-    training's autocast (mixed_precision), once for each of `batches` (spread_batches) after an
-    untimed pass over them (each padded shape seen once, as in a run of thousands of steps).
+    trainable weights (fused on CUDA, as train.make_optimizer makes it; the weights restored
+    after), under the training's autocast (mixed_precision), once for each of `batches`
+    (spread_batches) after an untimed pass over them (each padded shape seen once, as in a run of
+    thousands of steps).
     encode_fn(model) encodes `encoded` sentences through the run's evaluation path (its sorting,
     batches and precision), timed once after one untimed call (encoded 0: none)."""
     device = next(model.parameters()).device
     was_training = model.training
     saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    opt = train.make_optimizer(model.parameters(), "adamw", 1e-12, 0.0)
+    opt = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad],
+        lr=1e-12,
+        weight_decay=0.0,
+        fused=device.type == "cuda",
+    )
     batches = list(batches)
     if not batches:
         raise ValueError("warm-up: no training batch to time a step on")
