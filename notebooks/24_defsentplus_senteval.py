@@ -24,7 +24,7 @@
 # per task (see notebook 12). The paper's point: DefSent+ keeps DefSent's transfer accuracy while
 # improving STS. The encoder here is the best one after the last PST step of notebook 21 (shared
 # through the run cache), scored with the SentEval pooling the paper's Table 7 gives for that model
-# (`defsentplus_protocol.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large, Prompt for RoBERTa),
+# (`defsentplus_tables.SENTEVAL_POOLING`: Mean for BERT-base, CLS for BERT-large, Prompt for RoBERTa),
 # or, for a model outside Table 7 (the offline stand-ins), the pooling that scored best on STS.
 #
 # $$p(y \mid s) = \operatorname{softmax}(W u_s + b)_y, \qquad u_s \text{ frozen (`evaluation/senteval.py`)}.$$

@@ -105,7 +105,7 @@ import pandas as pd
 import torch
 
 from defsent_lite import gausscse
-from defsent_lite.repro import gausscse_protocol, plans, preflight
+from defsent_lite.repro import gausscse_protocol, gausscse_tables, plans, preflight
 from defsent_lite.runtime import models
 
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -345,7 +345,7 @@ aggregate.whole(gausscse_protocol.differences())
 
 # %%
 _, tests, sick_full = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
-t3 = gausscse_protocol.table3(runs, baseline, (baseline_model, baseline_pooling), tests,
+t3 = gausscse_tables.table3(runs, baseline, (baseline_model, baseline_pooling), tests,
                                  sick_full, MODEL, scale)
 print(t3.note)      # whose rows the paper's are; compared only for its own model and protocol
 table3 = t3.table
@@ -359,11 +359,11 @@ table3
 # prints (blank for BERT-large and RoBERTa-base, which Table 1 leaves out), ours is computed.
 
 # %%
-whole3 = gausscse_protocol.whole_table3(t3)
+whole3 = t3.whole
 whole3.round(2)
 
 # %%
-gausscse_protocol.table1(whole3).round(2)
+gausscse_tables.table1(whole3).round(2)
 
 # %% [markdown]
 # ## Model selection and thresholds

@@ -67,9 +67,10 @@ if "google.colab" in sys.modules:
 # %%
 import pandas as pd
 
+from defsent_lite.evaluation import nli
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_protocol, plans, preflight
+from defsent_lite.repro import gausscse_protocol, gausscse_tables, plans, preflight
 
 pd.set_option("display.width", 140)
 # the scale's settings and model; every file and model it needs, checked before any work
@@ -109,7 +110,7 @@ aggregate.whole(gausscse_protocol.differences())
 _, full_tests, _ = gausscse_protocol.eval_data(None, DATA_ROOT)
 for reading in gausscse_protocol.SICK_PAIRS:
     sick_test = {"SICK": full_tests["SICK"]}
-    baseline = gausscse_protocol.length_baselines(sick_test, sick_full, reading)["SICK"]
+    baseline = nli.length_baselines(sick_test, sick_full, reading)["SICK"]
     print(f"SICK length baseline, {reading} pairs: {baseline:.2f}")
 print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-baseline"][2])
 
@@ -119,7 +120,7 @@ print("paper, Table 2 Length-baseline SICK:", paper_gausscse.TABLE2["Length-base
 # scale) cannot be placed inside or outside it, only beside it.
 
 # %%
-t2 = gausscse_protocol.table2(runs, tests, sick_full, SICK_PAIRS, MODEL, scale)
+t2 = gausscse_tables.table2(runs, tests, sick_full, SICK_PAIRS, MODEL, scale)
 print(t2.note)      # whose rows the paper's are; compared only for its own model and protocol
 table2 = t2.table
 table2
@@ -130,7 +131,7 @@ table2
 # paper's, which at smoke scale counts 100 pairs per set, not the full test sets).
 
 # %%
-whole2 = gausscse_protocol.whole_table2(t2)
+whole2 = t2.whole
 whole2.round(2)
 
 # %% [markdown]
@@ -138,7 +139,7 @@ whole2.round(2)
 # b = pairs only the first setting gets right, c = only the second; significant when p < 0.05.
 
 # %%
-mcnemar = gausscse_protocol.mcnemar_table(runs)
+mcnemar = gausscse_tables.mcnemar_table(runs)
 mcnemar.pivot_table(index=["task", "pair"], columns="set", values="p")
 
 # %%

@@ -54,12 +54,12 @@ import numpy as np
 import pandas as pd
 
 from defsent_lite.paper import aggregate, plots, results
-from defsent_lite.repro import gausscse_protocol, plans, preflight
+from defsent_lite.repro import gausscse_protocol, gausscse_tables, plans, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("32", SCALE, DATA_ROOT, MODEL)
 _, full_tests, sick_full = gausscse_protocol.eval_data(None, DATA_ROOT)
-ratios = {name: gausscse_protocol.log_length_ratios(name, rows, sick_full)
+ratios = {name: gausscse_tables.log_length_ratios(name, rows, sick_full)
           for name, rows in full_tests.items()}
 fig = plots.length_ratio_histograms(ratios)
 data = ("full SNLI test, MNLI dev_mismatched, SICK test; "
@@ -95,4 +95,4 @@ plans.print_plan(scale, lambda: gausscse_protocol.plan(base, [base["seed"]], DAT
                                                         settings=["ent+rev"]))
 run = gausscse_protocol.run(dict(base, setting="ent+rev"), DATA_ROOT)
 _, tests, _ = gausscse_protocol.eval_data(base["test_max"], DATA_ROOT)
-gausscse_protocol.direction_by_length(run, tests, sick_full)
+gausscse_tables.direction_by_length(run, tests, sick_full)

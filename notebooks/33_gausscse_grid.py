@@ -60,7 +60,7 @@ if "google.colab" in sys.modules:
 # %%
 from defsent_lite.paper import aggregate, plots, results
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import gausscse_protocol, plans, preflight
+from defsent_lite.repro import gausscse_protocol, gausscse_tables, plans, preflight
 
 # the scale's settings and model; every file and model it needs, checked before any work
 scale, MODEL = preflight.start("33", SCALE, DATA_ROOT, MODEL)
@@ -85,7 +85,7 @@ print("triplets per training:", base["train_max"] or "all", "| batch sizes:", ba
 reference, note = aggregate.reference_model(MODEL)
 print(note)
 compare = aggregate.comparable(MODEL, scale)   # False: the paper's rows are context
-table5 = gausscse_protocol.grid_beside_paper(grid, reference, compare=compare)
+table5 = gausscse_tables.grid_beside_paper(grid, reference, compare=compare)
 table5
 
 # %% [markdown]
@@ -103,7 +103,7 @@ results.whole_beside(paper_gausscse.TABLE5, lrs, grid.reindex(columns=lrs), pair
 # 4 points, so that float noise between machines never flips what this notebook prints.
 
 # %%
-print(gausscse_protocol.best_grid_cell(grid, reference, margin=4.0))
+print(gausscse_tables.best_grid_cell(grid, reference, margin=4.0))
 
 # %%
 meta = dict(model=MODEL, scale=scale["name"], seeds=[base["seed"]], variant=VARIANT,

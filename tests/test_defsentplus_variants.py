@@ -9,7 +9,7 @@ from sklearn.preprocessing import StandardScaler
 from defsent_lite import defsentplus, train
 from defsent_lite.runtime import config, defsentplus_model
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.repro import defsentplus_protocol
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables
 from tiny_root import tiny_pst_setup
 
 
@@ -124,12 +124,12 @@ def test_senteval_pooling_is_table_7s_for_the_papers_models():
             table7[name] = (fields[1].strip().lower(), fields[2].strip().lower())
     assert len(table7) == 14
     assert {k.split("(")[0].lower(): v for k, v in paper_defsentplus.TABLE7.items()} == table7
-    raw = {m.replace("-uncased", ""): p for m, p in defsentplus_protocol.SENTEVAL_POOLING.items() if "/" not in m}
+    raw = {m.replace("-uncased", ""): p for m, p in defsentplus_tables.SENTEVAL_POOLING.items() if "/" not in m}
     assert raw == {m: senteval for m, (_, senteval) in table7.items() if "-" in m and m.count("-") == 1}
     run = dict(sts={"cls": dict(avg=70.0), "mean": dict(avg=72.0), "prompt": dict(avg=71.0)})
-    assert defsentplus_protocol.senteval_pooling("bert-base-uncased", run)[0] == "mean"
-    assert defsentplus_protocol.senteval_pooling("offline", run)[0] == "mean"
-    assert defsentplus_protocol.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
+    assert defsentplus_tables.senteval_pooling("bert-base-uncased", run)[0] == "mean"
+    assert defsentplus_tables.senteval_pooling("offline", run)[0] == "mean"
+    assert defsentplus_tables.senteval_pooling("offline", dict(sts={"cls": dict(avg=75.0), "mean": dict(avg=72.0)}))[0] == "cls"
 
 
 def test_senteval_pooling_refuses_a_run_with_a_nan_sts_average_even_where_table_7_names_the_pooling():
@@ -138,7 +138,7 @@ def test_senteval_pooling_refuses_a_run_with_a_nan_sts_average_even_where_table_
     run = dict(sts={p: {c: 70.0 for c in defsentplus_protocol.STS_COLS} for p in ("cls", "mean")})
     run["sts"]["cls"]["avg"] = math.nan
     with pytest.raises(checks.NonFinite, match="inference pooling by STS avg"):
-        defsentplus_protocol.senteval_pooling("bert-base-uncased", run)
+        defsentplus_tables.senteval_pooling("bert-base-uncased", run)
 
 
 def test_the_ica_candidate_is_trained_for_bert_only_as_table_2_names_it():

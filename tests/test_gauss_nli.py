@@ -292,11 +292,11 @@ def test_evaluate_matches_sentence_by_sentence_scores(tiny_gauss):
 
 
 def test_direction_by_length_bins_pairs_by_character_length_ratio():
-    from defsent_lite.repro import gausscse_protocol
+    from defsent_lite.repro import gausscse_tables
     rows = [dict(premise=p, hypothesis=h, label="entailment") for p, h in
             [("abcd", "ab"), ("abcdefgh", "ab"), ("ab", "cd"), ("a", "abc")]]  # log ratios 0.69, 1.39, 0, -1.10
     rows.append(dict(premise="x", hypothesis="y", label="neutral"))  # not a direction pair
-    table = gausscse_protocol.direction_by_length({"direction_correct": {"SNLI": [1, 0, 1, 1]}}, {"SNLI": rows}, [])
+    table = gausscse_tables.direction_by_length({"direction_correct": {"SNLI": [1, 0, 1, 1]}}, {"SNLI": rows}, [])
     pairs, right = table["SNLI"].xs("pairs", level=1), table["SNLI"].xs("right", level=1)
     assert pairs.tolist() == [1, 1, 0, 1, 1]  # shorter, equal, (0, 0.5], (0.5, 1], > 1
     assert right["(0.5, 1]"] == 1 and right["> 1"] == 0 and right["0 (equal)"] == 1 and right["(0, 0.5]"] == 0

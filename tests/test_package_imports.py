@@ -163,8 +163,8 @@ def notebook_file(notebook):
 # stands above its goal (measured 2026-12-02), a cap that only goes down; a notebook that meets its
 # goal leaves CAPS, and its goal is its cap from then on.
 METHOD_NOTEBOOKS, FIRST_CALL_GOAL = ("10", "21", "30"), 450
-CAPS = {"10": 2440, "11": 3446, "12": 3446, "21": 3128, "22": 4206, "23": 2933,
-        "24": 4206, "25": 3478, "30": 2755, "31": 2755, "32": 2755, "33": 2755, "40": 3805}
+CAPS = {"10": 2440, "11": 3446, "12": 3446, "21": 3113, "22": 4206, "23": 2918,
+        "24": 4206, "25": 3463, "30": 2754, "31": 2754, "32": 2754, "33": 2754, "40": 3805}
 NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
 
 
@@ -247,11 +247,14 @@ def test_the_house_only_gets_lighter():
     resolved once (learning_rates; the search inside final_runs), the plan's warm-up optimizer
     without the training loop (notebook 01 loads 2,442 statements, not 2,660), DefSent's tables
     sharing their prologue (ours_per_pooling); then 98 fewer: the book built by Sphinx, MyST-NB
-    and the Sphinx Book Theme (tools/book/conf.py in place of tools/build_site.py)."""
+    and the Sphinx Book Theme (tools/book/conf.py in place of tools/build_site.py); then 10 fewer,
+    a module and 6 edges more: GaussCSE's tables apart from its training (repro/gausscse_tables.py;
+    a table's whole paper table part of its result), DefSent+'s Table 2 and 4 helpers in
+    defsentplus_tables."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 7_219
-    assert len(package) <= 49
-    assert len(package_edges()) <= 168
+    assert statements(package) + statements(tools) <= 7_209
+    assert len(package) <= 50
+    assert len(package_edges()) <= 174
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)

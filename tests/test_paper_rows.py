@@ -7,7 +7,7 @@ from defsent_lite.paper import aggregate
 from defsent_lite.repro import defsent_protocol
 from defsent_lite.paper import defsentplus as paper_defsentplus
 from defsent_lite.paper import gausscse as paper_gausscse
-from defsent_lite.repro import defsentplus_protocol
+from defsent_lite.repro import defsentplus_protocol, defsentplus_tables
 
 
 @pytest.mark.parametrize("model,setting,ica,row", [
@@ -20,16 +20,16 @@ from defsent_lite.repro import defsentplus_protocol
     ("sentence-transformers/all-MiniLM-L6-v2", "1st-(CLS,AMP)-a", False, None),
 ])
 def test_table2_row_by_step_and_dataset(model, setting, ica, row):
-    assert defsentplus_protocol.table2_row(model, setting, ica) == row
+    assert defsentplus_tables.table2_row(model, setting, ica) == row
 
 
 def test_paired_label_names_the_papers_combination_where_it_differs():
-    assert defsentplus_protocol.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
-    assert defsentplus_protocol.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
-    assert defsentplus_protocol.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
-    assert (defsentplus_protocol.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
+    assert defsentplus_tables.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-base 1st-(CLS,AMP)-a") == "1st-(CLS,AMP)-a"
+    assert defsentplus_tables.paired_label("1st-(CLS,AMP)-a (ICA)", None) == "1st-(CLS,AMP)-a (ICA)"
+    assert defsentplus_tables.paired_label("1st-(CLS,AMP)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a") == "1st-(CLS,AMP)-a"
+    assert (defsentplus_tables.paired_label("1st-(Mean,AC)-a", "DefSent+ BERT-large 1st-(Mean,AC)-a")
             == "1st-(Mean,AC)-a (paper: 1st-(CLS,AMP)-a)")   # the label says (Mean,AC), its numbers (CLS,AMP)
-    assert (defsentplus_protocol.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
+    assert (defsentplus_tables.paired_label("1st-(CLS,AMP)-b", "DefSent+ BERT-large 1st-(Mean,AC)-b")
             == "1st-(CLS,AMP)-b (paper: 1st-(Mean,AC)-b)")
 
 
@@ -45,8 +45,8 @@ def test_paper_combination_and_the_tables_derived_from_the_paper():
     assert defsentplus_protocol.paper_combination("roberta-base", "c")[:2] == ("cls", "cls")          # (CLS, AC)
     pooling, entry, why = defsentplus_protocol.paper_combination("my/model", "a")
     assert (pooling, entry) == ("cls", "mean") and "no 1st Training row" in why
-    assert defsentplus_protocol.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
-    assert defsentplus_protocol.SENTEVAL_POOLING["roberta-large"] == "prompt"
+    assert defsentplus_tables.SENTEVAL_POOLING["bert-base-uncased"] == "mean"        # Table 7, BERT-base(ICA)
+    assert defsentplus_tables.SENTEVAL_POOLING["roberta-large"] == "prompt"
     assert defsentplus_protocol.PAPER_LRS["princeton-nlp/unsup-simcse-bert-large-uncased"] == (1e-5,)
 
 
@@ -70,11 +70,11 @@ def test_table1_shows_the_averages_the_paper_prints_and_ours_computed():
     """Issue 71: a paper row's Table 1 average is the printed one (79.68, not the 79.69 its three
     accuracies give), blank where Table 1 prints none; ours is computed."""
     from defsent_lite.paper import results
-    from defsent_lite.repro import gausscse_protocol
+    from defsent_lite.repro import gausscse_tables
     ours = pd.DataFrame([[70.0, 1.0, 60.0, 1.0, 65.0, 1.0]], columns=paper_gausscse.NLI_COLS, index=["ent"])
     whole3 = results.whole_paper_table(paper_gausscse.TABLE3, paper_gausscse.NLI_COLS, ours,
                                        {"ent": ("BERT-base", "ent")})
-    avg = gausscse_protocol.table1(whole3)["avg"]
+    avg = gausscse_tables.table1(whole3)["avg"]
     assert avg[("RoBERTa-large, ent+con", "paper")] == 79.68 and avg[("SimCSE (BERT-base)", "paper")] == 79.75
     assert pd.isna(avg[("BERT-large, ent", "paper")]) and avg[("BERT-base, ent", "ours: ent")] == 65.0
 

@@ -96,36 +96,42 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def visited(site, tmp_path_factory):
-    """Every page opened in Chromium at each width: what loaded, what the reader sees, the links,
-    the layout; screenshots of notebooks 10 and 21 at their first equation."""
+    """Every page opened in Chromium once: what loaded, what the reader sees, the links; then its
+    layout at each width (the window resized, the page not loaded again); screenshots of notebooks
+    10 and 21 at their first equation."""
     if not CHROMIUM:
         pytest.skip("no Chromium (Debian: apt-get install chromium; or set DEFSENT_CHROMIUM): "
                     "the book is not checked in a browser")
     sync_api = pytest.importorskip("playwright.sync_api", reason='pip install -e ".[docs]"')
     shots = Path(os.environ.get("DEFSENT_SITE_SCREENSHOT") or tmp_path_factory.mktemp("shots"))
-    facts, layout = {}, {}
+    facts, layout = {}, {width: {} for width in WIDTHS}
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        for width in WIDTHS:
-            context = browser.new_context(viewport={"width": width, "height": 900 if width > 500 else 800})
-            layout[width] = {}
-            for start in range(0, len(site["pages"]), TABS):   # a few tabs at once
-                opened = [(file, _open(context, site["url"] + file)) for file in site["pages"][start:start + TABS]]
-                for file, (page, record) in opened:
-                    page.wait_for_selector("body[data-mathjax=done]", timeout=60_000)
-                    page.wait_for_load_state("load")
+        context = browser.new_context(viewport=window(WIDTHS[0]))
+        for start in range(0, len(site["pages"]), TABS):   # a few tabs at once
+            opened = [(file, _open(context, site["url"] + file)) for file in site["pages"][start:start + TABS]]
+            for file, (page, record) in opened:
+                page.wait_for_selector("body[data-mathjax=done]", timeout=60_000)
+                page.wait_for_load_state("load")
+                facts[file] = dict(page.evaluate(READ), **record)
+                page.add_style_tag(content=STILL)   # a resized window is measured as it settles
+                for width in WIDTHS:
+                    page.set_viewport_size(window(width))
                     layout[width][file] = page.evaluate(LAYOUT)
-                    if width == WIDTHS[0]:
-                        facts[file] = dict(page.evaluate(READ), **record)
-                    name = Path(file).stem
-                    if name in SHOWN and width != WIDTHS[0]:
+                    if Path(file).stem in SHOWN and width != WIDTHS[0]:
                         page.locator("div.math").first.evaluate("e => e.scrollIntoView({block: 'center'})")
-                        page.screenshot(path=str(shots / f"book_{name[:2]}_at_{width}px.png"))
-                    page.close()
-            context.close()
+                        page.screenshot(path=str(shots / f"book_{file[10:12]}_at_{width}px.png"))
+                page.close()
         browser.close()
     print(f"screenshots of notebooks 10 and 21: {shots}")
     return dict(facts=facts, layout=layout, shots=shots)
+
+
+STILL = "*, *::before, *::after { transition: none !important; animation: none !important; }"
+
+
+def window(width):
+    return {"width": width, "height": 900 if width > 500 else 800}
 
 
 def _open(context, url):
@@ -253,6 +259,7 @@ def test_no_link_between_pages_is_broken(site, visited):
                 assert target.fragment in ids[path], f"{file}: no #{target.fragment} in {path}"
             checked += 1
     assert checked > 20 * len(site["pages"])   # the contents column alone links every page
+    assert "url=README.html" in (site["out"] / "index.html").read_text()   # where a browser looks first
 
 
 def test_screenshots_of_notebooks_10_and_21_show_their_equations(visited):

@@ -36,12 +36,7 @@ from defsent_lite.runtime import cache, config, defsentplus_model, models, speed
 # (pooling during training, entry pooling): the paper's four encoding combinations
 COMBINATIONS = (("cls", "mean"), ("mean", "mean"), ("cls", "cls"), ("mean", "cls"))
 BATCH_SIZE = {"a": 32, "b": 16, "c": 16}  # Appendix A
-# Table 7's SentEval pooling and Table 5's learning rates, by hub name (the BERT encoders' Table 7
-# row is their ICA one).
-SENTEVAL_POOLING = {
-    hub: paper_defsentplus.table7_poolings(label)[1]
-    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()
-}
+# Table 5's learning rates, by hub name.
 STS_FILES = "senteval"  # SentEval's Moses-tokenised STS files (footnote 9, the released TestSTS.py)
 PAPER_LRS = {
     # 1st, 2nd, 3rd Training; as many as the model's PST steps
@@ -210,40 +205,6 @@ def paper_later_combinations(model, dataset):
     dataset (PST runs on *a* only), [] where the table has none (the 1st's is then kept)."""
     label = aggregate.paper_model_label(model)
     return paper_defsentplus.pst_combinations(label)[1:] if label and dataset == "a" else []
-
-
-def table2_row(model, setting, ica=False):
-    """The key of Table 2's row for our "1st-(CLS,AMP)-a" setting (step and dataset; the paper's
-    combination may differ at a later step), ICA or not; None where the paper has none. The
-    released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
-    step, dataset = setting.split("-")[0], setting.split("-")[-1]
-    return aggregate.paper_row(
-        paper_defsentplus.TABLE2,
-        model,
-        f" {step}-",
-        f")-{dataset}",
-        *(["ICA"] if ica else []),
-        exclude=() if ica else ("ICA", "*"),
-    )
-
-
-def paired_label(our_setting, paper_key):
-    """Our setting, with the paper's in brackets where its combination differs."""
-    theirs = paper_defsentplus.setting_of(paper_key) if paper_key else None
-    return (
-        our_setting
-        if theirs is None or our_setting.split()[0] == theirs
-        else f"{our_setting} (paper: {theirs})"
-    )
-
-
-def senteval_pooling(model, result):
-    """(pooling, why) for SentEval: Table 7's for a raw model the paper trained, else the
-    pooling with the best STS average of the run (what the paper does for STS)."""
-    best = best_of(result["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
-    if model in SENTEVAL_POOLING:
-        return SENTEVAL_POOLING[model], f"Table 7's SentEval pooling for {model}"
-    return best, f"{model} is not in Table 7: the best STS pooling of the run"
 
 
 def best_sts_avg(result):

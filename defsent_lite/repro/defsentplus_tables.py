@@ -6,12 +6,52 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from defsent_lite.checks import best_of
 from defsent_lite.evaluation import senteval
 from defsent_lite.paper import aggregate, results
 from defsent_lite.paper import defsent as paper_defsent
 from defsent_lite.paper import defsentplus as paper_defsentplus
-from defsent_lite.paper.aggregate import POOLING_LABELS
 from defsent_lite.repro import defsent_scores, defsentplus_protocol, eval_sizes, plans
+
+# Table 7's SentEval pooling by hub name (the BERT encoders' Table 7 row is their ICA one)
+SENTEVAL_POOLING = {
+    hub: paper_defsentplus.table7_poolings(label)[1]
+    for hub, label in {**aggregate.PAPER_MODEL_LABELS, **paper_defsentplus.DATA_AUGMENTED}.items()
+}
+
+
+def table2_row(model, setting, ica=False):
+    """The key of Table 2's row for our "1st-(CLS,AMP)-a" setting (step and dataset; the paper's
+    combination may differ at a later step), ICA or not; None where the paper has none. The
+    released RoBERTa rows ("*") are not ICA runs and pair with nothing of ours."""
+    step, dataset = setting.split("-")[0], setting.split("-")[-1]
+    return aggregate.paper_row(
+        paper_defsentplus.TABLE2,
+        model,
+        f" {step}-",
+        f")-{dataset}",
+        *(["ICA"] if ica else []),
+        exclude=() if ica else ("ICA", "*"),
+    )
+
+
+def paired_label(our_setting, paper_key):
+    """Our setting, with the paper's in brackets where its combination differs."""
+    theirs = paper_defsentplus.setting_of(paper_key) if paper_key else None
+    return (
+        our_setting
+        if theirs is None or our_setting.split()[0] == theirs
+        else f"{our_setting} (paper: {theirs})"
+    )
+
+
+def senteval_pooling(model, result):
+    """(pooling, why) for SentEval: Table 7's for a raw model the paper trained, else the
+    pooling with the best STS average of the run (what the paper does for STS)."""
+    best = best_of(result["sts"], lambda s: s["avg"], "inference pooling by STS avg")  # no NaN
+    if model in SENTEVAL_POOLING:
+        return SENTEVAL_POOLING[model], f"Table 7's SentEval pooling for {model}"
+    return best, f"{model} is not in Table 7: the best STS pooling of the run"
 
 
 class OurRows(NamedTuple):
@@ -36,7 +76,9 @@ def defsent_row_pooling(model):
     label = aggregate.PAPER_MODEL_LABELS.get(str(model))
     row = paper_defsentplus.TABLE2.get(f"DefSent {label}")
     found = [
-        p for p, name in POOLING_LABELS.items() if paper_defsent.TABLE8.get((label, name)) == row
+        p
+        for p, name in aggregate.POOLING_LABELS.items()
+        if paper_defsent.TABLE8.get((label, name)) == row
     ]
     return found[0] if row and found else None
 
@@ -50,7 +92,7 @@ def defsent_row(scale, model, data_dir=None, variant="official"):
         scale, model, [pooling], data_dir, variant, defsentplus_protocol.STS_FILES
     ).trained[pooling]
     row = [sum(s[c] for s in seeds) / len(seeds) for c in results.STS_COLS]
-    return f"DefSent ({POOLING_LABELS[pooling]})", pooling, row, len(seeds)
+    return f"DefSent ({aggregate.POOLING_LABELS[pooling]})", pooling, row, len(seeds)
 
 
 def table2_rows(runs, untrained, defsent):
@@ -91,8 +133,8 @@ def table2(ours, model, scale, runs):
         )
     }
     for label in [k for k in ours.table.index if k.startswith("DefSent+")]:
-        key = defsentplus_protocol.table2_row(reference, label.split()[1], label.endswith("(ICA)"))
-        pairs[defsentplus_protocol.paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
+        key = table2_row(reference, label.split()[1], label.endswith("(ICA)"))
+        pairs[paired_label(label.replace("DefSent+ ", ""), key)] = (key, label)
     side = results.side_by_side(
         results.paper_table(table, results.STS_COLS),
         ours.table[results.STS_COLS],
@@ -109,7 +151,7 @@ class FinalSentEval(NamedTuple):
 
     ours: pd.DataFrame  # senteval.transfer_before_after's two rows: untrained, final PST
     steps: list  # defsentplus_protocol.run's steps (the last one's best run is the final encoder)
-    pooling: str  # the inference pooling scored (defsentplus_protocol.senteval_pooling)
+    pooling: str  # the inference pooling scored (senteval_pooling)
     why: str  # ... and why that one
     report: dict  # the entry dataset's report (source, entries)
 
@@ -128,7 +170,7 @@ def final_senteval(scale, model, dataset, combination=None, data_dir=None, varia
     )
     steps, report = defsentplus_protocol.run(cfg, data_dir)
     final = steps[-1]["best_run"]
-    pooling, why = defsentplus_protocol.senteval_pooling(model, final)  # refuses a NaN STS avg
+    pooling, why = senteval_pooling(model, final)  # refuses a NaN STS avg
     names = (f"untrained ({pooling})", f"DefSent+ final PST ({pooling})")
     ours = senteval.transfer_before_after(
         model, final["path"], pooling, scale, data_dir, names=names
