@@ -263,13 +263,13 @@ def test_the_house_only_gets_lighter():
 
 def test_the_package_is_kept_in_the_configured_format():
     """Issue 47: one formatter at 100 columns ([tool.ruff] in pyproject.toml), applied to the
-    package; `ruff format defsent_lite` after an edit keeps this green."""
+    package and (issue 83) tools/; `ruff format defsent_lite tools` after an edit keeps this green."""
     import shutil
     import subprocess
     ruff = shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff is not installed (pip install -e .[test] installs it)")
-    done = subprocess.run([ruff, "format", "--check", str(PACKAGE)], cwd=PACKAGE.parent,
+    done = subprocess.run([ruff, "format", "--check", str(PACKAGE), str(PACKAGE.parent / "tools")], cwd=PACKAGE.parent,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 

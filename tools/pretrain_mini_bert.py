@@ -85,7 +85,9 @@ def wordnet_texts(folder):
                 continue
             lemmas = {w for w, _ in dictionary_readers.synset_line_pairs(line)}
             gloss = line.strip().split("|", 1)[1]
-            examples = [e.strip('"').strip() for e in dictionary_readers._QUOTED_EXAMPLE.findall(gloss)]
+            examples = [
+                e.strip('"').strip() for e in dictionary_readers._QUOTED_EXAMPLE.findall(gloss)
+            ]
             definition = dictionary_readers._QUOTED_EXAMPLE.sub("", gloss).strip().strip("; ")
             yield lemmas, definition, examples
 
@@ -211,8 +213,12 @@ def masked_accuracy(model, tokenizer, ids, seed=1, batch_size=256):
     generator = torch.Generator().manual_seed(seed)
     right = total = 0
     for start in range(0, len(ids), batch_size):
-        x, attention = pad(ids, range(start, min(start + batch_size, len(ids))), tokenizer.pad_token_id)
-        masked, chosen, targets = mask_tokens(x, attention, tokenizer, generator, RECIPE["mask_prob"])
+        x, attention = pad(
+            ids, range(start, min(start + batch_size, len(ids))), tokenizer.pad_token_id
+        )
+        masked, chosen, targets = mask_tokens(
+            x, attention, tokenizer, generator, RECIPE["mask_prob"]
+        )
         predicted = masked_logits(model, masked, attention, chosen).argmax(-1).cpu()
         right += int((predicted == targets).sum())
         total += len(targets)
@@ -236,7 +242,9 @@ def pretrain(model, tokenizer, train_ids, held_ids, steps, eval_every=500, log=N
     rest = [p for n, p in model.named_parameters() if p.dim() <= 1]
     optimizer = torch.optim.AdamW(
         [dict(params=decay, weight_decay=r["weight_decay"]), dict(params=rest, weight_decay=0.0)],
-        lr=r["lr"], betas=(0.9, 0.98), eps=1e-6,
+        lr=r["lr"],
+        betas=(0.9, 0.98),
+        eps=1e-6,
     )
     warmup = max(1, int(r["warmup"] * steps))
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -261,8 +269,10 @@ def pretrain(model, tokenizer, train_ids, held_ids, steps, eval_every=500, log=N
         bar.update()
         if step % 100 == 0 or step == steps:  # the mean of the last 100 steps, checked finite
             if not torch.isfinite(running):
-                raise FloatingPointError(f"pre-training loss {float(running)} summed over steps "
-                                         f"{step - since + 1}-{step} (lr {r['lr']})")
+                raise FloatingPointError(
+                    f"pre-training loss {float(running)} summed over steps "
+                    f"{step - since + 1}-{step} (lr {r['lr']})"
+                )
             log["step"].append(step), log["loss"].append(float(running) / since)
             running, since = 0.0, 0
         if step % eval_every == 0 or step == steps:
@@ -287,9 +297,12 @@ def main(argv=None):
     rng.shuffle(sentences)
     held, train = sentences[:HELD_OUT], sentences[HELD_OUT:]
     train_ids, held_ids = tokenized(tokenizer, train), tokenized(tokenizer, held)
-    counts.update(train_sentences=len(train), held_out_sentences=len(held),
-                  train_tokens=sum(len(i) - 2 for i in train_ids),
-                  train_words=sum(len(s.split()) for s in train))
+    counts.update(
+        train_sentences=len(train),
+        held_out_sentences=len(held),
+        train_tokens=sum(len(i) - 2 for i in train_ids),
+        train_words=sum(len(s.split()) for s in train),
+    )
     print(json.dumps(counts))
     model = new_model(tokenizer).to(config.device())  # DEFSENT_DEVICE, else cuda when present
     if args.probe:
@@ -303,14 +316,22 @@ def main(argv=None):
     model.save_pretrained(args.out)  # model.safetensors + config.json
     tokenizer.save_pretrained(args.out)
     record = dict(
-        counts=counts, arch=ARCH, recipe=RECIPE, seed=SEED, steps=args.steps, max_tokens=MAX_TOKENS,
+        counts=counts,
+        arch=ARCH,
+        recipe=RECIPE,
+        seed=SEED,
+        steps=args.steps,
+        max_tokens=MAX_TOKENS,
         parameters=sum(p.numel() for p in model.parameters()),
         machine=f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
-        date=time.strftime("%Y-%m-%d"), **log,
+        date=time.strftime("%Y-%m-%d"),
+        **log,
     )
     (args.out / "pretraining.json").write_text(json.dumps(record, indent=1))
-    print(f"held-out masked-token accuracy {log['held_out_accuracy'][-1]:.3f}, dev words "
-          f"{log['dev_word_accuracy']:.3f}, {log['seconds'] / 60:.1f} min -> {args.out}")
+    print(
+        f"held-out masked-token accuracy {log['held_out_accuracy'][-1]:.3f}, dev words "
+        f"{log['dev_word_accuracy']:.3f}, {log['seconds'] / 60:.1f} min -> {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ end, whatever DEFSENT_CACHE says): stored outputs are those of a cold-cache run,
 cached runs. Notebooks run in order and share that cache (11 reuses the encoders 10 trained).
 At paper scale no cell has a time limit (a training cell runs for hours); otherwise one hour.
 """
+
 import os
 import shutil
 import sys
@@ -39,10 +40,16 @@ def run(py_path, timeout=None, out=None, parameters="", kernel=None):
     from jupytext.combine import combine_inputs_with_outputs
     from nbclient import NotebookClient
 
-    nb_path, stored = Path(out) if out else py_path.with_suffix(".ipynb"), py_path.with_suffix(".ipynb")
+    nb_path, stored = (
+        Path(out) if out else py_path.with_suffix(".ipynb"),
+        py_path.with_suffix(".ipynb"),
+    )
     # the cell metadata the .py leaves out (a cell's `tolerance`) kept from the stored notebook
-    nb = (combine_inputs_with_outputs(jupytext.read(py_path), jupytext.read(stored)) if stored.exists()
-          else jupytext.read(py_path))
+    nb = (
+        combine_inputs_with_outputs(jupytext.read(py_path), jupytext.read(stored))
+        if stored.exists()
+        else jupytext.read(py_path)
+    )
     if parameters:
         cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         cell.source += "\n" + parameters
@@ -50,18 +57,29 @@ def run(py_path, timeout=None, out=None, parameters="", kernel=None):
         timeout = -1 if os.environ.get("DEFSENT_SCALE") == "paper" else 3600  # -1: no limit
     if kernel is not None:
         nb.cells.insert(0, nbformat.v4.new_code_cell(kernel.reset_source(py_path.parent)))
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=True,
-                            km=kernel.km if kernel else None,
-                            resources={"metadata": {"path": str(py_path.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=True,
+        km=kernel.km if kernel else None,
+        resources={"metadata": {"path": str(py_path.parent)}},
+    )
     try:
         client.execute()
     finally:
         if kernel is not None and client.kc is not None:
-            client.kc.stop_channels()   # the kernel stays; this notebook's connection goes
+            client.kc.stop_channels()  # the kernel stays; this notebook's connection goes
     if kernel is not None:
         nb.cells.pop(0)
-    times = [(cell_seconds(c.metadata.pop("execution", {})), [x for x in c.source.splitlines() if not x.startswith("#")][:1])
-             for c in nb.cells if c.cell_type == "code"]
+    times = [
+        (
+            cell_seconds(c.metadata.pop("execution", {})),
+            [x for x in c.source.splitlines() if not x.startswith("#")][:1],
+        )
+        for c in nb.cells
+        if c.cell_type == "code"
+    ]
     nbformat.write(nb, nb_path)
     return nb_path, times
 
@@ -120,12 +138,14 @@ def main(args):
         i = args.index("--out")
         if i + 1 >= len(args):
             raise SystemExit("--out needs a folder")
-        out, args = Path(args[i + 1]), args[:i] + args[i + 2:]
+        out, args = Path(args[i + 1]), args[:i] + args[i + 2 :]
     scale = os.environ.get("DEFSENT_SCALE", "smoke")
     if stored and scale != "smoke":
-        raise SystemExit(f"DEFSENT_SCALE={scale}: the stored notebook outputs are the smoke scale's (nbval compares "
-                         "them); leave out --stored to write executed copies (--out DIR)")
-    if not stored:   # the committed results/ stay as they are too
+        raise SystemExit(
+            f"DEFSENT_SCALE={scale}: the stored notebook outputs are the smoke scale's (nbval compares "
+            "them); leave out --stored to write executed copies (--out DIR)"
+        )
+    if not stored:  # the committed results/ stay as they are too
         out.mkdir(parents=True, exist_ok=True)
         os.environ.setdefault("DEFSENT_RESULTS", str(out / "results"))
     return run_all(args, None if stored else out, fetch=True)
@@ -135,24 +155,48 @@ def run_all(prefixes, out=None, fetch=False):
     """Run the notebooks whose names start with `prefixes` (all when empty), in order, sharing one
     fresh cache; out None: the stored outputs; fetch: download what each lacks first."""
     os.environ["DEFSENT_PROGRESS"] = "0"
-    if out is None:   # the stored outputs are CPU numbers, which the tests compare on the CPU
+    if out is None:  # the stored outputs are CPU numbers, which the tests compare on the CPU
         os.environ["DEFSENT_DEVICE"] = "cpu"
     cache = tempfile.mkdtemp(prefix="defsent_cache_")
     os.environ["DEFSENT_CACHE"] = cache
-    paths = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.py") if not prefixes or p.name.startswith(tuple(prefixes)))
+    paths = sorted(
+        p
+        for p in NOTEBOOKS.glob("[0-9][0-9]_*.py")
+        if not prefixes or p.name.startswith(tuple(prefixes))
+    )
     try:
         for p in paths:
-            if fetch:   # what the notebook reads and lacks (the install cell's fetch on Colab)
+            if fetch:  # what the notebook reads and lacks (the install cell's fetch on Colab)
                 from defsent_lite.data import download
-                if download.main(["fetch", "--for", p.name[:2], "--scale", os.environ.get("DEFSENT_SCALE", "smoke"),
-                                  *(["--root", os.environ["DEFSENT_DATA"]] if os.environ.get("DEFSENT_DATA") else [])]):
-                    raise SystemExit(f"{p.name}: the data it reads could not be fetched (above); nothing ran")
+
+                if download.main(
+                    [
+                        "fetch",
+                        "--for",
+                        p.name[:2],
+                        "--scale",
+                        os.environ.get("DEFSENT_SCALE", "smoke"),
+                        *(
+                            ["--root", os.environ["DEFSENT_DATA"]]
+                            if os.environ.get("DEFSENT_DATA")
+                            else []
+                        ),
+                    ]
+                ):
+                    raise SystemExit(
+                        f"{p.name}: the data it reads could not be fetched (above); nothing ran"
+                    )
             t0 = time.perf_counter()
             print(f"running {p.name} ...", flush=True)
             written, times = run(p, out=out / p.with_suffix(".ipynb").name if out else None)
-            print(f"  wrote {written} in {time.perf_counter() - t0:.0f} s; slowest cells:",
-                  "; ".join(f"{t:.0f} s {(src or [''])[0][:50]!r}" for t, src in sorted(times, reverse=True)[:3]),
-                  flush=True)
+            print(
+                f"  wrote {written} in {time.perf_counter() - t0:.0f} s; slowest cells:",
+                "; ".join(
+                    f"{t:.0f} s {(src or [''])[0][:50]!r}"
+                    for t, src in sorted(times, reverse=True)[:3]
+                ),
+                flush=True,
+            )
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return 0

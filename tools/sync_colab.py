@@ -8,6 +8,7 @@ Run it after changing REPOSITORY or BRANCH, or a notebook's parameters cell. A p
 nothing: the install cell installs the branch its badge opens, so notebook and package come from one
 commit.
 """
+
 import argparse
 import re
 import sys
@@ -17,7 +18,9 @@ from defsent_lite.repro import colab
 
 NOTEBOOKS = config.REPO / "notebooks"
 README = config.REPO / "README.md"
-BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
+BADGE_RE = re.compile(
+    r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)"
+)
 CELL_RE = re.compile(r"# %%\n# Colab[^\n]*install.*?colab\.setup\([^\n]*\)\n\n?", re.S)
 
 # The badge opens BRANCH's notebook and the cell installs BRANCH's package: the two come from the
@@ -54,7 +57,7 @@ def synced_notebook(text, name, repository=colab.REPOSITORY):
     title_end = text.index("\n", text.index("# # "))
     text = text[:title_end] + "\n#\n# " + badge(name, repository) + text[title_end:]
     text = CELL_RE.sub("", text, count=1)
-    parameters = text.index("# %% tags=[\"parameters\"]")
+    parameters = text.index('# %% tags=["parameters"]')
     after = text.index("\n# %%", parameters) + 1
     scale = "SCALE" if "\nSCALE = " in text[parameters:after] else "None"
     cell = "# %%\n" + install_cell(repository, name[:2], scale) + "\n"
@@ -63,21 +66,33 @@ def synced_notebook(text, name, repository=colab.REPOSITORY):
 
 def synced_readme(text, repository=colab.REPOSITORY):
     """README with every notebook badge pointing at `repository`."""
-    return re.sub(r"\(https://colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/notebooks/",
-                  f"(https://colab.research.google.com/github/{repository}/blob/{colab.BRANCH}/notebooks/", text)
+    return re.sub(
+        r"\(https://colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/notebooks/",
+        f"(https://colab.research.google.com/github/{repository}/blob/{colab.BRANCH}/notebooks/",
+        text,
+    )
 
 
 def out_of_date(repository=colab.REPOSITORY):
     """{path: synced text} for every notebook .py and README.md that differs from its synced form."""
-    texts = {path: path.read_text() for path in [*sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")), README]}
-    synced = {path: synced_readme(text, repository) if path == README
-              else synced_notebook(text, path.with_suffix(".ipynb").name, repository) for path, text in texts.items()}
+    texts = {
+        path: path.read_text() for path in [*sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")), README]
+    }
+    synced = {
+        path: synced_readme(text, repository)
+        if path == README
+        else synced_notebook(text, path.with_suffix(".ipynb").name, repository)
+        for path, text in texts.items()
+    }
     return {path: text for path, text in synced.items() if text != texts[path]}
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python tools/sync_colab.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python tools/sync_colab.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--check", action="store_true", help="only report what is out of date")
     args = p.parse_args(argv)
     stale = out_of_date()
