@@ -252,7 +252,7 @@ def test_the_house_only_gets_lighter():
     a table's whole paper table part of its result), DefSent+'s Table 2 and 4 helpers in
     defsentplus_tables."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 7_209
+    assert statements(package) + statements(tools) <= 7_208
     assert len(package) <= 50
     assert len(package_edges()) <= 174
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"

@@ -68,7 +68,10 @@ def colab_session_estimates(data_dir=None):
     n_train = paper_defsent.TABLE1[("All", "Train")][1]
     n_eval = paper_defsent.TABLE1[("All", "Dev")][1] + paper_defsent.TABLE1[("All", "Test")][1]
     k = 3  # poolings
-    estimates = [
+    n_a = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][0]
+    steps, runs = 3, 4  # 1st-3rd Training, one seed; the 3rd also against the ICA space
+    sts = eval_sizes.sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
+    return [
         t4_plan(
             "notebook 10: DefSent, 3 poolings x 1 pinned rate x 1 seed",
             k,
@@ -79,24 +82,24 @@ def colab_session_estimates(data_dir=None):
             k * n_eval * plain,
             S["train_autocast"],
             "defsent",
-        )
-    ]
-    n_a = paper_defsentplus.TABLE1["a (Oxford + WordNet)"][0]
-    steps, k = 3, 4  # 1st-3rd Training, one seed; the 3rd also against the ICA space
-    sts = eval_sizes.sts_sentences(data_dir) * len(S["dsp_inference_poolings"])
-    estimates.append(
+        ),
         t4_plan(
             "notebook 21: DefSent+ PST on a, 3 steps x 1 seed + ICA",
-            k,
-            k * math.ceil(n_a / 32),
-            steps * n_a + k * sts,
+            runs,
+            runs * math.ceil(n_a / 32),
+            steps * n_a + runs * sts,
             encoder,
-            k * n_a * plans.row_tokens(tok, definitions, 32),
-            steps * n_a * plain + k * sts * sentence,
+            runs * n_a * plans.row_tokens(tok, definitions, 32),
+            steps * n_a * plain + runs * sts * sentence,
             S["train_autocast"],
             "defsent",
-        )
-    )
+        ),
+    ] + gausscse_estimates(S, tok, encoder, sentence, data_dir)
+
+
+def gausscse_estimates(S, tok, encoder, sentence, data_dir=None):
+    """colab_session_estimates' plans of notebooks 30 and 33 (GaussCSE's four loss settings, the
+    grid), from SimCSE's 275,601 NLI triplets capped by the colab scale."""
     triplets = [s for t in nli_readers.training_triplets(data_dir) for s in t]
     n_nli = min(sources.by_name("nli_for_simcse")["rows"], S["gauss_train_max"] or math.inf)
     per_triplet = 3 * plans.row_tokens(tok, triplets, 48)  # a batch of 16 pads its 48 sentences
@@ -107,7 +110,10 @@ def colab_session_estimates(data_dir=None):
     gauss = encoder + 2 * 768 * 769  # the encoder and its mean and variance heads
     steps = n_nli // 16
     encoded = 2 * S["gauss_dev_max"] * (steps // 100 + 2) + test_sentences  # SNLI dev / 100 steps
-    estimates.append(
+    n_grid, rates, sizes = S["gauss_grid_train_max"], 3, S["gauss_grid_batch_sizes"]
+    cells = rates * len(sizes)
+    grid_encoded = rates * sum(2 * S["gauss_dev_max"] * (n_grid // b // 100 + 2) for b in sizes)
+    return [
         t4_plan(
             "notebook 30: GaussCSE, 4 loss settings x 1 seed at batch 16",
             4,
@@ -119,26 +125,20 @@ def colab_session_estimates(data_dir=None):
             True,
             "gausscse",
             True,
-        )
-    )
-    n_grid, rates, sizes = S["gauss_grid_train_max"], 3, S["gauss_grid_batch_sizes"]
-    cells = rates * len(sizes)
-    encoded = rates * sum(2 * S["gauss_dev_max"] * (n_grid // b // 100 + 2) for b in sizes)
-    estimates.append(
+        ),
         t4_plan(
             f"notebook 33: GaussCSE grid, {len(sizes)} batch sizes x {rates} rates, {n_grid:,} triplets",
             cells,
             rates * sum(n_grid // b for b in sizes),
-            encoded,
+            grid_encoded,
             gauss,
             cells * n_grid * per_triplet,
-            encoded * sentence,
+            grid_encoded * sentence,
             True,
             "gausscse",
             True,
-        )
-    )
-    return estimates
+        ),
+    ]
 
 
 if __name__ == "__main__":
