@@ -158,11 +158,13 @@ LAYOUT = r"""() => {
   const article = document.querySelector('article.bd-article');
   const outputs = [...article.querySelectorAll('.cell_output pre')];
   const first = article.querySelector('h1, p');
+  const boxes = [...article.querySelectorAll('div.math, .MathJax_Display, table, .cell_output pre, .cell_output .output, div.highlight pre')];
+  const name = e => e.tagName + '.' + e.className + ': ' + (e.innerText || '').slice(0, 50);
   return {
     wider: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-    cut: [...article.querySelectorAll('div.math, .MathJax_Display, table, .cell_output pre, .cell_output .output, div.highlight pre')]
-      .filter(e => e.scrollWidth > e.clientWidth + 1 && !scrolls(e))
-      .map(e => e.tagName + '.' + e.className + ': ' + (e.innerText || '').slice(0, 50)),
+    cut: boxes.filter(e => e.scrollWidth > e.clientWidth + 1 && !scrolls(e)).map(name),
+    cueless: boxes.filter(e => e.scrollWidth > e.clientWidth + 1 && scrolls(e)
+      && getComputedStyle(e).scrollbarWidth !== 'thin').map(name),
     progress: outputs.filter(o => /\r|it\/s\]|\d+%\|/.test(o.textContent)).length
       + article.querySelectorAll('progress, .widget-progress').length,
     longest: Math.max(0, ...outputs.map(o => o.textContent.split('\n').length)),
@@ -272,6 +274,7 @@ def unreadable(layout):
     """What a reader cannot read on a page (LAYOUT's facts), as messages."""
     problems = [f"the page scrolls {layout['wider']} px sideways"] if layout["wider"] > 1 else []
     problems += [f"cut off (neither fits nor scrolls): {c}" for c in layout["cut"]]
+    problems += [f"scrolls with no scroll bar kept drawn: {c}" for c in layout["cueless"]]
     problems += [f"{layout['progress']} progress bars"] if layout["progress"] else []
     problems += [f"an output of {layout['longest']} lines"] if layout["longest"] > 200 else []
     problems += [f"a table of {layout['columns']} columns"] if layout["columns"] > 16 else []
@@ -287,14 +290,16 @@ def unreadable(layout):
 @pytest.mark.parametrize("width", WIDTHS)
 def test_every_page_reads_at_a_desktops_a_laptops_and_a_phones_width(visited, width):
     """No page scrolls sideways; every wide equation, table and printed output scrolls within its
-    own box; no progress bar, no output of hundreds of lines, no table of more than 16 columns; the
-    badges keep their size, printed lines are not broken, the first screen holds the page's own
-    content, and a long page lists its sections."""
+    own box, its scroll bar kept drawn (the cue that more lies beyond); no progress bar, no output
+    of hundreds of lines, no table of more than 16 columns; the badges keep their size, printed
+    lines are not broken, the first screen holds the page's own content, and a long page lists its
+    sections."""
     found = {file: unreadable(layout) for file, layout in visited["layout"][width].items()}
     assert {file: p for file, p in found.items() if p} == {}
 
 
 UNDO = ("div.math, table, .cell_output pre { overflow: visible !important; display: block; white-space: pre-wrap !important; }"
+        " div.highlight pre { scrollbar-width: auto !important; }"
         ' img[alt="Open In Colab"] { width: 40px !important; } .bd-toc-nav, .page-toc { display: none; }')
 SPOIL = r"""() => {
   const article = document.querySelector('article.bd-article');
@@ -314,7 +319,8 @@ SPOIL = r"""() => {
 def test_the_readability_check_sees_a_page_made_unreadable(site, visited):
     """The check above fails on a page given a progress bar, a 3,000-line output, a 40-column
     table, a clipped equation and 1,400 px before its first line, and on one whose boxes no longer
-    scroll, whose badge is squeezed, whose printed lines wrap and whose contents are gone."""
+    scroll or scroll with no scroll bar drawn, whose badge is squeezed, whose printed lines wrap and
+    whose contents are gone."""
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
@@ -330,7 +336,7 @@ def test_the_readability_check_sees_a_page_made_unreadable(site, visited):
     for problem in ("progress bars", "an output of 3000 lines", "a table of 40 columns",
                     "cut off (neither fits nor scrolls): DIV.math", "the first screen holds no content"):
         assert problem in spoiled, (problem, spoiled)
-    for problem in ("squeezed", "wrapped", "no contents"):
+    for problem in ("squeezed", "wrapped", "no contents", "no scroll bar kept drawn"):
         assert problem in undone, (problem, undone)
 
 
