@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from defsent_lite.checks import require_finite, require_nonempty
-from defsent_lite.encode import (
+from defsent_lite.forward import (
     check_sentences,
     eval_mode,
     full_precision,
@@ -92,7 +92,7 @@ class TokenizedDefinitions(NamedTuple):
 
 
 def tokenize_definition_batches(tokenizer, batches, max_length=128, pooling="cls"):
-    """Every batch's definitions tokenised before training in one call (encode.token_features; in
+    """Every batch's definitions tokenised before training in one call (forward.token_features; in
     the prompt template for prompt pooling): a step then only pads. -> [TokenizedDefinitions]"""
     definitions = [d for b in batches for _, d, _ in b]
     if pooling == "prompt":

@@ -14,8 +14,8 @@ from sklearn.preprocessing import StandardScaler
 from torch import nn
 from tqdm.auto import tqdm
 
-from defsent_lite import encode
-from defsent_lite.encode import (
+from defsent_lite import forward
+from defsent_lite.forward import (
     autocast_for,
     check_sentences,
     eval_mode,
@@ -59,7 +59,7 @@ def build_entry_embeddings(
     sums = torch.zeros(n_entries, model.config.hidden_size, dtype=torch.float64)
     device = next(model.parameters()).device
     features, order = tokenize_sorted(tokenizer, definitions, max_length)
-    show = encode.bars_shown(progress)
+    show = forward.bars_shown(progress)
     with eval_mode(model), autocast_for(device, enabled=mixed_precision):
         for idx in tqdm(
             length_batches(features, order, batch_size, device),
@@ -92,10 +92,10 @@ def pooler_output(model, pooled):
 
 def entry_logits(model, batch, pooling, space, mask_token_id=None):
     """entry_embed(e') . h(s) for every entry e' (Eq. 5): [B, number of entries]."""
-    batch = encode.on_model_device(model, batch)
+    batch = forward.on_model_device(model, batch)
     h = hidden_states(model, batch)
     pooled = pool(pooling, h, batch["attention_mask"], batch["input_ids"], mask_token_id)
-    with encode.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
+    with forward.full_precision(pooled.device):  # [B, entries] logits in fp32 under autocast too
         # a no-op once on the device
         return pooler_output(model, pooled.float()) @ space.to(pooled.device).float().T
 
@@ -103,7 +103,7 @@ def entry_logits(model, batch, pooling, space, mask_token_id=None):
 def loss(model, tokenizer, examples, pooling, space, max_length=128):
     """Cross-entropy of each definition's entry over all entries (Eq. 1, 5)."""
     # entry_logits moves it
-    batch = encode.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length)
+    batch = forward.tokenize_batch(tokenizer, [d for _, d in examples], pooling, max_length)
     logits = entry_logits(model, dict(batch), pooling, space, tokenizer.mask_token_id).float()
     return F.cross_entropy(logits, torch.tensor([e for e, _ in examples], device=logits.device))
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from defsent_lite.encode import (
+from defsent_lite.forward import (
     BATCHES_PER_COPY,
     ROWS_PER_COPY,
     autocast_for,
@@ -192,7 +192,7 @@ class TokenizedTriplets(NamedTuple):
 
 
 def tokenize_triplet_batches(tokenizer, batches, max_length=64):
-    """Every batch's sentences tokenised before training in one call (encode.token_features): a
+    """Every batch's sentences tokenised before training in one call (forward.token_features): a
     step then only pads its batch. -> [TokenizedTriplets], one per batch."""
     columns = [[s for column in zip(*b) for s in column] for b in batches]
     features = token_features(tokenizer, [s for c in columns for s in c], max_length)
@@ -218,7 +218,7 @@ def triplet_loss(model, tokenizer, batch, setting, reduction, max_length=64):
 @torch.no_grad()
 def encode(model, tokenizer, sentences, batch_size=64, max_length=64):
     """(mu, var) float32 CPU tensors [n, d] in input order; length-sorted batches, no fixed padding
-    (encode.length_batches), copied to the host in groups (a copy waits for the GPU)."""
+    (forward.length_batches), copied to the host in groups (a copy waits for the GPU)."""
     sentences = list(sentences)
     check_sentences(sentences)
     device = next(model.parameters()).device

@@ -55,12 +55,8 @@ def prompt_text(sentence, mask_token):
 
 def pool(name, hidden, mask, input_ids=None, mask_token_id=None):
     """Dispatch by pooling name."""
-    if name == "cls":
-        return cls(hidden, mask)
-    if name == "mean":
-        return mean(hidden, mask)
-    if name == "max":
-        return max(hidden, mask)
     if name == "prompt":
         return prompt(hidden, mask, input_ids, mask_token_id)
-    raise ValueError(f"unknown pooling {name!r}; choose from {POOLINGS}")
+    if name not in POOLINGS:
+        raise ValueError(f"unknown pooling {name!r}; choose from {POOLINGS}")
+    return {"cls": cls, "mean": mean, "max": max}[name](hidden, mask)

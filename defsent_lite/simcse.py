@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from defsent_lite.encode import hidden_states, on_model_device, tokenize_batch
+from defsent_lite.forward import hidden_states, on_model_device, tokenize_batch
 
 TEMPERATURE = 0.05
 MAX_LENGTH = 32  # SimCSE's max_seq_len

@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from defsent_lite import checks
 from defsent_lite.checks import NonFinite
-from defsent_lite.encode import amp_dtype, autocast_for, bars_shown
+from defsent_lite.forward import amp_dtype, autocast_for, bars_shown
 
 
 class NonFiniteLoss(FloatingPointError):
@@ -113,7 +113,7 @@ class Settings(NamedTuple):
     first step has factor 0 (transformers' get_linear_schedule_with_warmup). fractional_warmup: the
     warm-up lasts total * warmup_ratio steps unrounded (the official DefSent schedule: factor
     step / (0.1 * total)), else floor(total * warmup_ratio) steps. mixed_precision: bf16/fp16
-    autocast on GPU (encode.amp_dtype); False trains in fp32 everywhere.
+    autocast on GPU (forward.amp_dtype); False trains in fp32 everywhere.
     """
 
     lr: float

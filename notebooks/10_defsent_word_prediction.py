@@ -112,7 +112,7 @@ pd.Series(report, name="dataset").to_frame()
 # %%
 import torch
 
-from defsent_lite import encode, pooling
+from defsent_lite import forward, pooling
 
 first_definition = {}
 for example in splits["train"]:             # (word, definition, word id) triples
@@ -121,9 +121,9 @@ examples = list(first_definition.values())[:3]   # one definition of each of thr
 for word, definition, word_id in examples:
     print(f"{word!r} (id {word_id}): {definition}")
 batch = defsent.collate(tokenizer, examples, max_length=max_length, pooling="cls")
-inputs = encode.on_model_device(model, {k: v for k, v in batch.items() if k != "targets"})
+inputs = forward.on_model_device(model, {k: v for k, v in batch.items() if k != "targets"})
 with torch.no_grad():
-    states = encode.hidden_states(model, inputs)                  # one vector per token
+    states = forward.hidden_states(model, inputs)                  # one vector per token
     u = pooling.pool("cls", states, inputs["attention_mask"])     # one vector per definition
     word_scores = head(u)                                         # one score per vocabulary word
 print("token ids   ", tuple(inputs["input_ids"].shape), "  [definitions, tokens]")

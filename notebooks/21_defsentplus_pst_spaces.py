@@ -90,7 +90,7 @@ import math
 import pandas as pd
 import torch
 
-from defsent_lite import defsentplus, encode
+from defsent_lite import defsentplus, forward
 from defsent_lite.data import entries
 from defsent_lite.paper import aggregate
 from defsent_lite.repro import defsentplus_protocol, plans, preflight
@@ -125,7 +125,7 @@ for e in range(4):
 # should sit under its own entry once trained), and the loss of the batch.
 
 # %%
-batch = encode.tokenize_batch(tokenizer, definitions, "cls")
+batch = forward.tokenize_batch(tokenizer, definitions, "cls")
 with torch.no_grad():
     logits = defsentplus.entry_logits(model, dict(batch), "cls", space)   # [definitions, entries]
     loss = defsentplus.loss(model, tokenizer, list(zip(ids, definitions)), "cls", space)
@@ -146,7 +146,7 @@ pd.DataFrame(logits.cpu().double().numpy(), columns=dataset["names"][:4],
 from defsent_lite import pooling
 
 with torch.no_grad():
-    hidden = encode.hidden_states(model, encode.on_model_device(model, dict(batch)))
+    hidden = forward.hidden_states(model, forward.on_model_device(model, dict(batch)))
     pooled = pooling.pool("cls", hidden, batch["attention_mask"].to(hidden.device))
     h = defsentplus.pooler_output(model, pooled)
 print("hidden", tuple(hidden.shape), "[definitions, tokens, d] -> pooled", tuple(pooled.shape),
@@ -229,7 +229,7 @@ def mean_cosine(space):
 def held_out_mrr(encoder, space):
     """MRR of each held-out definition's own entry among all entries."""
     ids, definitions = zip(*held_out)
-    held_batch = encode.tokenize_batch(tokenizer, list(definitions), "cls")
+    held_batch = forward.tokenize_batch(tokenizer, list(definitions), "cls")
     with torch.no_grad():
         scores = defsentplus.entry_logits(encoder.eval(), dict(held_batch), "cls", space)
     return defsent.rank_metrics(scores.cpu(), torch.tensor(ids))["mrr"]

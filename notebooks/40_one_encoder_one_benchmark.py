@@ -85,7 +85,7 @@ if "google.colab" in sys.modules:
 import pandas as pd
 import torch
 
-from defsent_lite import encode, simcse
+from defsent_lite import forward, simcse
 from defsent_lite.data import nli_readers
 from defsent_lite.repro import comparison, comparison_tables, preflight
 from defsent_lite.runtime import config, models
@@ -99,7 +99,7 @@ encoder, tokenizer = models.load(MODEL)
 config.set_seed(0)
 model = simcse.SimCSEModel(encoder).eval()   # no dropout: the numbers are the model's own
 premises, positives, negatives = (list(column) for column in zip(*triplets))
-batch = encode.tokenize_batch(tokenizer, premises + positives + negatives, "cls", simcse.MAX_LENGTH)
+batch = forward.tokenize_batch(tokenizer, premises + positives + negatives, "cls", simcse.MAX_LENGTH)
 with torch.no_grad():
     z = model(dict(batch))                                     # [12, hidden]
     anchor, positive, negative = z.chunk(3)                    # [4, hidden] each

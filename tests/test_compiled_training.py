@@ -60,7 +60,7 @@ def compiled_against_eager():
     for (name, p), q in zip(eager.named_parameters(), compiled.parameters()):
         assert torch.allclose(p, q, atol=1e-5), name
     assert seen_compiled == [None, None]                   # evaluation ran eagerly
-    assert speed.encoders(compiled) == [compiled.bert]     # the module encode.hidden_states calls
+    assert speed.encoders(compiled) == [compiled.bert]     # the module forward.hidden_states calls
     assert compiled.bert._compiled_call_impl is None       # and eager again after the run
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from defsent_lite import defsent, encode, train
+from defsent_lite import defsent, forward, train
 from defsent_lite.runtime import config, defsent_model, models
 from defsent_lite.data import dictionary
 from defsent_lite.repro import defsent_protocol
@@ -154,7 +154,7 @@ def test_official_freezes_the_whole_embeddings_module(tmp_path):
 
 def test_official_trains_without_autocast(monkeypatch):
     seen = []
-    monkeypatch.setattr(train, "autocast_for", lambda device, enabled=True: seen.append(enabled) or encode.autocast_for(device, enabled))
+    monkeypatch.setattr(train, "autocast_for", lambda device, enabled=True: seen.append(enabled) or forward.autocast_for(device, enabled))
     model = torch.nn.Linear(2, 1)
     batches = [(torch.ones(3, 2), torch.zeros(3, 1))]
     loss_fn = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()  # noqa: E731

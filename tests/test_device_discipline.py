@@ -1,5 +1,5 @@
 """Every path that feeds a model moves its inputs to the model's device in one place,
-`encode.on_model_device` (issue 33: `defsent_protocol.plan` scored a CPU batch with `word_logits`, which
+`forward.on_model_device` (issue 33: `defsent_protocol.plan` scored a CPU batch with `word_logits`, which
 did not move it, and crashed on any GPU).
 
 A CPU machine cannot see a tensor left on the wrong device (there is one device), so the tests
@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
-from defsent_lite import defsent, defsentplus, encode, gausscse
+from defsent_lite import defsent, defsentplus, forward, gausscse
 from defsent_lite.runtime import config, defsent_model, models
 from defsent_lite.repro import defsent_protocol
 
@@ -21,13 +21,13 @@ TINY = dict(vocab_size=30522, hidden_size=16, num_hidden_layers=1, num_attention
 def moved(monkeypatch):
     """ids of the tensors on_model_device returned; the function is patched where the paths call it."""
     seen = set()
-    real = encode.on_model_device
+    real = forward.on_model_device
 
     def recording(model, batch):
         out = real(model, batch)
         seen.update(id(v) for v in out.values() if torch.is_tensor(v))
         return out
-    monkeypatch.setattr(encode, "on_model_device", recording)
+    monkeypatch.setattr(forward, "on_model_device", recording)
     monkeypatch.setattr(defsent, "on_model_device", recording)
     monkeypatch.setattr(gausscse, "on_model_device", recording)
     return seen
@@ -81,7 +81,7 @@ def test_the_defsent_plan_feeds_the_model_through_on_model_device(monkeypatch, m
 
 def test_on_model_device_moves_tensors_and_keeps_the_rest():
     model = torch.nn.Linear(2, 2)
-    out = encode.on_model_device(model, dict(x=torch.ones(2), name="kept"))
+    out = forward.on_model_device(model, dict(x=torch.ones(2), name="kept"))
     assert out["x"].device == next(model.parameters()).device and out["name"] == "kept"
 
 

@@ -5,7 +5,7 @@ import threading
 
 import torch
 
-from defsent_lite import encode
+from defsent_lite import forward
 
 
 def test_a_block_ending_in_one_thread_leaves_the_other_threads_block_in_eval():
@@ -13,13 +13,13 @@ def test_a_block_ending_in_one_thread_leaves_the_other_threads_block_in_eval():
     a_inside, b_inside, seen = threading.Event(), threading.Event(), []
 
     def first():
-        with encode.eval_mode(model):
+        with forward.eval_mode(model):
             a_inside.set()
             b_inside.wait(10)
 
     def second():
         a_inside.wait(10)
-        with encode.eval_mode(model):
+        with forward.eval_mode(model):
             b_inside.set()
             a.join(10)   # the first block has ended
             seen.append(model.training)
@@ -29,8 +29,8 @@ def test_a_block_ending_in_one_thread_leaves_the_other_threads_block_in_eval():
     a.join(10), b.join(10)
     assert seen == [False], "the second thread encoded in training mode"
     assert model.training, "the model was left in eval mode"
-    with encode.eval_mode(model):   # one thread, nested: as before
-        with encode.eval_mode(model):
+    with forward.eval_mode(model):   # one thread, nested: as before
+        with forward.eval_mode(model):
             assert not model.training
         assert not model.training
     assert model.training

@@ -163,7 +163,7 @@ def notebook_file(notebook):
 # stands above its goal (measured 2026-12-02), a cap that only goes down; a notebook that meets its
 # goal leaves CAPS, and its goal is its cap from then on.
 METHOD_NOTEBOOKS, FIRST_CALL_GOAL = ("10", "21", "30"), 450
-CAPS = {"10": 2440, "11": 3446, "12": 3446, "21": 3113, "22": 4206, "23": 2918,
+CAPS = {"10": 2377, "11": 3446, "12": 3446, "21": 3113, "22": 4206, "23": 2918,
         "24": 4206, "25": 3463, "30": 2754, "31": 2754, "32": 2754, "33": 2754, "40": 3805}
 NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
 
@@ -250,11 +250,14 @@ def test_the_house_only_gets_lighter():
     and the Sphinx Book Theme (tools/book/conf.py in place of tools/build_site.py); then 10 fewer,
     a module and 6 edges more: GaussCSE's tables apart from its training (repro/gausscse_tables.py;
     a table's whole paper table part of its result), DefSent+'s Table 2 and 4 helpers in
-    defsentplus_tables."""
+    defsentplus_tables; then a module and 3 edges more, no statement: one batch's way through the
+    encoder (forward.py: tokenised, batched by length, padded, on the device, in its precision and
+    mode, to its token states) apart from the encoding of many sentences (encode.py), so that a
+    notebook that trains and encodes nothing in bulk (00, 10, 13, 20) loads 63 statements fewer."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
     assert statements(package) + statements(tools) <= 7_208
-    assert len(package) <= 50
-    assert len(package_edges()) <= 174
+    assert len(package) <= 51
+    assert len(package_edges()) <= 177
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)
@@ -319,11 +322,11 @@ def test_readme_and_the_package_doc_state_the_methods_lines_as_they_are():
     def lines(*names):
         return sum(len((PACKAGE / f"{n}.py").read_text().splitlines()) for n in names)
     root = sum(len(p.read_text().splitlines()) for p in PACKAGE.glob("*.py"))
-    methods, loops = lines("pooling", "defsent", "defsentplus", "gausscse"), lines("encode", "train")
+    methods, loops = lines("pooling", "defsent", "defsentplus", "gausscse"), lines("forward", "encode", "train")
     readme = " ".join((PACKAGE.parent / "README.md").read_text().split())
     doc = " ".join((PACKAGE.parent / "docs" / "package.md").read_text().split())
-    assert (f"({root:,} lines, of which pooling and the three methods' modules are {methods:,}, the encoding "
-            f"and training loops {loops:,})") in readme
+    assert (f"({root:,} lines, of which pooling and the three methods' modules are {methods:,}, one batch's way "
+            f"through the encoder, the encoding and training loops {loops:,})") in readme
     assert f"(`defsent_lite/*.py`, {root:,} lines, of which the four method modules are {methods:,};" in doc
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from defsent_lite import encode, pooling
+from defsent_lite import encode, forward, pooling
 from defsent_lite.runtime import models
 
 SENTENCES = ["A man is playing a guitar.", "Short.", "The quick brown fox jumps over the lazy dog near the river bank."]
@@ -47,7 +47,7 @@ def test_vectors_copied_to_the_host_in_groups_are_the_same_in_input_order(offlin
     model, tok = offline
     sentences = SENTENCES + ["A dog runs.", "Two people talk in a kitchen.", "Rain.", "He reads a book."]
     whole = encode.encode_poolings(model, tok, sentences, ["mean", "max"], batch_size=2)
-    monkeypatch.setattr(encode, "BATCHES_PER_COPY", 2)
+    monkeypatch.setattr(forward, "BATCHES_PER_COPY", 2)
     grouped = encode.encode_poolings(model, tok, sentences, ["mean", "max"], batch_size=2)
     assert all(torch.equal(whole[p], grouped[p]) for p in ("mean", "max"))
     assert torch.allclose(grouped["mean"][4], encode.encode(model, tok, [sentences[4]], "mean")[0], atol=1e-5)
@@ -59,11 +59,11 @@ def test_batches_sized_by_tokens_on_an_accelerator_by_count_on_the_cpu(offline, 
     length-sorted order either way."""
     _, tok = offline
     sentences = SENTENCES * 20 + ["word"] * 40
-    features, order = encode.tokenize_sorted(tok, sentences, 128)
-    cpu = encode.length_batches(features, order, 8, "cpu")
+    features, order = forward.tokenize_sorted(tok, sentences, 128)
+    cpu = forward.length_batches(features, order, 8, "cpu")
     assert [len(b) for b in cpu] == [8] * 12 + [4] and sum(cpu, []) == order
-    monkeypatch.setattr(encode, "ACCELERATOR_BATCH_TOKENS", 100)
-    gpu = encode.length_batches(features, order, 8, "cuda")
+    monkeypatch.setattr(forward, "ACCELERATOR_BATCH_TOKENS", 100)
+    gpu = forward.length_batches(features, order, 8, "cuda")
     assert sum(gpu, []) == order and min(len(b) for b in gpu[:-1]) >= 8
     longest = [len(features[b[0]]["input_ids"]) for b in gpu]
     assert all(len(b) == max(8, 100 // n) for b, n in zip(gpu[:-1], longest[:-1]))
@@ -141,19 +141,19 @@ def test_scores_for_several_embedders_equal_one_at_a_time(offline, tmp_path, mon
 
 def tokenizer_batches(tok, sentences, max_length, sizes=(3, 1, 5)):
     """(ours, the tokenizer's own) padded batches of `sentences` in the length-sorted order."""
-    features, order = encode.tokenize_sorted(tok, sentences, max_length)
+    features, order = forward.tokenize_sorted(tok, sentences, max_length)
     starts = np.cumsum((0,) + sizes[:-1])
     for start, size in zip(starts, sizes):
         idx = order[start:start + size]
         theirs = tok([sentences[i] for i in idx], padding=True, truncation=True, max_length=max_length,
                      return_tensors="pt")
-        yield encode.pad_batch(tok, features, idx), theirs
+        yield forward.pad_batch(tok, features, idx), theirs
 
 
 @pytest.mark.parametrize("name", ["offline", "offline, left padding", "bert-base-uncased", "roberta-base",
                                   "roberta-base, prefix space"])
 def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folders, name):
-    """Issue 44: the Rust backend called once (encode.token_features) and the batches padded in
+    """Issue 44: the Rust backend called once (forward.token_features) and the batches padded in
     numpy give exactly the tensors tokenizer(batch, padding=True, truncation=True) gives, cut at
     max_length (BERT's WordPiece with type ids, RoBERTa's byte-level BPE without), and leave the
     tokenizer's own truncation and padding settings as they were."""
@@ -171,7 +171,7 @@ def test_batches_padded_in_numpy_equal_the_tokenizers_own(offline, standin_folde
     sentences = SENTENCES + ["A dog runs.", "word " * 40, "Rain.", f"Fill the {tok.mask_token} in."]
     tok("warm", padding="max_length", truncation=True, max_length=20)   # a setting left in the backend
     before = tok.backend_tokenizer.truncation, tok.backend_tokenizer.padding
-    encode.tokenize_sorted(tok, sentences, 8)
+    forward.tokenize_sorted(tok, sentences, 8)
     assert (tok.backend_tokenizer.truncation, tok.backend_tokenizer.padding) == before
     for max_length in (128, 8):
         for ours, theirs in tokenizer_batches(tok, sentences, max_length):
@@ -204,5 +204,5 @@ def test_tokenising_never_changes_the_shared_tokenizers_settings(offline):
     sentences = SENTENCES + ["word " * 40]
     expected = [tok(s, truncation=True, max_length=8)["input_ids"] for s in sentences]
     tok._tokenizer = SettingsFrozen(tok._tokenizer)
-    got = encode.token_features(tok, sentences, 8)
+    got = forward.token_features(tok, sentences, 8)
     assert [f["input_ids"] for f in got] == expected

@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, BertModel
 
-from defsent_lite import defsent, defsentplus, encode
+from defsent_lite import defsent, defsentplus, forward
 
 
 @pytest.mark.parametrize("capability, dtype, name", [
@@ -17,13 +17,13 @@ from defsent_lite import defsent, defsentplus, encode
 ])
 def test_amp_dtype_follows_the_compute_capability(monkeypatch, capability, dtype, name):
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
-    assert encode.amp_dtype(torch.device("cuda")) == dtype
-    assert encode.precision_name("cuda") == name
+    assert forward.amp_dtype(torch.device("cuda")) == dtype
+    assert forward.precision_name("cuda") == name
 
 
 def test_cpu_runs_in_fp32():
-    assert encode.amp_dtype("cpu") is None and encode.precision_name("cpu") == "fp32"
-    assert isinstance(encode.autocast_for(torch.device("cpu")), contextlib.nullcontext)
+    assert forward.amp_dtype("cpu") is None and forward.precision_name("cpu") == "fp32"
+    assert isinstance(forward.autocast_for(torch.device("cpu")), contextlib.nullcontext)
 
 
 def tiny(cls):

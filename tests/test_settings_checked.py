@@ -179,11 +179,11 @@ def test_an_empty_batch_of_any_kind_is_named_not_blamed_on_the_rate(batch):
 def test_an_on_off_variable_means_what_it_says(monkeypatch, value, on):
     """Issue 72: DEFSENT_STANDINS=no / off / FALSE turned the stand-ins on (then a paper table took
     no difference), DEFSENT_PROGRESS=off showed bars; both read checks.switch's words now."""
-    from defsent_lite import encode
+    from defsent_lite import forward
     from defsent_lite.runtime import config
     monkeypatch.setenv("DEFSENT_STANDINS", value)
     monkeypatch.setenv("DEFSENT_PROGRESS", value)
-    assert config.standins_enabled() == on and encode.bars_shown() == on
+    assert config.standins_enabled() == on and forward.bars_shown() == on
 
 
 def test_an_on_off_variable_with_another_word_is_refused_by_name(monkeypatch):

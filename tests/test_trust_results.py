@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertModel
 
-from defsent_lite import checks, defsent, defsentplus, encode, pooling, train
+from defsent_lite import checks, defsent, defsentplus, encode, forward, pooling, train
 from defsent_lite.runtime import cache, config, models
 from defsent_lite.evaluation import nli, sts
 from defsent_lite.repro import defsent_protocol, defsentplus_protocol, gausscse_protocol
@@ -184,10 +184,10 @@ def test_defsentplus_loss_with_every_pooling(offline, name):
 def test_prompt_keeps_its_mask_token_for_a_sentence_longer_than_max_length(offline):
     tok = offline[1]
     long = " ".join(["word"] * 300)
-    batch = encode.tokenize_batch(tok, [long, "short one"], "prompt", max_length=32)
+    batch = forward.tokenize_batch(tok, [long, "short one"], "prompt", max_length=32)
     assert batch["input_ids"].shape[1] <= 32
     assert ((batch["input_ids"] == tok.mask_token_id).sum(1) == 1).all()
-    short = encode.tokenize_batch(tok, ["short one"], "prompt", max_length=32)["input_ids"][0]
+    short = forward.tokenize_batch(tok, ["short one"], "prompt", max_length=32)["input_ids"][0]
     assert tok.decode(short, skip_special_tokens=False).startswith('[CLS] this sentence : " short one " means [MASK]')
 
 
@@ -196,13 +196,13 @@ def test_prompt_keeps_the_start_of_a_sentence_whose_first_word_alone_is_too_long
     fit included; now it keeps its first characters, as truncation keeps its first tokens."""
     tok = offline[1]
     huge = "pneumono" * 40
-    wrapped = encode.prompt_sentences(tok, [huge + " is a word", huge], max_length=32)
+    wrapped = forward.prompt_sentences(tok, [huge + " is a word", huge], max_length=32)
     for text in wrapped:
         ids = tok(text)["input_ids"]
         assert len(ids) <= 32 and ids.count(tok.mask_token_id) == 1
         assert "pneumono" in text
     with pytest.raises(ValueError, match="max_length=3 tokens leave no room"):
-        encode.prompt_sentences(tok, ["a dog"], max_length=3)
+        forward.prompt_sentences(tok, ["a dog"], max_length=3)
 
 
 def test_prompt_keeps_the_words_that_fit_before_a_word_too_long(offline):
@@ -210,6 +210,6 @@ def test_prompt_keeps_the_words_that_fit_before_a_word_too_long(offline):
     word (a cut proportional to the length); the words that fit are kept, the long one dropped."""
     tok = offline[1]
     sentence = "a small domestic animal kept " + "x." * 200  # one word, 400 tokens
-    wrapped = encode.prompt_sentences(tok, [sentence], max_length=64)[0]
+    wrapped = forward.prompt_sentences(tok, [sentence], max_length=64)[0]
     assert '"a small domestic animal kept"' in wrapped and "x." not in wrapped
     assert len(tok(wrapped)["input_ids"]) <= 64

@@ -50,7 +50,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from defsent_lite import defsent, encode, gausscse, train  # noqa: E402
+from defsent_lite import defsent, encode, forward, gausscse, train  # noqa: E402
 from defsent_lite.data import dictionary, entries, nli_readers  # noqa: E402
 from defsent_lite.defsentplus import build_entry_embeddings  # noqa: E402
 from defsent_lite.evaluation import senteval, sts  # noqa: E402
@@ -166,7 +166,7 @@ def training_rows(
 
 def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"):
     """The compiled step (runtime/speed.training: a run past the break-even on a GPU): the model's
-    encoder (the module every loss calls through encode.hidden_states) under torch.compile with
+    encoder (the module every loss calls through forward.hidden_states) under torch.compile with
     dynamic shapes,
     steps/s after one untimed pass that compiles, against the eager loop; the compiling pass's
     seconds beside. A torch that cannot compile here gives a row saying why. mode: torch.compile's
@@ -339,7 +339,7 @@ def encoding_rows(max_sentences=None, batch_size=64):
     )
     _, tok = models.load(models.offline_model_path(), device="cpu")
     t0 = time.perf_counter()
-    encode.tokenize_sorted(tok, sentences, 256)
+    forward.tokenize_sorted(tok, sentences, 256)
     tokenise_s = time.perf_counter() - t0
     return [
         dict(
@@ -378,7 +378,7 @@ def best_time(fn, repeats=3):
 def encode_vs_sentence_transformers(model_path, sentences, batch_size=64, repeats=3, device="cpu"):
     """Time our `encode` (mean pooling) against SentenceTransformer.encode on the same model,
     sentences, batch size, threads and device, interleaving the runs; returns timings and min
-    cosine. On a GPU our batches are sized by tokens (encode.length_batches), at least batch_size."""
+    cosine. On a GPU our batches are sized by tokens (forward.length_batches), at least batch_size."""
     from sentence_transformers import SentenceTransformer
 
     ours_model, tok = models.load(model_path, device=device)
@@ -519,7 +519,7 @@ def entry_embeddings_fixed_padding(
                 max_length=max_length,
                 return_tensors="pt",
             )
-            b = encode.on_model_device(model, b)
+            b = forward.on_model_device(model, b)
             vecs.append(pool(pooling, model(**b).last_hidden_state, b["attention_mask"]).cpu())
     vecs = torch.cat(vecs)
     space = torch.stack(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from defsent_lite import __version__, encode
+from defsent_lite import __version__, forward
 from defsent_lite.runtime import config
 
 # owner/name on GitHub: change it where you publish, then run tools/sync_colab.py
@@ -34,7 +34,7 @@ def device_report(device=None):
     props = torch.cuda.get_device_properties(device)
     return (
         f"GPU: {props.name}, {props.total_memory / 2**30:.1f} GiB, compute capability "
-        f"{props.major}.{props.minor} -> {encode.precision_name(device)}"
+        f"{props.major}.{props.minor} -> {forward.precision_name(device)}"
     )
 
 

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from defsent_lite import checks, defsent, defsentplus, encode, gausscse, simcse, train
+from defsent_lite import checks, defsent, defsentplus, encode, forward, gausscse, simcse, train
 from defsent_lite.data import dictionary, entries, eval_readers, nli_readers
 from defsent_lite.evaluation import nli, senteval, sts
 from defsent_lite.repro import plans
@@ -489,7 +489,7 @@ def run(scale, data_dir=None):
     evaluator -> Comparison. At the papers' scales its plan is printed first."""
     setup, ev, data, results = settings(scale), Evaluator(scale, data_dir), {}, {}
     plans.print_plan(scale, lambda: plan(setup))
-    for training, seed in tqdm(jobs(setup), desc="trainings", disable=not encode.bars_shown()):
+    for training, seed in tqdm(jobs(setup), desc="trainings", disable=not forward.bars_shown()):
         for row, r in run_one(scale, training, seed, data_dir, ev, data).items():
             results.setdefault(row, []).append(r)
     scores = {row: [r["scores"] for r in results[row]] for row in METHODS}

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import torch
 
-from defsent_lite import encode
+from defsent_lite import forward
 
 
 def print_plan(scale, make_plan):
@@ -179,7 +179,7 @@ def parameters(model):
 def device_name(device):
     device = torch.device(device)
     if device.type == "cuda":
-        return f"{torch.cuda.get_device_name(device)} ({encode.precision_name(device)})"
+        return f"{torch.cuda.get_device_name(device)} ({forward.precision_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads, fp32)"
 
 
@@ -225,7 +225,7 @@ def measure(model, loss_fn, batches, encode_fn, encoded, mixed_precision=True, b
 
     def step():
         model.train()
-        with encode.autocast_for(device, enabled=mixed_precision):
+        with forward.autocast_for(device, enabled=mixed_precision):
             loss = loss_fn(model, next(cycle))
         loss.backward()
         opt.step()

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import transformers
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
-from defsent_lite.encode import bars_shown
+from defsent_lite.forward import bars_shown
 from defsent_lite.runtime import config
 from defsent_lite.runtime.config import (
     MINI_BERT_ALIASES,

@@ -41,7 +41,7 @@ def training(model, steps, kind="defsent", mode=None):
 
 
 def encoders(model):
-    """The transformers encoders inside `model`: the modules encode.hidden_states calls
+    """The transformers encoders inside `model`: the modules forward.hidden_states calls
     (`m.base_model` of each), each once."""
     found = {id(m.base_model): m.base_model for m in model.modules() if hasattr(m, "base_model")}
     return [m for m in found.values() if isinstance(m, torch.nn.Module)]
