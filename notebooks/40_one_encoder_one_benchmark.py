@@ -99,7 +99,8 @@ encoder, tokenizer = models.load(MODEL)
 config.set_seed(0)
 model = simcse.SimCSEModel(encoder).eval()   # no dropout: the numbers are the model's own
 premises, positives, negatives = (list(column) for column in zip(*triplets))
-batch = forward.tokenize_batch(tokenizer, premises + positives + negatives, "cls", simcse.MAX_LENGTH)
+sentences = premises + positives + negatives                  # 12: 4 of each
+batch = forward.tokenize_batch(tokenizer, sentences, "cls", simcse.MAX_LENGTH)
 with torch.no_grad():
     z = model(dict(batch))                                     # [12, hidden]
     anchor, positive, negative = z.chunk(3)                    # [4, hidden] each
