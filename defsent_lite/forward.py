@@ -1,6 +1,6 @@
-"""One batch through an encoder: tokenised, padded, on the model's device, in its precision and
-mode, to its token states. Training and encoding share these steps (encode.py encodes many
-sentences with them)."""
+"""One batch through an encoder: tokenised (the sentences sorted and cut into batches by length),
+padded, on the model's device, in its precision and mode, to its token states. Training and
+encoding share these steps (encode.py encodes many sentences with them)."""
 
 import contextlib
 import copy
