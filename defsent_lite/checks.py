@@ -58,13 +58,9 @@ def first_non_finite(obj, path="result"):
     """Path of the first NaN/inf float inside nested dicts/lists, or None."""
     if isinstance(obj, (float, np.floating)):
         return None if math.isfinite(obj) else f"{path} = {obj}"
-    if isinstance(obj, dict):
-        items = obj.items()
-    elif isinstance(obj, (list, tuple)):
-        items = enumerate(obj)
-    else:
-        return None
-    for k, v in items:
+    if isinstance(obj, (list, tuple)):
+        obj = dict(enumerate(obj))  # a list's path names the index
+    for k, v in obj.items() if isinstance(obj, dict) else ():
         found = first_non_finite(v, f"{path}[{k!r}]")
         if found:
             return found

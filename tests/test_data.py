@@ -1,6 +1,6 @@
 import pytest
 
-from defsent_lite.data import dictionary_readers, nli_readers, readers, eval_readers
+from defsent_lite.data import dictionary_readers, nli_readers, readers, eval_readers, sick
 
 STS_COUNTS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186, "STSB": 1379, "SICKR": 4927}
 
@@ -15,7 +15,7 @@ def test_sts_pair_counts_match_sources(variant):
 def test_raw_sts16_keeps_two_sentence_fields_and_sick_strips_crlf():
     s1, s2, _ = eval_readers.load_sts("STS16")
     assert not any("\t" in s for s in s1 + s2)
-    rows = readers.read_sick(eval_readers.config.data_root() / "sts/raw/SICK/SICK_test_annotated.txt")
+    rows = sick.read_sick(eval_readers.config.data_root() / "sts/raw/SICK/SICK_test_annotated.txt")
     assert {r["label"] for r in rows} == {"neutral", "entailment", "contradiction"}
 
 
@@ -23,7 +23,7 @@ def make_sts_root(tmp_path, input_lines, gold_lines):
     d = tmp_path / "sts" / "raw" / "STS13"
     d.mkdir(parents=True)
     (tmp_path / eval_readers.EXCERPT).touch()  # not the pinned files: read as they are
-    for name in eval_readers.STS_SUBSETS["STS13"]:
+    for name in eval_readers.sources.STS_SUBSETS["STS13"]:
         (d / f"STS.input.{name}.txt").write_text("a\tb\n")
         (d / f"STS.gs.{name}.txt").write_text("1.0\n")
     (d / "STS.input.FNWN.txt").write_text("".join(input_lines))

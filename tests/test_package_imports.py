@@ -163,8 +163,8 @@ def notebook_file(notebook):
 # stands above its goal (measured 2026-12-02), a cap that only goes down; a notebook that meets its
 # goal leaves CAPS, and its goal is its cap from then on.
 METHOD_NOTEBOOKS, FIRST_CALL_GOAL = ("10", "21", "30"), 450
-CAPS = {"10": 2377, "11": 3446, "12": 3446, "21": 3113, "22": 4206, "23": 2918,
-        "24": 4206, "25": 3463, "30": 2754, "31": 2754, "32": 2754, "33": 2754, "40": 3805}
+CAPS = {"10": 2340, "11": 3443, "12": 3443, "21": 3110, "22": 4203, "23": 2915,
+        "24": 4203, "25": 3460, "30": 2752, "31": 2752, "32": 2752, "33": 2752, "40": 3803}
 NOTEBOOKS = sorted(p.name[:2] for p in (PACKAGE.parent / "notebooks").glob("[0-9][0-9]_*.py"))
 
 
@@ -253,11 +253,14 @@ def test_the_house_only_gets_lighter():
     defsentplus_tables; then a module and 3 edges more, no statement: one batch's way through the
     encoder (forward.py: tokenised, batched by length, padded, on the device, in its precision and
     mode, to its token states) apart from the encoding of many sentences (encode.py), so that a
-    notebook that trains and encodes nothing in bulk (00, 10, 13, 20) loads 63 statements fewer."""
+    notebook that trains and encodes nothing in bulk (00, 10, 13, 20) loads 63 statements fewer;
+    then a module and 3 edges more, 2 statements fewer: SICK and the 0-5 gold scores (data/sick.py)
+    apart from the strict file checks (data/readers.py), so that a notebook that reads a dictionary
+    but no STS or NLI set (10, 13, 20) loads 37 statements fewer."""
     package, tools = sorted(PACKAGE.rglob("*.py")), sorted((PACKAGE.parent / "tools").rglob("*.py"))
-    assert statements(package) + statements(tools) <= 7_208
-    assert len(package) <= 51
-    assert len(package_edges()) <= 177
+    assert statements(package) + statements(tools) <= 7_206
+    assert len(package) <= 52
+    assert len(package_edges()) <= 180
     long = sorted(f"{p.relative_to(PACKAGE.parent)}:{n.name} ({n.end_lineno - n.lineno + 1})"
                   for p in package + tools for n in ast.walk(ast.parse(p.read_text()))
                   if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80)

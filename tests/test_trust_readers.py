@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from defsent_lite.data import dictionary_readers, nli_readers, readers, eval_readers
+from defsent_lite.data import dictionary_readers, nli_readers, readers, eval_readers, sick
 
 SICK_HEADER = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
 SICK_FULL_HEADER = ("pair_ID\tsentence_A\tsentence_B\tentailment_label\trelatedness_score\tentailment_AB\tentailment_BA\t"
@@ -40,10 +40,10 @@ BAD = [
     ("STS only empty golds", lambda t, c: sts_subset(t, b"a\tb\n", c), b"\n", r"gs\.txt: no data lines"),
     ("NaN STS-B score", one_file(eval_readers.read_stsb), STSB_ROW.format("NaN"), r"f\.txt:1: score 'NaN' is not finite"),
     ("latin-1 byte in STS-B", one_file(eval_readers.read_stsb), STSB_ROW.format("1.0").encode() + b"\xff\n", r"f\.txt:2: byte 0xff"),
-    ("SICK without header", one_file(readers.read_sick), "1\tA\tB\t4.5\tNEUTRAL\n", r"f\.txt:1: expected a header"),
-    ("SICK header only", one_file(readers.read_sick), SICK_HEADER, r"f\.txt: no data lines"),
-    ("SICK NaN relatedness", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\tnan\tNEUTRAL\n", r"f\.txt:2: relatedness"),
-    ("SICK unknown label", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\t4.5\tMAYBE\n", r"f\.txt:2: label 'MAYBE'"),
+    ("SICK without header", one_file(sick.read_sick), "1\tA\tB\t4.5\tNEUTRAL\n", r"f\.txt:1: expected a header"),
+    ("SICK header only", one_file(sick.read_sick), SICK_HEADER, r"f\.txt: no data lines"),
+    ("SICK NaN relatedness", one_file(sick.read_sick), SICK_HEADER + "1\tA\tB\tnan\tNEUTRAL\n", r"f\.txt:2: relatedness"),
+    ("SICK unknown label", one_file(sick.read_sick), SICK_HEADER + "1\tA\tB\t4.5\tMAYBE\n", r"f\.txt:2: label 'MAYBE'"),
     ("SICK.txt without header", one_file(nli_readers.read_sick_full), SICK_FULL_ROW, r"f\.txt:1: expected a header"),
     ("SICK.txt bad direction", one_file(nli_readers.read_sick_full), SICK_FULL_HEADER + SICK_FULL_ROW.replace("B_neutral_A", "B?A"),
      r"f\.txt:2: direction label"),
@@ -63,7 +63,7 @@ BAD = [
     ("STS gold above 5", lambda t, c: sts_subset(t, b"a\tb\nc\td\n", c), b"3.0\n7.5\n", r"gs\.txt:2: gold score '7\.5' is outside 0-5"),
     ("STS gold below 0", lambda t, c: sts_subset(t, b"a\tb\n", c), b"-3\n", r"gs\.txt:1: gold score '-3' is outside 0-5"),
     ("STS-B score above 5", one_file(eval_readers.read_stsb), STSB_ROW.format("5.5"), r"f\.txt:1: score '5\.5' is outside 0-5"),
-    ("SICK relatedness below 0", one_file(readers.read_sick), SICK_HEADER + "1\tA\tB\t-1\tNEUTRAL\n", r"f\.txt:2: relatedness '-1' is outside"),
+    ("SICK relatedness below 0", one_file(sick.read_sick), SICK_HEADER + "1\tA\tB\t-1\tNEUTRAL\n", r"f\.txt:2: relatedness '-1' is outside"),
     ("NUL byte in an STS input", lambda t, c: sts_subset(t, c, b"3.0\n2.0\n"), b"a\tb\nc\x00\td\n", r"in\.txt:2: a NUL byte"),
     ("Oxford empty definition", one_file(dictionary_readers.read_oxford_tsv), "word\tdefinition\texample\ndog\t \tex\n", r"f\.txt:2: empty definition"),
     ("Ishiwatari empty definition", one_file(dictionary_readers.read_ishiwatari), "dog%oxford.1\t0\t0\t\n", r"f\.txt:1: empty definition"),

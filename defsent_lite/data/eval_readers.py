@@ -9,15 +9,13 @@ from defsent_lite.runtime import config
 from defsent_lite.data.readers import (
     check_header,
     check_nonempty,
-    gold_score,
     nonempty_rows,
     read_lines,
-    read_sick,
     require,
     split_fields,
 )
 from defsent_lite.data import sources
-from defsent_lite.data.sources import STS_SUBSETS
+from defsent_lite.data.sick import gold_score, read_sick
 
 STS_TASKS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSB", "SICKR"]
 # A file of this name at a data root marks it a deliberate excerpt (the tests' cut copies).
@@ -61,7 +59,7 @@ def _sts_year(task, root, variant):
     raw16 = task == "STS16" and variant == "raw"
     prefix = "STS2016." if raw16 else "STS."
     s1, s2, gold = [], [], []
-    for name in STS_SUBSETS[task]:
+    for name in sources.STS_SUBSETS[task]:
         a, b, g = read_sts_subset(
             whole(root, folder / f"{prefix}input.{name}.txt"),
             whole(root, folder / f"{prefix}gs.{name}.txt"),
@@ -92,7 +90,7 @@ def load_sts(task, data_dir=None, variant="raw", split="test"):
     if variant not in ("raw", "senteval"):
         raise ValueError(f"unknown STS variant {variant!r}: use 'raw' or 'senteval'")
     root = require(config.data_root(data_dir))
-    if task in STS_SUBSETS:
+    if task in sources.STS_SUBSETS:
         return _sts_year(task, root, variant)
     if task == "STSB":
         return read_stsb(whole(root, root / "sts" / variant / "STSBenchmark" / f"sts-{split}.csv"))

@@ -15,12 +15,11 @@ from defsent_lite.data.readers import (
     check_nonempty,
     nonempty_rows,
     read_lines,
-    read_sick,
     read_text,
     require,
-    sick_label,
     split_fields,
 )
+from defsent_lite.data.sick import read_sick, sick_label
 
 NLI_FILES = {
     "snli_dev": "nli/snli/snli_1.0_dev.csv",

@@ -1,6 +1,6 @@
-"""Strict reading of the papers' data files, and SICK (an STS and an NLI set); download.py fetches
-the data. The readers of each dataset family use these checks: eval_readers (STS, SentEval),
-nli_readers, dictionary_readers.
+"""Strict reading of the papers' data files; download.py fetches the data. The readers of each
+dataset family use these checks: sick (SICK, an STS and an NLI set, and the 0-5 gold scores),
+eval_readers (STS, SentEval), nli_readers, dictionary_readers.
 
 Every reader takes a data root in the layout of `../shared/data` (see config.data_root):
 
@@ -11,7 +11,6 @@ line raises ValueError naming `file:line`. Nothing is skipped silently, except t
 rule that a pair with an empty gold score is dropped (SentEval does the same).
 """
 
-import math
 from pathlib import Path
 
 
@@ -100,17 +99,6 @@ def split_fields(path, lineno, line, n, sep="\t", exact=False):
     return parts
 
 
-def number_in(path, lineno, text, what):
-    """A finite float read from a field, or an error naming file:line."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{path}:{lineno}: {what} {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{path}:{lineno}: {what} {text!r} is not finite")
-    return value
-
-
 def check_header(path, line, expected, sep="\t"):
     """Check a file's first line starts with the expected column names (a file without its
     header would otherwise lose its first row)."""
@@ -131,53 +119,3 @@ def check_nonempty(path, lineno, *sentences, what="sentence"):
     for s in sentences:
         if not s.strip():
             raise ValueError(f"{path}:{lineno}: empty {what}")
-
-
-STS_GOLD_RANGE = (0.0, 5.0)  # STS 2012-2016, STS-B and SICK-R all score similarity on 0-5
-
-
-def gold_score(path, lineno, text, what):
-    """A gold similarity score in STS_GOLD_RANGE, or an error naming file:line."""
-    value = number_in(path, lineno, text, what)
-    low, high = STS_GOLD_RANGE
-    if not low <= value <= high:
-        raise ValueError(f"{path}:{lineno}: {what} {text!r} is outside {low:g}-{high:g}")
-    return value
-
-
-# ---------------------------------------------------------------- STS
-
-
-def read_sick(path):
-    """SemEval-2014 SICK file (CRLF, header): dicts with sentences, relatedness and NLI label."""
-    rows = []
-    for i, line in enumerate(read_lines(path), 1):
-        if i == 1:
-            check_header(
-                path,
-                line,
-                ["pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment"],
-            )
-            continue
-        f = split_fields(path, i, line, 5)
-        check_nonempty(path, i, f[1], f[2])
-        score = gold_score(path, i, f[3], "relatedness")
-        rows.append(
-            dict(
-                pair_id=f[0],
-                sentence_a=f[1],
-                sentence_b=f[2],
-                relatedness=score,
-                label=sick_label(path, i, f[4]),
-            )
-        )
-    return nonempty_rows(path, rows)
-
-
-SICK_LABELS = ("entailment", "neutral", "contradiction")
-
-
-def sick_label(path, lineno, text):
-    if text.lower() not in SICK_LABELS:
-        raise ValueError(f"{path}:{lineno}: label {text!r} is not one of {SICK_LABELS} (any case)")
-    return text.lower()
