@@ -523,3 +523,41 @@ def test_a_time_limit_too_short_to_save_is_refused_with_the_shortest_that_works(
         launch.main(["30", "--timeout-min", "4", "--dry-run"])
     assert "--timeout-min 4: at least 5 (the time-out signal comes 90-150 s before the limit" in capsys.readouterr().err
     assert launch.main(["32", "--timeout-min", "5", "--dry-run"]) == 0
+
+
+def test_local_pst_runs_step_k_of_every_config_in_one_round_and_stops_only_a_failed_chain(monkeypatch, tmp_path):
+    """A local launch's PST: step k of every config together (the spaces by the launching process,
+    then all their seeds in one share of the workers: a process imports once for many), a config's
+    step only after its step before; a failed step stops its own config, not the others."""
+    monkeypatch.setenv("DEFSENT_CACHE", str(tmp_path))
+    cfgs = [dict(model="m", dataset=d, seeds=[0, 1], lrs=[1e-5] * n) for d, n in (("a", 3), ("b", 1), ("c", 2))]
+
+    def stages(notebook, cfg, data_dir):
+        def job(step, name):
+            key = f"{cfg['dataset']}-{step}-{name}"
+            return launch.Training(notebook, "DefSent+", dict(data=cfg["dataset"], step=step, job=name), 1,
+                                   key, True, ("unused:call", {}))
+        return [([job(k, "space")], [job(k, f"seed{s}") for s in cfg["seeds"]]) for k in range(1, len(cfg["lrs"]) + 1)]
+    calls = []
+
+    def work(jobs, threads=None, standins=False, strict=False):   # c's step 1, seed 1 fails
+        calls.append([key for _, _, key, _ in jobs])
+        for _, kind, key, _ in jobs:
+            if key != "c-1-seed1":
+                launch.note(kind, key, launch.DONE, launch.time.strftime(launch.STAMP))
+        return [dict(label, status="failed" if key == "c-1-seed1" else "trained", error="boom")
+                for label, _, key, _ in jobs]
+    monkeypatch.setattr(launch, "pst_configs", lambda *a: cfgs)
+    monkeypatch.setattr(launch, "pst_stages", stages)
+    monkeypatch.setattr(launch, "trainings", lambda *a, **k: [])
+    monkeypatch.setattr(launch, "work", work)
+    monkeypatch.setattr(launch, "start", lambda todo, *a: todo)
+    monkeypatch.setattr(launch, "collect", lambda todo: launch.Outcome(work(launch.job_inputs(todo)), []))
+    said = []
+    outcome = launch.launch(["21"], kind="local", log=said.append)
+    assert calls == [["a-1-space", "b-1-space", "c-1-space"],
+                     ["a-1-seed0", "a-1-seed1", "b-1-seed0", "b-1-seed1", "c-1-seed0", "c-1-seed1"],
+                     ["a-2-space"], ["a-2-seed0", "a-2-seed1"], ["a-3-space"], ["a-3-seed0", "a-3-seed1"]]
+    assert "notebook 21: PST on c stopped at step 1 (a later step needs this one's best run)" in said
+    assert not any("PST on a stopped" in s or "PST on b stopped" in s for s in said)
+    assert [r["job"] for r in outcome.failed] == ["seed1"]

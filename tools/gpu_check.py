@@ -201,12 +201,16 @@ def compiled_row(method, model, loss_fn, runs, params, optimizer, mode="default"
 
 
 def defsent_setup(steps, batch_size=16, reduced=False, model="bert-base-uncased"):
-    """DefSent's training as the package's runs do it: training_rows' arguments. reduced: the
-    definitions of the offline model's tokenizer (the tiny BERT's, the same vocabulary), whose
-    dataset notebook 10 caches too, not rebuilt for a temporary folder."""
+    """DefSent's training as the package's runs do it: training_rows' arguments. reduced: Oxford's
+    offline definitions alone, split by the offline model's tokenizer (the tiny BERT's vocabulary):
+    no WordNet to read (about 20 s) in each process the packing rows start."""
     loaded = defsent_model.load(model)
     tok, pooling = loaded.tokenizer, "cls"
-    splits, _ = dictionary.defsent_dataset(models.load_tokenizer("offline") if reduced else tok)
+    splits, _ = (
+        dictionary.defsent_dataset(models.load_tokenizer("offline"), use_wordnet=False)
+        if reduced
+        else dictionary.defsent_dataset(tok)
+    )
 
     def loss_fn(m, b):  # raw triples or TokenizedDefinitions (what defsent_protocol trains on)
         return defsent.loss(

@@ -18,9 +18,9 @@ scontrol for a task gone) how each training stands.
 import argparse
 import contextlib
 import getpass
-import importlib
 import json
 import os
+import pkgutil
 import re
 import subprocess
 import sys
@@ -291,7 +291,7 @@ def pst_stages(notebook, cfg, data_dir):
     (from the previous step's best encoder, cached), then a job per seed that trains it against
     every candidate (defsentplus_protocol.run_share), each marked done by its done.txt. A stage
     starts when the one before has finished. With the local executor the launching process builds
-    the space itself and the seeds' jobs share the workers (launch)."""
+    the space itself and the seeds' jobs of every config's same step share the workers (launch)."""
     tag = pst_tag(cfg, data_dir)
 
     def job(step, seeds, name):
@@ -382,8 +382,7 @@ def work(jobs, threads=None, standins=False, strict=False):
                     dict(label, status="skipped: another writer is training it", seconds=0.0)
                 )
                 continue
-            module, function = target.split(":")
-            getattr(importlib.import_module(module), function)(**kwargs)
+            pkgutil.resolve_name(target)(**kwargs)  # module:function
             (config.cache_dir() / kind / key / FAILED).unlink(missing_ok=True)  # --status reads it
             note(kind, key, DONE, time.strftime(STAMP))
             records.append(dict(label, status="trained", seconds=time.time() - start))
@@ -594,14 +593,13 @@ def start(todo, kind="local", workers=2, folder="launch_logs", slurm=None, timeo
     waiting."""
     parts = [[t] for t in todo] if kind == "slurm" else shares(todo, workers)  # a task each
     exs = executors(kind, workers, folder, slurm, timeout_min)
-    threads = max(1, (os.cpu_count() or 1) // len(parts)) if kind == "local" else None
     work = Work(SAVE_EVERY_MIN * 60)
     if kind == "local":
-        jobs = [
-            ex.submit(work, job_inputs(p), threads, config.standins_enabled())
+        threads = max(1, (os.cpu_count() or 1) // len(parts))  # the machine's cores shared
+        return [
+            (ex.submit(work, job_inputs(p), threads, config.standins_enabled()), p)
             for ex, p in zip(exs, parts)
         ]
-        return list(zip(jobs, parts))
     try:
         jobs = exs[0].map_array(
             work,
@@ -722,7 +720,8 @@ def launch(
     log=print,
 ):
     """List the notebooks' trainings, run the missing ones, and repeat while a round unlocks more
-    (DefSent's seeds wait for its rate search when rates are searched); then PST a step at a time.
+    (DefSent's seeds wait for its rate search when rates are searched); then PST a step at a time,
+    step k of every config in one round (21 and 24 train the same config: once).
     On SLURM, submit and return (`submit`). Returns the Outcome."""
     pst = {
         json.dumps(cfg, sort_keys=True): (nb, cfg)
@@ -746,30 +745,37 @@ def launch(
         for r in out.failed:
             where = f" (log {r['log']})" if "log" in r else ""
             log(f"FAILED {describe(r)}: {r['error'].strip().splitlines()[-1]}{where}")
-    for notebook, cfg in pst.values():  # 21 and 24 train the same: once
-        for k, (space, shares) in enumerate(pst_stages(notebook, cfg, data_dir), 1):
-            space, shares = [t for t in space if t.todo], [t for t in shares if t.todo]  # not done
+    # spaces built here (its imports paid), then the seeds in `workers` jobs (fewer imports)
+    chains = [(nb, cfg, pst_stages(nb, cfg, data_dir)) for nb, cfg in pst.values()]
+    for k in range(max((len(stages) for *_, stages in chains), default=0)):
+        live = [c for c in chains if len(c[2]) > k]
+        spaces, seeds = ([t for *_, st in live for t in st[k][i] if t.todo] for i in (0, 1))
+        log(f"PST step {k + 1} of {len(live)} config(s): {len(spaces) + len(seeds)} job(s)")
+        outs = [
+            Outcome(work(job_inputs(jobs), standins=config.standins_enabled()), [])
+            if jobs is spaces
+            else collect(start(jobs, kind, workers, folder, slurm, timeout_min))
+            for jobs in (spaces, seeds)
+            if jobs
+        ]
+        records, logs = (
+            records + [r for o in outs for r in o.records],
+            logs + [f for o in outs for f in o.logs],
+        )
+        stopped = [
+            c
+            for c in live
+            if not all(
+                marked(config.cache_dir() / "defsentplus" / t.key / DONE)
+                for t in c[2][k][0] + c[2][k][1]
+            )
+        ]
+        for nb, cfg, _ in stopped:
             log(
-                f"notebook {notebook}: PST on {cfg['dataset']} step {k} in "
-                f"{len(space) + len(shares)} job(s)"
+                f"notebook {nb}: PST on {cfg['dataset']} stopped at step {k + 1} (a later step "
+                "needs this one's best run)"
             )
-            outs = [  # the space built by this process (the same machine, its imports paid)
-                Outcome(work(job_inputs(jobs), standins=config.standins_enabled()), [])
-                if jobs is space
-                else collect(start(jobs, kind, workers, folder, slurm, timeout_min))
-                for jobs in (space, shares)
-                if jobs
-            ]
-            records, logs = (
-                records + [r for o in outs for r in o.records],
-                logs + [f for o in outs for f in o.logs],
-            )
-            if any(o.failed for o in outs):
-                log(
-                    f"notebook {notebook}: PST stopped at step {k} (a later step needs this one's "
-                    "best run)"
-                )
-                break
+        chains = [c for c in live if c not in stopped]
     others = [nb for nb in notebooks if str(nb) not in PST_NOTEBOOKS]
     listed = listing(others, scale, data_dir, model, variant, log=lambda *a: None)
     left = [t for t in listed if t.todo is not False]
